@@ -1,0 +1,109 @@
+"""The two array backends: NumPy (the ``cpu`` engine, reference twin) and CuPy (the ``gpu`` engine).
+
+Nothing here imports CuPy until a GPU backend is asked for, so CPU runs never load CUDA.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+
+
+@functools.cache
+def cuda_available() -> bool:
+    """True when CuPy imports and sees at least one CUDA device."""
+    try:
+        import cupy
+    except Exception:
+        return False
+    try:
+        return bool(cupy.cuda.is_available())
+    except Exception:
+        return False
+
+
+@dataclass(frozen=True)
+class Backend:
+    """An array module plus the few operations whose spelling differs between NumPy and CuPy."""
+
+    name: str
+    xp: ModuleType
+
+    @property
+    def gpu(self) -> bool:
+        return self.name == "gpu"
+
+    def asnumpy(self, a) -> np.ndarray:
+        return a.get() if self.gpu else np.asarray(a)
+
+    def asarray(self, a, dtype=None):
+        return self.xp.asarray(a, dtype=dtype)
+
+    def scalar(self, a) -> int:
+        """Read one value back to the host (a device sync on the GPU)."""
+        return int(a)
+
+    def synchronize(self) -> None:
+        if self.gpu:
+            self.xp.cuda.get_current_stream().synchronize()
+
+    def sources(self, xadj, nnz: int):
+        """The source vertex (int32) of each of the ``nnz`` adjacency entries of a CSR ``xadj``."""
+        xp = self.xp
+        n = len(xadj) - 1
+        if not self.gpu:
+            return np.repeat(np.arange(n, dtype=np.int32), np.diff(xadj))
+        entries = xp.arange(nnz, dtype=xadj.dtype)
+        return (xp.searchsorted(xadj, entries, side="right") - 1).astype(xp.int32)
+
+    def scatter_min(self, target, index, values) -> None:
+        """``target[index[i]] = min(target[index[i]], values[i])`` for every i."""
+        if self.gpu:
+            import cupyx
+
+            cupyx.scatter_min(target, index, values)
+        else:
+            np.minimum.at(target, index, values)
+
+    def argsort_stable(self, a):
+        return self.xp.argsort(a) if self.gpu else np.argsort(a, kind="stable")
+
+    def launch(self, kernel, n: int, args: tuple, block: int = 256) -> None:
+        """Run ``kernel`` with one thread per item for ``n`` items (nothing when n == 0)."""
+        if n > 0:
+            kernel(((n + block - 1) // block,), (block,), args)
+
+    def kernel(self, cu_file: Path, name: str):
+        """The compiled CUDA kernel ``name`` from ``cu_file`` (compiled once per process)."""
+        return _raw_module(str(cu_file)).get_function(name)
+
+    def peak_memory(self) -> int:
+        """Bytes CuPy's memory pool holds: it keeps freed blocks, so this is its high-water mark."""
+        if not self.gpu:
+            return 0
+        return int(self.xp.get_default_memory_pool().total_bytes())
+
+
+@functools.cache
+def _raw_module(path: str):
+    import cupy
+
+    return cupy.RawModule(path=path, options=("-std=c++17",))
+
+
+@functools.cache
+def get_backend(name: str) -> Backend:
+    """``cpu`` -> NumPy, ``gpu`` -> CuPy (raises RuntimeError when CUDA is not usable)."""
+    if name == "cpu":
+        return Backend("cpu", np)
+    if name == "gpu":
+        if not cuda_available():
+            raise RuntimeError("the gpu engine needs CuPy and a CUDA device; none is usable here")
+        import cupy
+
+        return Backend("gpu", cupy)
+    raise ValueError(f"unknown backend {name!r}")

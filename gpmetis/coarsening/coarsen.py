@@ -1,0 +1,58 @@
+"""The coarsening phase: match and contract level after level until the graph is small."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from gpmetis.backend import Backend
+from gpmetis.coarsening.contraction import coarse_map, contract
+from gpmetis.coarsening.matching import heavy_edge_matching
+from gpmetis.device_graph import DeviceGraph
+
+MIN_SHRINK = 0.10
+MAX_LEVELS = 64
+
+
+@dataclass
+class Level:
+    """One level of the hierarchy: its graph and the map of its vertices to the next coarser."""
+
+    graph: DeviceGraph | None
+    cmap: object | None = None
+    seconds: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.nvtxs = self.graph.nvtxs
+        self.nedges = self.graph.nnz // 2
+
+
+def coarsen_to(nvtxs: int, nparts: int) -> int:
+    """How small the coarsest graph must be before the initial partition (tunable)."""
+    return max(40 * nparts, 2000)
+
+
+def coarsen(
+    be: Backend, graph: DeviceGraph, nparts: int, seed: int, use_weights: bool, two_hop: bool
+) -> list[Level]:
+    """The hierarchy, finest first; the last level has no cmap and is the coarsest graph.
+
+    Stops when the graph has at most ``coarsen_to`` vertices, or a level shrinks it by less than
+    10%. A vertex pair never weighs more than METIS's limit of 1.5 * total / coarsen_to.
+    """
+    target = coarsen_to(graph.nvtxs, nparts)
+    maxvwgt = max(int(1.5 * graph.total_vwgt / target), 1)
+    levels = [Level(graph)]
+    while graph.nvtxs > target and len(levels) < MAX_LEVELS:
+        start = time.perf_counter()
+        match = heavy_edge_matching(be, graph, maxvwgt, seed + len(levels), use_weights, two_hop)
+        cmap, rep = coarse_map(be, match)
+        if len(rep) > (1.0 - MIN_SHRINK) * graph.nvtxs:
+            break
+        coarse = contract(be, graph, match, cmap, rep)
+        be.synchronize()
+        levels[-1].cmap = cmap
+        levels[-1].seconds = time.perf_counter() - start
+        levels.append(Level(coarse))
+        graph = coarse
+    return levels

@@ -1,0 +1,59 @@
+// Contraction of matched pairs into the coarse graph.
+// Twin: gpmetis/coarsening/contraction.py (_contract_numpy).
+//
+// Coarse vertex c has members rep[c] and match[rep[c]]. Its neighbours are merged in an
+// open-addressing hash table that lives in scratch[off[c] .. off[c+1]), sized by the members'
+// total degree, so it can never overflow. One thread owns one coarse vertex, so the table needs no
+// atomics and the output is deterministic; only the order inside a row depends on the table.
+
+__device__ __forceinline__ unsigned int slot_hash(unsigned int x) {
+    x ^= x >> 16; x *= 0x45d9f3bU; x ^= x >> 16;
+    return x;
+}
+
+// Fill c's table; cdeg[c] = number of distinct coarse neighbours (self loops dropped).
+extern "C" __global__ void contract_count(
+    const int nc, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
+    const int* __restrict__ adjwgt, const int* __restrict__ match, const int* __restrict__ cmap,
+    const int* __restrict__ rep, const long long* __restrict__ off,
+    int* __restrict__ tkeys, int* __restrict__ tvals, long long* __restrict__ cdeg)
+{
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= nc) return;
+    const long long base = off[c];
+    const long long cap = off[c + 1] - base;
+    for (long long s = 0; s < cap; ++s) tkeys[base + s] = -1;
+    long long count = 0;
+    const int r = rep[c];
+    const int members[2] = {r, match[r]};
+    const int nmembers = (members[1] == r) ? 1 : 2;
+    for (int m = 0; m < nmembers; ++m) {
+        const int x = members[m];
+        for (long long j = xadj[x]; j < xadj[x + 1]; ++j) {
+            const int cu = cmap[adjncy[j]];
+            if (cu == c) continue;
+            long long s = slot_hash((unsigned int)cu) % cap;
+            while (true) {
+                const int key = tkeys[base + s];
+                if (key == cu) { tvals[base + s] += adjwgt[j]; break; }
+                if (key < 0) { tkeys[base + s] = cu; tvals[base + s] = adjwgt[j]; ++count; break; }
+                s = (s + 1 == cap) ? 0 : s + 1;
+            }
+        }
+    }
+    cdeg[c] = count;
+}
+
+// Compact c's table into its coarse CSR row starting at cxadj[c].
+extern "C" __global__ void contract_fill(
+    const int nc, const long long* __restrict__ off, const int* __restrict__ tkeys,
+    const int* __restrict__ tvals, const long long* __restrict__ cxadj,
+    int* __restrict__ cadjncy, int* __restrict__ cadjwgt)
+{
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= nc) return;
+    long long out = cxadj[c];
+    for (long long s = off[c]; s < off[c + 1]; ++s) {
+        if (tkeys[s] >= 0) { cadjncy[out] = tkeys[s]; cadjwgt[out] = tvals[s]; ++out; }
+    }
+}

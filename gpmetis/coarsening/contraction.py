@@ -1,0 +1,76 @@
+"""Coarse vertex ids by flag + prefix scan, and contraction of a matching into the coarse graph."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from gpmetis.backend import Backend
+from gpmetis.device_graph import DeviceGraph
+
+CU_FILE = Path(__file__).with_name("contraction.cu")
+
+
+def coarse_map(be: Backend, match):
+    """(cmap, rep): ``cmap[v]`` is v's coarse id (int32); ``rep[c]`` the smaller member of c.
+
+    A vertex represents its pair when ``v <= match[v]``; coarse ids are the inclusive prefix scan
+    of that flag minus one, and the partner copies its representative's id.
+    """
+    xp = be.xp
+    v = xp.arange(len(match), dtype=xp.int32)
+    flag = v <= match
+    scan = xp.cumsum(flag, dtype=xp.int32) - 1
+    cmap = scan[xp.minimum(v, match)]
+    rep = xp.flatnonzero(flag).astype(xp.int32)
+    return cmap, rep
+
+
+def contract(be: Backend, g: DeviceGraph, match, cmap, rep) -> DeviceGraph:
+    """The coarse graph: member weights summed, parallel edges merged, self loops dropped."""
+    xp = be.xp
+    mate = match[rep]
+    paired = mate != rep
+    cvwgt = g.vwgt[rep] + xp.where(paired, g.vwgt[mate], 0)
+    if be.gpu:
+        cxadj, cadjncy, cadjwgt = _contract_cuda(be, g, match, cmap, rep, mate, paired)
+    else:
+        cxadj, cadjncy, cadjwgt = _contract_numpy(g, cmap, len(rep))
+    return DeviceGraph(be, cxadj, cadjncy, cadjwgt, cvwgt.astype(xp.int32))
+
+
+def _contract_cuda(be: Backend, g: DeviceGraph, match, cmap, rep, mate, paired):
+    xp = be.xp
+    nc = len(rep)
+    deg = g.xadj[1:] - g.xadj[:-1]
+    cap = deg[rep] + xp.where(paired, deg[mate], 0)
+    off = xp.zeros(nc + 1, dtype=xp.int64)
+    xp.cumsum(cap, out=off[1:])
+    table_size = int(off[-1])
+    tkeys = xp.empty(table_size, dtype=xp.int32)
+    tvals = xp.empty(table_size, dtype=xp.int32)
+    cdeg = xp.empty(nc, dtype=xp.int64)
+    be.launch(be.kernel(CU_FILE, "contract_count"), nc,
+              (np.int32(nc), g.xadj, g.adjncy, g.adjwgt, match, cmap, rep, off,
+               tkeys, tvals, cdeg))
+    cxadj = xp.zeros(nc + 1, dtype=xp.int64)
+    xp.cumsum(cdeg, out=cxadj[1:])
+    cnnz = int(cxadj[-1])
+    cadjncy = xp.empty(cnnz, dtype=xp.int32)
+    cadjwgt = xp.empty(cnnz, dtype=xp.int32)
+    be.launch(be.kernel(CU_FILE, "contract_fill"), nc,
+              (np.int32(nc), off, tkeys, tvals, cxadj, cadjncy, cadjwgt))
+    return cxadj, cadjncy, cadjwgt
+
+
+def _contract_numpy(g: DeviceGraph, cmap, nc: int):
+    cu = cmap[g.src].astype(np.int64)
+    cv = cmap[g.adjncy].astype(np.int64)
+    keep = cu != cv
+    keys = cu[keep] * nc + cv[keep]
+    uniq, inverse = np.unique(keys, return_inverse=True)
+    cadjwgt = np.bincount(inverse, weights=g.adjwgt[keep], minlength=len(uniq))
+    cxadj = np.zeros(nc + 1, dtype=np.int64)
+    np.cumsum(np.bincount(uniq // nc, minlength=nc), out=cxadj[1:])
+    return cxadj, (uniq % nc).astype(np.int32), np.rint(cadjwgt).astype(np.int32)

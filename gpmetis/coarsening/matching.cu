@@ -1,0 +1,50 @@
+// Heavy-edge matching on the GPU: one proposal round and its acceptance.
+// Twin: gpmetis/coarsening/matching.py (propose_numpy, accept via array ops).
+// Decisions depend only on edge weights, vertex ids and a seeded hash, never on thread timing.
+
+__device__ __forceinline__ unsigned int mix32(unsigned int x) {
+    x ^= x >> 16; x *= 0x7feb352dU;
+    x ^= x >> 15; x *= 0x846ca68bU;
+    x ^= x >> 16;
+    return x;
+}
+
+// Symmetric hash of the edge {a, b}: both ends rank their shared edge the same.
+__device__ __forceinline__ unsigned int edge_hash(int a, int b, unsigned int seed) {
+    unsigned int lo = (unsigned int)min(a, b), hi = (unsigned int)max(a, b);
+    return mix32(mix32(lo ^ seed) + hi);
+}
+
+// prop[v] = the free neighbour u maximising (adjwgt * use_weights, edge_hash), ties -> smaller u;
+// -1 when v is matched or has no free neighbour u with vwgt[v] + vwgt[u] <= maxvwgt.
+extern "C" __global__ void propose(
+    const int n, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
+    const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
+    const int* __restrict__ match, const int maxvwgt, const unsigned int seed,
+    const int use_weights, int* __restrict__ prop)
+{
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= n) return;
+    int best_u = -1;
+    if (match[v] < 0) {
+        long long best_key = -1;
+        const int wv = vwgt[v];
+        for (long long j = xadj[v]; j < xadj[v + 1]; ++j) {
+            const int u = adjncy[j];
+            if (match[u] >= 0 || wv + vwgt[u] > maxvwgt) continue;
+            const long long w = use_weights ? (long long)adjwgt[j] : 0LL;
+            const long long key = (w << 32) | (long long)edge_hash(v, u, seed);
+            if (key > best_key || (key == best_key && u < best_u)) { best_key = key; best_u = u; }
+        }
+    }
+    prop[v] = best_u;
+}
+
+// A free vertex whose proposal is returned takes its partner: match[v] = u iff prop[u] == v.
+extern "C" __global__ void accept(const int n, const int* __restrict__ prop, int* __restrict__ match)
+{
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= n || match[v] >= 0) return;
+    const int u = prop[v];
+    if (u >= 0 && prop[u] == v) match[v] = u;
+}

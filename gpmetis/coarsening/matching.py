@@ -1,0 +1,131 @@
+"""Heavy-edge matching (random matching for ``-ctype=rm``), lock-free and deterministic.
+
+Every free vertex proposes to its best free neighbour (heaviest edge, ties broken by a seeded
+symmetric edge hash, then by the smaller id); mutual proposals match. Rounds repeat while they
+still match a useful number of vertices. Vertices left free may then pair up two hops apart
+(leaves and chain vertices sharing a neighbour). The result satisfies ``match[match[v]] == v``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from gpmetis.backend import Backend
+from gpmetis.device_graph import DeviceGraph
+
+CU_FILE = Path(__file__).with_name("matching.cu")
+MAX_ROUNDS = 8
+MIN_ROUND_GAIN = 0.01
+TWO_HOP_THRESHOLD = 0.25
+
+
+def mix32(x: np.ndarray) -> np.ndarray:
+    """The 32-bit integer hash of ``matching.cu`` (uint32 in, uint32 out)."""
+    x = x.astype(np.uint32)
+    x ^= x >> np.uint32(16)
+    x *= np.uint32(0x7FEB352D)
+    x ^= x >> np.uint32(15)
+    x *= np.uint32(0x846CA68B)
+    x ^= x >> np.uint32(16)
+    return x
+
+
+def edge_hash(a: np.ndarray, b: np.ndarray, seed: int) -> np.ndarray:
+    """Symmetric seeded hash of the edges {a[i], b[i]} (uint32), equal to ``matching.cu``'s."""
+    lo = np.minimum(a, b).astype(np.uint32)
+    hi = np.maximum(a, b).astype(np.uint32)
+    return mix32(mix32(lo ^ np.uint32(seed)) + hi)
+
+
+def propose(be: Backend, g: DeviceGraph, match, maxvwgt: int, seed: int, use_weights: bool):
+    """Each free vertex's best free neighbour under the weight limit, or -1 (int32)."""
+    xp = be.xp
+    n = g.nvtxs
+    if be.gpu:
+        prop = xp.empty(n, dtype=xp.int32)
+        kernel = be.kernel(CU_FILE, "propose")
+        be.launch(kernel, n, (np.int32(n), g.xadj, g.adjncy, g.adjwgt, g.vwgt, match,
+                              np.int32(maxvwgt), np.uint32(seed), np.int32(use_weights), prop))
+        return prop
+    return _propose_numpy(g, match, maxvwgt, seed, use_weights)
+
+
+def _propose_numpy(g: DeviceGraph, match, maxvwgt: int, seed: int, use_weights: bool):
+    src, adjncy = g.src, g.adjncy
+    free = match < 0
+    ok = free[src] & free[adjncy] & (g.vwgt[src] + g.vwgt[adjncy] <= maxvwgt)
+    s, u = src[ok], adjncy[ok]
+    prop = np.full(g.nvtxs, -1, dtype=np.int32)
+    if len(s) == 0:
+        return prop
+    weight = g.adjwgt[ok].astype(np.int64) if use_weights else np.zeros(len(s), np.int64)
+    key = (weight << 32) | edge_hash(s, u, seed).astype(np.int64)
+    starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+    counts = np.diff(np.r_[starts, len(s)])
+    best_key = np.maximum.reduceat(key, starts)
+    tied = key == np.repeat(best_key, counts)
+    best_u = np.minimum.reduceat(np.where(tied, u, np.iinfo(np.int32).max), starts)
+    prop[s[starts]] = best_u
+    return prop
+
+
+def accept(be: Backend, prop, match):
+    """Match every free v with prop[v] when prop[prop[v]] == v (updates ``match`` in place)."""
+    xp = be.xp
+    n = len(match)
+    if be.gpu:
+        be.launch(be.kernel(CU_FILE, "accept"), n, (np.int32(n), prop, match))
+        return match
+    v = np.arange(n, dtype=np.int32)
+    mutual = (match < 0) & (prop >= 0) & (prop[xp.maximum(prop, 0)] == v)
+    match[mutual] = prop[mutual]
+    return match
+
+
+def two_hop_match(be: Backend, g: DeviceGraph, match, maxvwgt: int):
+    """Pair free vertices that share their first neighbour (leaves, twins, chain vertices);
+    isolated vertices pair with each other."""
+    xp = be.xp
+    free = xp.flatnonzero(match < 0).astype(xp.int32)
+    if len(free) < 2:
+        return match
+    has_nbr = g.xadj[free + 1] > g.xadj[free]
+    anchor = xp.where(has_nbr, g.adjncy[xp.minimum(g.xadj[free], max(g.nnz - 1, 0))], -1)
+    order = be.argsort_stable(anchor)
+    free, anchor = free[order], anchor[order]
+    same = anchor[1:] == anchor[:-1]
+    starts = xp.concatenate([xp.ones(1, dtype=bool), ~same])
+    group_start = xp.flatnonzero(starts)[xp.cumsum(starts) - 1]
+    rank = xp.arange(len(free)) - group_start
+    left = xp.flatnonzero((rank[:-1] % 2 == 0) & same)
+    a, b = free[left], free[left + 1]
+    fits = g.vwgt[a] + g.vwgt[b] <= maxvwgt
+    a, b = a[fits], b[fits]
+    match[a] = b
+    match[b] = a
+    return match
+
+
+def heavy_edge_matching(
+    be: Backend, g: DeviceGraph, maxvwgt: int, seed: int, use_weights: bool, two_hop: bool
+):
+    """A complete matching (int32, ``match[match[v]] == v``, unmatched vertices map to self)."""
+    xp = be.xp
+    n = g.nvtxs
+    match = xp.full(n, -1, dtype=xp.int32)
+    free_before = n
+    for round_ in range(MAX_ROUNDS):
+        prop = propose(be, g, match, maxvwgt, (seed + round_ * 0x9E3779B1) & 0xFFFFFFFF,
+                       use_weights)
+        match = accept(be, prop, match)
+        free_now = int((match < 0).sum())
+        if free_before - free_now < MIN_ROUND_GAIN * n:
+            break
+        free_before = free_now
+    if two_hop and int((match < 0).sum()) > TWO_HOP_THRESHOLD * n:
+        match = two_hop_match(be, g, match, maxvwgt)
+    unmatched = match < 0
+    match[unmatched] = xp.arange(n, dtype=xp.int32)[unmatched]
+    return match

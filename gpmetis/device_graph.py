@@ -1,0 +1,73 @@
+"""The graph of one multilevel level, resident on the engine's backend."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpmetis.backend import Backend
+from gpmetis.errors import PartitionError
+from gpmetis.graph import Graph
+
+INT32_MAX = np.iinfo(np.int32).max
+
+
+@dataclass
+class DeviceGraph:
+    """CSR arrays on one backend: xadj int64, adjncy/adjwgt/vwgt int32 (ncon = 1).
+
+    ``src`` (the source vertex of every adjacency entry) is derived once per level because the
+    vectorised twins and the metrics need it.
+    """
+
+    be: Backend
+    xadj: object
+    adjncy: object
+    adjwgt: object
+    vwgt: object
+
+    def __post_init__(self) -> None:
+        self.src = self.be.sources(self.xadj, len(self.adjncy))
+
+    @property
+    def nvtxs(self) -> int:
+        return len(self.xadj) - 1
+
+    @property
+    def nnz(self) -> int:
+        return len(self.adjncy)
+
+    @property
+    def total_vwgt(self) -> int:
+        return int(self.vwgt.sum(dtype=self.be.xp.int64))
+
+    @classmethod
+    def upload(cls, be: Backend, graph: Graph) -> DeviceGraph:
+        """Copy ``graph`` to the backend; the engines need total weights below 2^31."""
+        if graph.ncon != 1:
+            raise PartitionError("the gpu and cpu engines handle one constraint; use -engine=metis")
+        vwgt = graph.vwgt[:, 0]
+        if int(vwgt.sum()) > INT32_MAX or int(graph.adjwgt.sum()) > INT32_MAX:
+            raise PartitionError(
+                "total vertex or edge weight exceeds 2^31-1, beyond the gpu and cpu engines; "
+                "use -engine=metis"
+            )
+        xp = be.xp
+        return cls(
+            be,
+            xp.asarray(graph.xadj, dtype=xp.int64),
+            xp.asarray(graph.adjncy, dtype=xp.int32),
+            xp.asarray(graph.adjwgt, dtype=xp.int32),
+            xp.asarray(vwgt, dtype=xp.int32),
+        )
+
+    def to_host(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(xadj, adjncy, vwgt, adjwgt) as NumPy arrays with every row sorted by neighbour id."""
+        be = self.be
+        xadj = be.asnumpy(self.xadj)
+        adjncy = be.asnumpy(self.adjncy)
+        adjwgt = be.asnumpy(self.adjwgt)
+        src = np.repeat(np.arange(len(xadj) - 1, dtype=np.int64), np.diff(xadj))
+        order = np.argsort(src * max(len(xadj) - 1, 1) + adjncy, kind="stable")
+        return xadj, adjncy[order], be.asnumpy(self.vwgt), adjwgt[order]

@@ -1,0 +1,34 @@
+"""Errors the user can act on. The CLI maps them to exit statuses (usage 2, input 1)."""
+
+from __future__ import annotations
+
+
+class GpmetisError(Exception):
+    """Base class: a message meant for the user, no traceback."""
+
+    exit_code = 1
+
+
+class InputError(GpmetisError):
+    """A malformed input file; names the file and, where known, the 1-based line."""
+
+    def __init__(self, path: str, message: str, line: int | None = None) -> None:
+        self.path = str(path)
+        self.line = line
+        self.reason = message
+        where = f"{self.path}:{line}" if line is not None else self.path
+        super().__init__(f"{where}: {message}")
+
+
+class OptionError(GpmetisError):
+    """An option value the engine cannot accept; names the option."""
+
+    exit_code = 2
+
+    def __init__(self, option: str, message: str) -> None:
+        self.option = option
+        super().__init__(f"option -{option}: {message}")
+
+
+class PartitionError(GpmetisError):
+    """The run cannot produce a valid partition (e.g. GPU out of memory without fallback)."""

@@ -1,0 +1,64 @@
+"""The graph in METIS's CSR form, as every phase of the pipeline sees it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class Graph:
+    """An undirected graph in CSR form with 0-based ids.
+
+    Guarantees (checked by the readers and by ``Graph.from_csr``): ``xadj`` is int64 of length
+    n + 1, ``adjncy`` int32 with every edge stored in both directions, no self loops, no duplicate
+    neighbours, ``adjwgt`` (same length as adjncy, > 0, symmetric) and ``vwgt`` (shape (n, ncon),
+    >= 0) are int64. ``vsize`` (communication size of each vertex) is int64 or None.
+    """
+
+    xadj: np.ndarray
+    adjncy: np.ndarray
+    vwgt: np.ndarray
+    adjwgt: np.ndarray
+    vsize: np.ndarray | None = None
+    name: str = "graph"
+    has_vwgt: bool = False
+    has_adjwgt: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def nvtxs(self) -> int:
+        return len(self.xadj) - 1
+
+    @property
+    def nedges(self) -> int:
+        """Number of undirected edges (METIS's m)."""
+        return len(self.adjncy) // 2
+
+    @property
+    def ncon(self) -> int:
+        return self.vwgt.shape[1]
+
+    def degrees(self) -> np.ndarray:
+        return np.diff(self.xadj)
+
+    def sources(self) -> np.ndarray:
+        """The source vertex of each adjacency entry (int32), aligned with ``adjncy``."""
+        return np.repeat(np.arange(self.nvtxs, dtype=np.int32), self.degrees())
+
+    @classmethod
+    def from_csr(
+        cls,
+        xadj,
+        adjncy,
+        vwgt=None,
+        adjwgt=None,
+        *,
+        name: str = "graph",
+        vsize=None,
+    ) -> Graph:
+        """Build a graph from CSR arrays given by a program (API use); validates like the readers."""
+        from gpmetis.io.validate import validated_graph
+
+        return validated_graph(xadj, adjncy, vwgt, adjwgt, vsize=vsize, name=name)

@@ -1,0 +1,149 @@
+"""``partition``: the one entry point of the CLI and the Python API.
+
+It picks the engine, checks that the engine can honour every option given, runs it (best of
+``ncuts`` runs), and measures the result with METIS's metrics.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gpmetis.backend import cuda_available
+from gpmetis.balance import max_part_weights, uniform_tpwgts
+from gpmetis.errors import OptionError, PartitionError
+from gpmetis.graph import Graph
+from gpmetis.metrics import PartitionMetrics, compute_metrics
+from gpmetis.options import Options
+
+AUTO_GPU_MIN_VTXS = 200_000
+DEFAULT_SEED = 4321
+CUT_SEED_STRIDE = 7919
+
+
+@dataclass
+class Result:
+    """A partition and what it costs: parts (int32, 0-based), METIS's metrics, timings."""
+
+    part: np.ndarray
+    nparts: int
+    engine: str
+    metrics: PartitionMetrics
+    seconds: float
+    stats: dict = field(default_factory=dict)
+
+    @property
+    def edgecut(self) -> int:
+        return self.metrics.edgecut
+
+    @property
+    def volume(self) -> int:
+        return self.metrics.volume
+
+    @property
+    def imbalance(self) -> float:
+        return max(self.metrics.imbalance)
+
+
+def unsupported_by_multilevel(graph: Graph, options: Options) -> list[tuple[str, str]]:
+    """(option, reason) pairs that the gpu/cpu engines cannot honour for this graph."""
+    problems = []
+    if options.ptype == "rb":
+        problems.append(("ptype", "'rb' (recursive bisection) runs only with -engine=metis"))
+    if options.objtype == "vol":
+        problems.append(("objtype", "'vol' runs only with -engine=metis"))
+    if options.contig:
+        problems.append(("contig", "runs only with -engine=metis"))
+    if options.minconn:
+        problems.append(("minconn", "runs only with -engine=metis"))
+    if options.rtype is not None:
+        problems.append(("rtype", "the gpu/cpu engines refine with Jet; use -engine=metis"))
+    if options.ondisk:
+        problems.append(("ondisk", "is not supported: the graph is always held in memory"))
+    if graph.ncon > 1:
+        problems.append(("ncon", "multi-constraint graphs run only with -engine=metis"))
+    return problems
+
+
+def choose_engine(graph: Graph, options: Options) -> str:
+    """The engine that will run: ``auto`` -> gpu for large graphs when CUDA is usable."""
+    engine = options.engine
+    if engine == "auto":
+        usable = cuda_available() and not unsupported_by_multilevel(graph, options)
+        engine = "gpu" if usable and graph.nvtxs >= AUTO_GPU_MIN_VTXS else "metis"
+    if engine in ("gpu", "cpu"):
+        problems = unsupported_by_multilevel(graph, options)
+        if problems:
+            name, reason = problems[0]
+            raise OptionError(name, f"{reason} (engine {engine})")
+    if engine == "gpu" and not cuda_available():
+        raise OptionError("engine", "'gpu' needs CuPy and a CUDA device; none is usable here")
+    return engine
+
+
+def load_tpwgts(options: Options, nparts: int, ncon: int) -> np.ndarray:
+    if options.tpwgts is None:
+        return uniform_tpwgts(nparts, ncon)
+    from gpmetis.io import read_tpwgts
+
+    return read_tpwgts(options.tpwgts, nparts, ncon)
+
+
+def partition(graph: Graph, nparts: int, options: Options | None = None, **kwargs) -> Result:
+    """Partition ``graph`` into ``nparts`` parts; ``kwargs`` are METIS option names."""
+    options = (options or Options()).with_(**kwargs) if kwargs else (options or Options())
+    options.validate()
+    if nparts < 1:
+        raise OptionError("nparts", f"must be at least 1, got {nparts}")
+    engine = choose_engine(graph, options)
+    tpwgts = load_tpwgts(options, nparts, graph.ncon)
+    seed = options.seed if options.seed >= 0 else DEFAULT_SEED
+    start = time.perf_counter()
+    stats: dict = {}
+    if nparts == 1 or graph.nvtxs == 0:
+        part = np.zeros(graph.nvtxs, dtype=np.int32)
+    elif engine == "metis":
+        from gpmetis.partitioning.metis_engine import metis_partition
+
+        explicit = None if options.tpwgts is None else tpwgts
+        part = metis_partition(graph, nparts, options, explicit)
+    else:
+        part, stats = _best_of_cuts(graph, nparts, options, tpwgts, engine, seed)
+    seconds = time.perf_counter() - start
+    metrics = compute_metrics(
+        graph.xadj, graph.adjncy, graph.vwgt, graph.adjwgt, part, nparts, tpwgts, graph.vsize
+    )
+    return Result(part, nparts, engine, metrics, seconds, stats)
+
+
+def _best_of_cuts(graph, nparts, options, tpwgts, engine, seed):
+    from gpmetis.partitioning.multilevel import multilevel_partition
+
+    limits = max_part_weights(graph.vwgt.sum(axis=0), tpwgts, options.ubfactors(graph.ncon))
+    best = None
+    for trial in range(options.ncuts):
+        try:
+            part, run = multilevel_partition(
+                graph, nparts, options, tpwgts, engine, seed + trial * CUT_SEED_STRIDE
+            )
+        except MemoryError as exc:
+            raise PartitionError(f"out of memory in the {engine} engine: {exc}") from exc
+        pw = np.zeros((nparts, 1), dtype=np.int64)
+        np.add.at(pw[:, 0], part, graph.vwgt[:, 0])
+        excess = int(np.maximum(pw - limits, 0).sum())
+        src = graph.sources()
+        cut = int(graph.adjwgt[part[src] != part[graph.adjncy]].sum()) // 2
+        if best is None or (excess, cut) < best[0]:
+            best = ((excess, cut), part, run)
+    _, part, run = best
+    stats = {
+        "levels": run.levels,
+        "coarsening": run.coarsening,
+        "initial": run.initial,
+        "refinement": run.refinement,
+        "peak_gpu_bytes": run.peak_gpu_bytes,
+        "ncuts": options.ncuts,
+    }
+    return part, stats

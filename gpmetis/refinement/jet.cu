@@ -1,0 +1,84 @@
+// Jet-style refinement kernels. Twins: gpmetis/refinement/jet.py (_best_moves_numpy,
+// _afterburner_numpy). Every decision depends on weights, part ids and vertex ids only.
+
+// Connectivity of v to each adjacent part, gathered in the hash table scratch[xadj[v]..xadj[v+1])
+// (v's degree bounds the number of distinct parts, so it never overflows). Then:
+//  mode 0 (label propagation), for unlocked v: dest[v] = the other part p with the largest
+//    conn(v,p), ties -> smaller p; gain[v] = conn(v,dest) - conn(v,part[v]); v stays a candidate
+//    when gain >= 0 or -gain < floor(c_num * conn(v,part[v]) / c_den), else dest[v] = -1.
+//  mode 1 (rebalancing), for v in a part with over[part[v]] != 0: as above but only parts p with
+//    pwgts[p] + vwgt[v] <= maxpwgt[p] qualify; dest[v] = -1 when none is adjacent, and then
+//    gain[v] = -conn(v,part[v]).
+extern "C" __global__ void best_moves(
+    const int n, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
+    const int* __restrict__ adjwgt, const int* __restrict__ vwgt, const int* __restrict__ part,
+    const unsigned char* __restrict__ active, const int mode, const long long c_num,
+    const long long c_den, const long long* __restrict__ pwgts,
+    const long long* __restrict__ maxpwgt, int* __restrict__ tkeys, int* __restrict__ tvals,
+    int* __restrict__ dest, long long* __restrict__ gain)
+{
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= n) return;
+    dest[v] = -1;
+    gain[v] = 0;
+    if (!active[v]) return;
+    const long long base = xadj[v];
+    const long long cap = xadj[v + 1] - base;
+    const int own = part[v];
+    for (long long s = 0; s < cap; ++s) tkeys[base + s] = -1;
+    long long own_conn = 0;
+    for (long long j = base; j < base + cap; ++j) {
+        const int p = part[adjncy[j]];
+        const int w = adjwgt[j];
+        if (p == own) { own_conn += w; continue; }
+        long long s = ((unsigned int)p * 2654435761U) % (unsigned long long)cap;
+        while (true) {
+            const int key = tkeys[base + s];
+            if (key == p) { tvals[base + s] += w; break; }
+            if (key < 0) { tkeys[base + s] = p; tvals[base + s] = w; break; }
+            s = (s + 1 == cap) ? 0 : s + 1;
+        }
+    }
+    int best_p = -1;
+    long long best_conn = -1;
+    for (long long s = base; s < base + cap; ++s) {
+        const int p = tkeys[s];
+        if (p < 0) continue;
+        if (mode == 1 && pwgts[p] + vwgt[v] > maxpwgt[p]) continue;
+        const long long c = tvals[s];
+        if (c > best_conn || (c == best_conn && p < best_p)) { best_conn = c; best_p = p; }
+    }
+    if (best_p < 0) {
+        if (mode == 1) gain[v] = -own_conn;
+        return;
+    }
+    const long long g = best_conn - own_conn;
+    if (mode == 0 && g < 0 && -g >= (c_num * own_conn) / c_den) return;
+    dest[v] = best_p;
+    gain[v] = g;
+}
+
+// Keep a candidate's move only if its gain stays >= 0 when every candidate of higher priority
+// (larger gain, ties -> smaller id) is assumed to have moved already.
+extern "C" __global__ void afterburner(
+    const int n, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
+    const int* __restrict__ adjwgt, const int* __restrict__ part, const int* __restrict__ dest,
+    const long long* __restrict__ gain, unsigned char* __restrict__ keep)
+{
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= n) return;
+    const int to = dest[v];
+    if (to < 0) { keep[v] = 0; return; }
+    const int from = part[v];
+    const long long gv = gain[v];
+    long long g = 0;
+    for (long long j = xadj[v]; j < xadj[v + 1]; ++j) {
+        const int u = adjncy[j];
+        int pu = part[u];
+        const int du = dest[u];
+        if (du >= 0 && (gain[u] > gv || (gain[u] == gv && u < v))) pu = du;
+        if (pu == to) g += adjwgt[j];
+        else if (pu == from) g -= adjwgt[j];
+    }
+    keep[v] = g >= 0 ? 1 : 0;
+}

@@ -1,0 +1,155 @@
+"""Jet-style refinement: label propagation with a negative-gain filter, an afterburner that
+re-checks each move against higher-priority moves, vertex locking, and rebalancing.
+
+The loop keeps the best state seen (least overweight, then lowest cut) and stops after
+``patience`` iterations without a > 0.1% improvement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from gpmetis.backend import Backend
+from gpmetis.device_graph import DeviceGraph
+from gpmetis.metrics import edgecut, part_weights
+
+CU_FILE = Path(__file__).with_name("jet.cu")
+MAX_ITERATIONS = 300
+IMPROVEMENT = 0.001
+FILTER_FINEST = (1, 4)
+FILTER_COARSE = (3, 4)
+
+
+@dataclass
+class MoveRequest:
+    """What ``best_moves`` computes for: LP (mode 0) or rebalancing (mode 1)."""
+
+    mode: int
+    active: object
+    c_num: int = 0
+    c_den: int = 1
+    pwgts: object = None
+    maxpwgt: object = None
+
+
+def best_moves(be: Backend, g: DeviceGraph, part, nparts: int, req: MoveRequest):
+    """(dest int32, gain int64) per vertex as ``jet.cu``'s best_moves defines them."""
+    xp = be.xp
+    n = g.nvtxs
+    pwgts = req.pwgts if req.pwgts is not None else xp.zeros(1, dtype=xp.int64)
+    maxpwgt = req.maxpwgt if req.maxpwgt is not None else xp.zeros(1, dtype=xp.int64)
+    if not be.gpu:
+        return _best_moves_numpy(g, part, nparts, req, pwgts, maxpwgt)
+    dest = xp.empty(n, dtype=xp.int32)
+    gain = xp.empty(n, dtype=xp.int64)
+    tkeys = xp.empty(max(g.nnz, 1), dtype=xp.int32)
+    tvals = xp.empty(max(g.nnz, 1), dtype=xp.int32)
+    be.launch(be.kernel(CU_FILE, "best_moves"), n,
+              (np.int32(n), g.xadj, g.adjncy, g.adjwgt, g.vwgt, part,
+               req.active.astype(xp.uint8), np.int32(req.mode), np.int64(req.c_num),
+               np.int64(req.c_den), pwgts, maxpwgt, tkeys, tvals, dest, gain))
+    return dest, gain
+
+
+def _best_moves_numpy(g: DeviceGraph, part, nparts: int, req: MoveRequest, pwgts, maxpwgt):
+    n = g.nvtxs
+    dest = np.full(n, -1, dtype=np.int32)
+    gain = np.zeros(n, dtype=np.int64)
+    active = req.active.astype(bool)
+    on = active[g.src]
+    s, p, w = g.src[on], part[g.adjncy[on]], g.adjwgt[on].astype(np.int64)
+    own = p == part[s]
+    own_conn = np.bincount(s[own], weights=w[own], minlength=n).astype(np.int64)
+    other = ~own
+    s, p, w = s[other], p[other], w[other]
+    if req.mode == 1:
+        room = pwgts[p] + g.vwgt[s] <= maxpwgt[p]
+        s, p, w = s[room], p[room], w[room]
+        gain[active] = -own_conn[active]
+    if len(s):
+        uniq, inverse = np.unique(s.astype(np.int64) * nparts + p, return_inverse=True)
+        conn = np.rint(np.bincount(inverse, weights=w)).astype(np.int64)
+        vs, ps = uniq // nparts, (uniq % nparts).astype(np.int32)
+        starts = np.flatnonzero(np.r_[True, vs[1:] != vs[:-1]])
+        best_conn = np.maximum.reduceat(conn, starts)
+        tied = conn == np.repeat(best_conn, np.diff(np.r_[starts, len(vs)]))
+        best_p = np.minimum.reduceat(np.where(tied, ps, np.iinfo(np.int32).max), starts)
+        v = vs[starts]
+        g_v = best_conn - own_conn[v]
+        if req.mode == 0:
+            ok = (g_v >= 0) | (-g_v < (req.c_num * own_conn[v]) // req.c_den)
+            v, best_p, g_v = v[ok], best_p[ok], g_v[ok]
+        dest[v] = best_p
+        gain[v] = g_v
+    return dest, gain
+
+
+def afterburner(be: Backend, g: DeviceGraph, part, dest, gain):
+    """Boolean mask of the candidate moves whose gain stays >= 0 after higher-priority moves."""
+    xp = be.xp
+    n = g.nvtxs
+    if be.gpu:
+        keep = xp.empty(n, dtype=xp.uint8)
+        be.launch(be.kernel(CU_FILE, "afterburner"), n,
+                  (np.int32(n), g.xadj, g.adjncy, g.adjwgt, part, dest, gain, keep))
+        return keep.astype(bool)
+    s, u = g.src, g.adjncy
+    cand = dest[s] >= 0
+    s, u, w = s[cand], u[cand], g.adjwgt[cand].astype(np.int64)
+    first = (dest[u] >= 0) & ((gain[u] > gain[s]) | ((gain[u] == gain[s]) & (u < s)))
+    pu = np.where(first, dest[u], part[u])
+    delta = np.where(pu == dest[s], w, np.where(pu == part[s], -w, 0))
+    g_after = np.bincount(s, weights=delta, minlength=n)
+    return (dest >= 0) & (np.rint(g_after) >= 0)
+
+
+def _score(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt) -> tuple[int, int]:
+    """(total overweight, edgecut): lexicographically smaller is better."""
+    xp = be.xp
+    pw = part_weights(be, g.vwgt[:, None], part, nparts)[:, 0]
+    excess = int(xp.maximum(pw - maxpwgt, 0).sum())
+    return excess, edgecut(be, g.src, g.adjncy, g.adjwgt, part)
+
+
+def refine(
+    be: Backend,
+    g: DeviceGraph,
+    part,
+    nparts: int,
+    maxpwgt,
+    *,
+    finest: bool,
+    patience: int,
+):
+    """The best partition found by Jet iterations from ``part`` (int32 on the backend)."""
+    from gpmetis.refinement.rebalance import rebalance_step
+
+    xp = be.xp
+    c_num, c_den = FILTER_FINEST if finest else FILTER_COARSE
+    locked = xp.zeros(g.nvtxs, dtype=bool)
+    best, best_score = part.copy(), _score(be, g, part, nparts, maxpwgt)
+    score = best_score
+    stale = 0
+    for _ in range(MAX_ITERATIONS):
+        if score[0] == 0:
+            req = MoveRequest(0, ~locked, c_num, c_den)
+            dest, gain = best_moves(be, g, part, nparts, req)
+            keep = afterburner(be, g, part, dest, gain)
+            part = xp.where(keep, dest, part)
+            locked = keep
+        else:
+            part = rebalance_step(be, g, part, nparts, maxpwgt)
+            locked[:] = False
+        score = _score(be, g, part, nparts, maxpwgt)
+        if score < best_score:
+            big = score[0] < best_score[0] or score[1] < (1 - IMPROVEMENT) * best_score[1]
+            best, best_score = part.copy(), score
+            stale = 0 if big else stale + 1
+        else:
+            stale += 1
+        if stale >= patience:
+            break
+    return best
