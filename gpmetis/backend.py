@@ -92,7 +92,7 @@ class Backend:
 def _raw_module(path: str):
     import cupy
 
-    return cupy.RawModule(path=path, options=("-std=c++17",))
+    return cupy.RawModule(code=Path(path).read_text(), options=("-std=c++17",))
 
 
 @functools.cache

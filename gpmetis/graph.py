@@ -58,7 +58,7 @@ class Graph:
         name: str = "graph",
         vsize=None,
     ) -> Graph:
-        """Build a graph from CSR arrays given by a program (API use); validates like the readers."""
+        """Build a graph from CSR arrays given by a program; validated like the readers."""
         from gpmetis.io.validate import validated_graph
 
         return validated_graph(xadj, adjncy, vwgt, adjwgt, vsize=vsize, name=name)

@@ -36,7 +36,7 @@ class Options:
     contig: bool = False
     ondisk: bool = False
     nooutput: bool = False
-    tpwgts: str | None = None
+    tpwgts: str | tuple[float, ...] | None = None
     ubvec: tuple[float, ...] | None = None
     dbglvl: int = 0
     engine: str = "auto"

@@ -86,7 +86,7 @@ def accept(be: Backend, prop, match):
 
 def two_hop_match(be: Backend, g: DeviceGraph, match, maxvwgt: int):
     """Pair free vertices that share their first neighbour (leaves, twins, chain vertices);
-    isolated vertices pair with each other."""
+    isolated vertices pair with each other. Rows are sorted, so "first" is the smallest id."""
     xp = be.xp
     free = xp.flatnonzero(match < 0).astype(xp.int32)
     if len(free) < 2:

@@ -18,11 +18,11 @@ _pool: Executor | None = None
 
 
 def start_workers(ntrials: int) -> None:
-    """Start the worker processes now so their start-up overlaps coarsening."""
+    """Create the worker pool (forked: workers run only pymetis, never CUDA)."""
     global _pool
     workers = min(ntrials, os.cpu_count() or 1)
     if _pool is None and workers > 1:
-        context = multiprocessing.get_context("forkserver")
+        context = multiprocessing.get_context("fork")
         _pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
 
 

@@ -71,8 +71,10 @@ def choose_engine(graph: Graph, options: Options) -> str:
     """The engine that will run: ``auto`` -> gpu for large graphs when CUDA is usable."""
     engine = options.engine
     if engine == "auto":
-        usable = cuda_available() and not unsupported_by_multilevel(graph, options)
-        engine = "gpu" if usable and graph.nvtxs >= AUTO_GPU_MIN_VTXS else "metis"
+        large = graph.nvtxs >= AUTO_GPU_MIN_VTXS
+        # Small graphs never touch CUDA: importing CuPy alone costs more than METIS's run.
+        usable = large and not unsupported_by_multilevel(graph, options) and cuda_available()
+        engine = "gpu" if usable else "metis"
     if engine in ("gpu", "cpu"):
         problems = unsupported_by_multilevel(graph, options)
         if problems:
@@ -84,11 +86,18 @@ def choose_engine(graph: Graph, options: Options) -> str:
 
 
 def load_tpwgts(options: Options, nparts: int, ncon: int) -> np.ndarray:
+    """(nparts, ncon) target part weights: uniform, from a METIS tpwgts file, or given values."""
     if options.tpwgts is None:
         return uniform_tpwgts(nparts, ncon)
-    from gpmetis.io import read_tpwgts
+    if isinstance(options.tpwgts, str):
+        from gpmetis.io import read_tpwgts
 
-    return read_tpwgts(options.tpwgts, nparts, ncon)
+        return read_tpwgts(options.tpwgts, nparts, ncon)
+    values = np.asarray(options.tpwgts, dtype=np.float64)
+    if values.size != nparts * ncon or (values < 0).any():
+        raise OptionError("tpwgts", f"needs {nparts * ncon} non-negative fractions")
+    values = values.reshape(nparts, ncon)
+    return values / values.sum(axis=0, keepdims=True)
 
 
 def partition(graph: Graph, nparts: int, options: Options | None = None, **kwargs) -> Result:

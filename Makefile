@@ -1,0 +1,38 @@
+# gpmetis: `make demo` partitions a bundled graph, `make test` runs the CPU test suite (CI).
+# Both set up a virtual environment in .venv on first use.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+
+.PHONY: setup demo test lint gpu-test bench quality clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e ".[gpu,test]"
+	touch $@
+
+setup: $(VENV)/.installed
+
+demo: setup
+	$(VENV)/bin/gpmetis fixtures/4elt.graph 8
+	@echo "partition written to fixtures/4elt.graph.part.8"
+
+lint: setup
+	$(PY) -m ruff check gpmetis cli tests bench
+
+test: lint
+	$(PY) -m pytest -q
+
+# On the GPU machine: no network, so no venv; the checkout is used through PYTHONPATH.
+gpu-test:
+	PYTHONPATH=$(CURDIR):$$PYTHONPATH $(PYTHON) -m pytest -q -m gpu -p no:cacheprovider tests
+
+bench:
+	PYTHONPATH=$(CURDIR):$$PYTHONPATH $(PYTHON) bench/bench.py
+
+quality: setup
+	$(PY) bench/quality.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache fixtures/*.part.*

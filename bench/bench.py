@@ -1,0 +1,132 @@
+"""``make bench``: gpmetis against METIS 5.1, pymetis and KaMinPar on generated graphs.
+
+For each graph and k: our partition time (graph in memory, warm kernels, median of --repeat runs),
+our whole-command wall time (cold process), METIS's partitioning and wall time, pymetis's time,
+KaMinPar's time (16 threads, eps 0.03), with cuts, imbalance and ratios. Peers that are not
+installed are skipped and named. Prints one table and writes JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import ROOT, generated_graph, geomean, metis_binary, print_table, run_metis
+
+DEFAULT_CASES = [
+    ("delaunay", 20, 64), ("delaunay", 20, 8), ("delaunay", 20, 256), ("delaunay", 22, 64),
+    ("rgg", 20, 64), ("rmat", 20, 64), ("grid3d", 100, 64), ("road", 20, 64), ("road", 23, 64),
+]
+
+
+def _median_time(fn, repeat: int):
+    times, result = [], None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), result
+
+
+def bench_case(kind: str, size: int, k: int, args, skipped: set[str]) -> dict:
+    import gpmetis
+
+    path = generated_graph(kind, size, Path(args.workdir))
+    t0 = time.perf_counter()
+    graph = gpmetis.read_graph(path)
+    row = {"graph": f"{kind} {size}", "k": k, "n": graph.nvtxs, "m": graph.nedges,
+           "read": time.perf_counter() - t0}
+    gpmetis.partition(graph, k, engine=args.engine)  # warm-up: kernels compiled, pool started
+    runs = [gpmetis.partition(graph, k, engine=args.engine) for _ in range(args.repeat)]
+    row["ours"] = statistics.median(r.seconds for r in runs)  # engine time, metrics excluded
+    result = runs[-1]
+    row["cut"] = result.edgecut
+    row["imb"] = result.imbalance
+    row["phases"] = {p: result.stats.get(p) for p in ("coarsening", "initial", "refinement")}
+    row["levels"] = len(result.stats.get("levels", []))
+    row["gpu_mb"] = result.stats.get("peak_gpu_bytes", 0) / 2**20
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "cli.main", str(path), str(k), "-nooutput", "-quiet"],
+                   check=True, cwd=ROOT)
+    row["wall"] = time.perf_counter() - start
+
+    metis = metis_binary()
+    if metis:
+        m = run_metis(metis, path, k)
+        row.update(metis_s=m["seconds"], metis_wall=m["wall"], metis_cut=m["cut"])
+    else:
+        skipped.add("METIS 5.1 gpmetis")
+    try:
+        import pymetis
+
+        adj = pymetis.CSRAdjacency(graph.xadj, graph.adjncy)
+        row["pymetis_s"], ref = _median_time(
+            lambda: pymetis.part_graph(k, adj, recursive=False), 1)
+        row["pymetis_cut"] = ref.edge_cuts
+    except ImportError:
+        skipped.add("pymetis")
+    try:
+        import kaminpar
+
+        kg = kaminpar.load_graph(str(path), kaminpar.GraphFileFormat.METIS)
+        solver = kaminpar.KaMinPar(args.threads, kaminpar.default_context())
+        row["kaminpar_s"], kpart = _median_time(
+            lambda: solver.compute_partition(kg, k, 0.03), args.repeat)
+        row["kaminpar_cut"] = kaminpar.edge_cut(kg, kpart)
+    except ImportError:
+        skipped.add("KaMinPar")
+    if row.get("metis_s"):
+        row["x_metis"] = row["metis_s"] / row["ours"]
+        row["x_metis_wall"] = row["metis_wall"] / row["wall"]
+        row["cut_vs_metis"] = row["cut"] / row["metis_cut"]
+    if row.get("kaminpar_s"):
+        row["x_kaminpar"] = row["kaminpar_s"] / row["ours"]
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--cases", default=None,
+                        help="comma list kind:size:k (default: the issue's set)")
+    parser.add_argument("--workdir", default=str(ROOT / ".bench"))
+    parser.add_argument("--engine", default="gpu")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=16)
+    parser.add_argument("--json", default=str(ROOT / ".bench" / "bench.json"))
+    args = parser.parse_args()
+    cases = DEFAULT_CASES
+    if args.cases:
+        cases = [tuple(int(x) if x.isdigit() else x for x in c.split(":"))
+                 for c in args.cases.split(",")]
+    rows, skipped = [], set()
+    for kind, size, k in cases:
+        rows.append(bench_case(kind, size, k, args, skipped))
+        print(json.dumps(rows[-1]), flush=True)
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps({"rows": rows, "skipped": sorted(skipped)}, indent=2))
+    print()
+    print_table(rows, [
+        ("graph", "graph", ""), ("k", "k", "d"), ("ours", "ours s", ".3f"),
+        ("wall", "ours wall s", ".2f"), ("cut", "cut", "d"), ("imb", "imb", ".3f"),
+        ("metis_s", "METIS s", ".3f"), ("metis_wall", "METIS wall s", ".2f"),
+        ("metis_cut", "METIS cut", "d"), ("cut_vs_metis", "cut/METIS", ".3f"),
+        ("x_metis", "x METIS", ".1f"), ("x_metis_wall", "x METIS wall", ".1f"),
+        ("pymetis_s", "pymetis s", ".3f"), ("kaminpar_s", "KaMinPar s", ".3f"),
+        ("kaminpar_cut", "KaMinPar cut", "d"), ("x_kaminpar", "x KaMinPar", ".2f"),
+    ])
+    ratios = [r["cut_vs_metis"] for r in rows if "cut_vs_metis" in r]
+    if ratios:
+        print(f"\ngeometric mean cut / METIS: {geomean(ratios):.3f}")
+    if skipped:
+        print("skipped peers (not installed):", ", ".join(sorted(skipped)))
+
+
+if __name__ == "__main__":
+    main()

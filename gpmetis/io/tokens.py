@@ -1,0 +1,264 @@
+"""A vectorised tokenizer for the text formats (METIS graphs, Matrix Market).
+
+The file is scanned with NumPy in chunks of whole lines, so that temporaries stay small and no
+Python code runs per line or per token. Definitions shared by both formats:
+
+- lines end with ``\\n``; every byte <= 0x20 (space, tab, ``\\r`` of CRLF files, other control
+  characters) is white space;
+- a token is a run of non-blank bytes;
+- a comment line is a line whose first token starts with ``%``; its tokens are dropped;
+- an integer token is an optional ``+``/``-`` followed by at most 18 decimal digits. Other tokens
+  are listed in ``Tokens.bad`` (their value reads 0), so a format can reject them or read them
+  some other way (Matrix Market reals).
+
+Integers of up to 8 digits are parsed eight bytes at a time (SWAR: one unaligned 64-bit load per
+token and three multiply-shift steps); longer and signed ones column by column.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpmetis.errors import InputError
+
+_CHUNK = 1 << 20  # bytes per chunk; a chunk is extended to the end of its last line
+_MAX_DIGITS = 18  # every integer of at most 18 digits fits in int64
+_INT32_MAX = np.iinfo(np.int32).max
+
+_U8 = np.uint64(8)
+_ZEROS = np.uint64(0x3030303030303030)  # eight '0' characters
+_M1 = np.uint64(0x00FF00FF00FF00FF)
+_M2 = np.uint64(0x0000FFFF0000FFFF)
+_M3 = np.uint64(0x00000000FFFFFFFF)
+_PERCENT, _PLUS, _MINUS, _NEWLINE = ord("%"), ord("+"), ord("-"), ord("\n")
+
+
+@dataclass
+class Tokens:
+    """The tokens of a text file, comment lines removed.
+
+    ``values[t]`` is the value of token t (int32 when every integer fits, else int64); the tokens
+    of line i (0-based) are ``values[line_tok[i]:line_tok[i + 1]]``. ``line_cnt`` (int32) holds
+    the number of tokens per line, 0 for blank and comment lines; ``comment_lines`` the sorted
+    0-based comment lines. ``bad`` lists the tokens that are not integers, in order, with the byte
+    offsets ``bad_start``/``bad_end`` of their text in ``data``.
+    """
+
+    path: str
+    data: np.ndarray
+    values: np.ndarray
+    line_cnt: np.ndarray
+    comment_lines: np.ndarray
+    bad: np.ndarray
+    bad_start: np.ndarray
+    bad_end: np.ndarray
+    _line_tok: np.ndarray | None = None
+
+    @property
+    def nlines(self) -> int:
+        return len(self.line_cnt)
+
+    @property
+    def line_tok(self) -> np.ndarray:
+        """int64 array of nlines + 1 entries: the index of the first token of each line."""
+        if self._line_tok is None:
+            self._line_tok = np.zeros(self.nlines + 1, np.int64)
+            np.cumsum(self.line_cnt, out=self._line_tok[1:])
+        return self._line_tok
+
+    def line_of(self, tok) -> np.ndarray | int:
+        """1-based file line of each token index in ``tok`` (an int or an array)."""
+        return np.searchsorted(self.line_tok, tok, side="right")
+
+    def text(self, i: int) -> str:
+        """The text of the i-th bad token, for messages (shortened when long)."""
+        raw = self.data[self.bad_start[i] : min(self.bad_end[i], self.bad_start[i] + 40)]
+        return raw.tobytes().decode("utf-8", "replace")
+
+    def require_ints(self, lo: int, hi: int, what: str = "an integer") -> None:
+        """Raise InputError at the first token in [lo, hi) that is not an integer."""
+        i = int(np.searchsorted(self.bad, lo))
+        if i < len(self.bad) and self.bad[i] < hi:
+            line = int(self.line_of(int(self.bad[i])))
+            raise InputError(self.path, f"expected {what}, found '{self.text(i)}'", line)
+
+
+def tokenize(data: bytes, path: str) -> Tokens:
+    """Split ``data`` into lines and tokens and parse the integer tokens (see module docstring)."""
+    b = np.frombuffer(data, np.uint8)
+    nbytes = len(b)
+    ends_with_nl = nbytes > 0 and b[-1] == _NEWLINE
+    nlines = data.count(b"\n") + (0 if ends_with_nl or nbytes == 0 else 1)
+    pos_t = np.int32 if nbytes < _INT32_MAX else np.int64
+    # one unaligned little-endian 64-bit word starting at every byte (no copy)
+    win = np.ndarray((max(nbytes - 7, 0),), "<u8", buffer=data, strides=(1,))
+
+    out = _Output(nbytes, nlines)
+    lo = 0
+    while lo < nbytes:
+        hi = data.find(b"\n", min(lo + _CHUNK, nbytes) - 1) + 1 or nbytes
+        _scan_chunk(b, win, lo, hi, pos_t, out)
+        lo = hi
+    return out.finish(path, b)
+
+
+class _Output:
+    """Accumulates the per-chunk results into preallocated arrays."""
+
+    def __init__(self, nbytes: int, nlines: int) -> None:
+        # at most one token per two bytes: the untouched tail of the buffer is never paged in
+        self.values = np.empty(nbytes // 2 + 1, np.int32)
+        self.ntok = 0
+        self.line_cnt = np.empty(nlines, np.int32)
+        self.nline = 0
+        self.comments: list[np.ndarray] = []
+        self.bad: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def add(self, vals, cnt, comment_lines, bad, bad_start, bad_end, wide: bool) -> None:
+        """Append one chunk; ``wide``: some values may need more than 8 digits."""
+        k = len(vals)
+        if wide and self.values.dtype == np.int32 and k:
+            if vals.min() < -_INT32_MAX - 1 or vals.max() > _INT32_MAX:
+                wide = np.empty(len(self.values), np.int64)
+                wide[: self.ntok] = self.values[: self.ntok]
+                self.values = wide
+        self.values[self.ntok : self.ntok + k] = vals
+        if len(comment_lines):
+            self.comments.append(comment_lines + self.nline)
+        if len(bad):
+            self.bad.append((bad + self.ntok, bad_start, bad_end))
+        self.line_cnt[self.nline : self.nline + len(cnt)] = cnt
+        self.ntok += k
+        self.nline += len(cnt)
+
+    def finish(self, path: str, b: np.ndarray) -> Tokens:
+        def cat(parts, dtype=np.int64):
+            return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
+
+        return Tokens(
+            path=path,
+            data=b,
+            values=self.values[: self.ntok],
+            line_cnt=self.line_cnt[: self.nline],
+            comment_lines=cat(self.comments),
+            bad=cat([x[0] for x in self.bad]),
+            bad_start=cat([x[1] for x in self.bad]),
+            bad_end=cat([x[2] for x in self.bad]),
+        )
+
+
+def _scan_chunk(b, win, lo: int, hi: int, pos_t, out: _Output) -> None:
+    """Tokenize the whole lines in b[lo:hi] and append them to ``out``."""
+    seg = b[lo:hi]
+    size = hi - lo
+    nonblank = seg > 32
+    edges = np.flatnonzero(nonblank[1:] != nonblank[:-1]).astype(pos_t)
+    edges += 1
+    if nonblank[0]:
+        edges = np.concatenate([np.zeros(1, pos_t), edges])
+    if nonblank[-1]:
+        edges = np.concatenate([edges, np.full(1, size, pos_t)])
+    start, end = edges[0::2], edges[1::2]
+    length = end - start
+    del edges
+
+    newlines = np.flatnonzero(seg == _NEWLINE).astype(pos_t)
+    # tok_before[i]: tokens before line i of the chunk; the last entry is the token count
+    tok_before = np.empty(len(newlines) + (seg[-1] != _NEWLINE) + 1, np.int64)
+    tok_before[0] = 0
+    tok_before[1 : len(newlines) + 1] = np.searchsorted(start, newlines)
+    tok_before[-1] = len(start)
+    cnt = np.diff(tok_before).astype(np.int32)
+
+    vals = _parse_unsigned(b, win, start + lo, length)
+    wide = len(start) > 0 and int(length.max()) > 8
+    oddbyte = (seg - np.uint8(48)) > 9  # not a digit
+    oddbyte &= nonblank
+    long_tok = length > _MAX_DIGITS
+    if not (oddbyte.any() or long_tok.any()):
+        out.add(vals, cnt, _NONE, _NONE, _NONE, _NONE, wide=wide)
+        return
+
+    odd = np.flatnonzero(oddbyte)
+    tok = np.searchsorted(start, odd, side="right") - 1  # token of each odd byte
+    line = np.searchsorted(newlines, start[tok])  # chunk line of that token
+    at_start = odd == start[tok]
+    is_comment = at_start & (seg[odd] == _PERCENT) & (tok == tok_before[line])
+    comment = np.unique(line[is_comment])
+    keep = _outside(comment, tok_before, len(start))
+    odd_kept = keep[tok]
+    tok, odd, at_start = tok[odd_kept], odd[odd_kept], at_start[odd_kept]
+    cnt[comment] = 0
+
+    # a signed integer: its only odd byte is a leading '+'/'-' followed by 1..18 digits
+    utok, first, nodd = np.unique(tok, return_index=True, return_counts=True)
+    sign = seg[odd[first]]
+    signed = (nodd == 1) & at_start[first] & ((sign == _PLUS) | (sign == _MINUS))
+    signed &= (length[utok] >= 2) & (length[utok] <= _MAX_DIGITS + 1)
+    st = utok[signed]
+    mag = parse_digits(b, start[st] + lo + 1, length[st] - 1)
+    vals[st] = np.where(sign[signed] == _MINUS, -mag, mag)
+    long_tok[st] = False
+    long_tok &= keep
+    bad = np.union1d(utok[~signed], np.flatnonzero(long_tok))
+    vals[bad] = 0
+    new_index = np.cumsum(keep) - 1  # token numbers once the comment lines are dropped
+    out.add(
+        vals[keep], cnt, comment, new_index[bad], start[bad] + lo, end[bad] + lo, wide=True
+    )
+
+
+_NONE = np.zeros(0, np.int64)
+
+
+def _outside(comment: np.ndarray, tok_before: np.ndarray, ntok: int) -> np.ndarray:
+    """Mask of the tokens that are not on the given comment lines."""
+    if len(comment) == 0:
+        return np.ones(ntok, bool)
+    depth = np.zeros(ntok + 1, np.int8)
+    np.add.at(depth, tok_before[comment], 1)
+    np.add.at(depth, tok_before[comment + 1], -1)
+    return np.cumsum(depth[:-1]) == 0
+
+
+def _parse_unsigned(b, win, start, length) -> np.ndarray:
+    """Values of digit-only tokens (int64); other tokens get arbitrary values."""
+    nbytes = len(b)
+    fast = length <= 8
+    fast &= start <= nbytes - 8
+    if fast.all():
+        return _swar8(win[start], length)
+    vals = np.zeros(len(start), np.int64)
+    vals[fast] = _swar8(win[start[fast]], length[fast])
+    slow = np.flatnonzero(~fast)
+    vals[slow] = parse_digits(b, start[slow], length[slow])
+    return vals
+
+
+def _swar8(words: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """Parse 1..8 ASCII digits held in the low ``length`` bytes of little-endian words."""
+    shift = (8 - length).astype(np.uint64)
+    shift <<= np.uint64(3)
+    d = words << shift  # the digits move to the top bytes, zeros come in below
+    d -= _ZEROS << shift
+    d = (d * np.uint64(10) + (d >> _U8)) & _M1
+    d = (d * np.uint64(100) + (d >> np.uint64(16))) & _M2
+    d = (d * np.uint64(10000) + (d >> np.uint64(32))) & _M3
+    return d.view(np.int64)
+
+
+def parse_digits(b: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """Value (int64) of the digit strings b[start:start+length], column by column.
+
+    Strings longer than 18 digits give arbitrary values; callers reject them.
+    """
+    vals = np.zeros(len(start), np.int64)
+    if len(start) == 0:
+        return vals
+    length = np.minimum(length, _MAX_DIGITS)
+    for j in range(int(length.max())):
+        live = np.flatnonzero(length > j)
+        vals[live] = vals[live] * 10 + (b[start[live] + j].astype(np.int64) - 48)
+    return vals

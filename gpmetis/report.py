@@ -1,0 +1,157 @@
+"""METIS-shaped summary text and the same report as a JSON-ready dict."""
+
+from __future__ import annotations
+
+import resource
+import sys
+from dataclasses import dataclass
+
+from gpmetis import __version__
+from gpmetis.graph import Graph
+from gpmetis.options import Options
+from gpmetis.partitioning.driver import Result
+
+RULE = "*" * 78
+
+
+@dataclass
+class Timing:
+    io: float
+    partitioning: float
+    reporting: float = 0.0
+
+
+def _section(title: str) -> str:
+    return f"{title} {'-' * (77 - len(title))}"
+
+
+def _yes(flag: bool) -> str:
+    return "YES" if flag else "NO"
+
+
+def max_rss_mb() -> float:
+    """Peak resident memory of this process in MB (METIS's "Max memory used")."""
+    rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return rss_kb / 1024.0 if sys.platform != "darwin" else rss_kb / 2**20
+
+
+def report_dict(graph: Graph, result: Result, options: Options, timing: Timing) -> dict:
+    """Everything the summary shows, as plain JSON types."""
+    return {
+        "graph": {"name": graph.name, "nvtxs": graph.nvtxs, "nedges": graph.nedges,
+                  "ncon": graph.ncon},
+        "nparts": result.nparts,
+        "engine": result.engine,
+        "options": _options_dict(options),
+        "metrics": result.metrics.as_dict(),
+        "timing": {"io": timing.io, "partitioning": timing.partitioning,
+                   "reporting": timing.reporting},
+        "memory": {"max_rss_mb": max_rss_mb(),
+                   "peak_gpu_bytes": int(result.stats.get("peak_gpu_bytes", 0))},
+        "levels": result.stats.get("levels", []),
+        "phases": {k: result.stats[k] for k in ("coarsening", "initial", "refinement")
+                   if k in result.stats},
+        "warnings": list(graph.warnings),
+    }
+
+
+def _options_dict(options: Options) -> dict:
+    return {
+        "ptype": options.ptype, "objtype": options.objtype, "ctype": options.ctype,
+        "rtype": options.effective_rtype, "iptype": options.effective_iptype,
+        "dbglvl": options.dbglvl, "ufactor": options.effective_ufactor,
+        "no2hop": options.no2hop, "minconn": options.minconn, "contig": options.contig,
+        "nooutput": options.nooutput, "seed": options.seed, "niter": options.niter,
+        "ncuts": options.ncuts, "engine": options.engine,
+    }
+
+
+def format_summary(graph: Graph, result: Result, options: Options, timing: Timing) -> str:
+    """The run summary with METIS 5.1 ``gpmetis``'s line shapes."""
+    m = result.metrics
+    o = options
+    ub = 1.0 + o.effective_ufactor / 1000.0
+    lines = [
+        RULE,
+        f"gpmetis {__version__} (METIS 5.1 gpmetis compatible), engine: {result.engine}",
+        "",
+        _section("Graph Information"),
+        f" Name: {graph.name}, #Vertices: {graph.nvtxs}, #Edges: {graph.nedges}, "
+        f"#Parts: {result.nparts}",
+    ]
+    if graph.ncon > 1:
+        lines.append(f" Balancing constraints: {graph.ncon}")
+    lines += [
+        "",
+        _section("Options"),
+        f" ptype={o.ptype}, objtype={o.objtype}, ctype={o.ctype}, rtype={o.effective_rtype}, "
+        f"iptype={o.effective_iptype}",
+        f" dbglvl={o.dbglvl}, ufactor={ub:.3f}, no2hop={_yes(o.no2hop)}, "
+        f"minconn={_yes(o.minconn)}, contig={_yes(o.contig)}, nooutput={_yes(o.nooutput)}",
+        f" seed={o.seed}, niter={o.niter}, ncuts={o.ncuts}",
+        f" engine={o.engine} (ran: {result.engine})",
+        "",
+        _section("Direct k-way Partitioning" if o.ptype == "kway" else "Recursive Partitioning"),
+        f" - Edgecut: {m.edgecut}, communication volume: {m.volume}.",
+        "",
+        " - Balance:",
+    ]
+    for c, (imb, bound) in enumerate(zip(m.imbalance, m.vertex_bound)):
+        lines.append(f"     constraint #{c}:  {imb:5.3f} out of {bound:5.3f}")
+    lines.append("")
+    if graph.ncon == 1:
+        lines += [
+            " - Most overweight partition:",
+            f"     pid: {m.overweight_pid}, actual: {m.overweight_actual}, "
+            f"desired: {m.overweight_desired}, ratio: {m.overweight_ratio:.2f}.",
+            "",
+        ]
+    lines += [
+        f" - Subdomain connectivity: max: {m.maxndom}, min: {m.minndom}, avg: {m.avgndom:.2f}",
+        "",
+    ]
+    lines += _contiguity_lines(m, result.nparts)
+    lines += ["", _section("Timing Information")]
+    lines += [
+        f"  I/O:          \t\t {timing.io:7.3f} sec",
+        f"  Partitioning: \t\t {timing.partitioning:7.3f} sec   ({result.engine} engine)",
+        f"  Reporting:    \t\t {timing.reporting:7.3f} sec",
+    ]
+    if o.dbglvl > 0 and result.stats:
+        lines += _phase_lines(result.stats)
+    lines += ["", _section("Memory Information"), f"  Max memory used:\t\t {max_rss_mb():7.3f} MB"]
+    peak = result.stats.get("peak_gpu_bytes", 0)
+    if peak:
+        lines.append(f"  Peak GPU memory:\t\t {peak / 2**20:7.3f} MB")
+    lines.append(RULE)
+    return "\n".join(lines)
+
+
+def _contiguity_lines(m, nparts: int) -> list[str]:
+    if m.part_components == nparts:
+        return [" - Each partition is contiguous."]
+    if m.ncomponents == 1:
+        return [
+            f" - There are {m.noncontiguous} non-contiguous partitions.",
+            f"   Total components after removing the cut edges: {m.part_components},",
+            f"   max components: {m.max_part_components} for pid: {m.max_components_pid}.",
+        ]
+    return [
+        f" - The original graph had {m.ncomponents} connected components and the resulting",
+        f"   partitioning after removing the cut edges has {m.part_components} components.",
+    ]
+
+
+def _phase_lines(stats: dict) -> list[str]:
+    lines = [
+        f"     coarsening:         \t {stats['coarsening']:7.3f} sec",
+        f"     initial partition:  \t {stats['initial']:7.3f} sec",
+        f"     uncoarsening+refine:\t {stats['refinement']:7.3f} sec",
+        "     levels:",
+    ]
+    for lvl in stats["levels"]:
+        lines.append(
+            f"       level {lvl['level']:2d}: nvtxs {lvl['nvtxs']:>10d}  "
+            f"nedges {lvl['nedges']:>11d}  coarsen {lvl['seconds']:7.3f} sec"
+        )
+    return lines

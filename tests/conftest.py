@@ -1,0 +1,86 @@
+"""Shared test helpers: fixture graphs, random graphs, and the GPU skip rule."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpmetis.graph import Graph
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+# METIS 5.1.0's gpmetis edge cuts at k = 2, 8, 64 (shared/graphs/README.md).
+METIS_CUTS = {name: tuple(c) for name, c in
+              json.loads((FIXTURES / "metis_cuts.json").read_text())["cuts"].items()}
+SMALL_GRAPHS = ["1138_bus", "3elt", "add20", "btree", "power", "uk", "polblogs", "data"]
+
+
+def load_fixture(name: str) -> Graph:
+    from gpmetis.io import read_graph
+
+    return read_graph(FIXTURES / f"{name}.graph")
+
+
+def random_graph(
+    n: int,
+    avg_degree: float,
+    seed: int,
+    *,
+    weighted: bool = False,
+    isolated: int = 0,
+    components: int = 1,
+) -> Graph:
+    """A random graph: ``components`` random pieces plus ``isolated`` lone vertices."""
+    rng = np.random.default_rng(seed)
+    core = n - isolated
+    m = int(core * avg_degree / 2)
+    piece = rng.integers(0, components, size=m)
+    size = max(core // components, 1)
+    u = rng.integers(0, size, size=m) + piece * size
+    v = rng.integers(0, size, size=m) + piece * size
+    u, v = np.minimum(u, core - 1), np.minimum(v, core - 1)
+    # a path through each piece keeps it connected
+    chain = np.arange(core - 1)
+    linked = (chain // size) == ((chain + 1) // size)
+    u = np.concatenate([u, chain[linked]])
+    v = np.concatenate([v, chain[linked] + 1])
+    keep = u != v
+    a = np.concatenate([u[keep], v[keep]])
+    b = np.concatenate([v[keep], u[keep]])
+    key = np.unique(a.astype(np.int64) * n + b)
+    a, b = key // n, key % n
+    xadj = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(a, minlength=n), out=xadj[1:])
+    adjwgt = None
+    vwgt = None
+    if weighted:
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        adjwgt = (lo * 7 + hi * 13) % 9 + 1
+        vwgt = rng.integers(1, 5, size=(n, 1))
+    return Graph.from_csr(xadj, b, vwgt, adjwgt, name=f"random-{n}-{seed}")
+
+
+def check_partition(graph: Graph, part: np.ndarray, nparts: int, ufactor: int = 30) -> None:
+    """Valid ids, the balance limit of METIS's definition, and no empty part when n >= k."""
+    assert part.shape == (graph.nvtxs,)
+    assert part.min(initial=0) >= 0 and part.max(initial=0) < nparts
+    pw = np.bincount(part, weights=graph.vwgt[:, 0], minlength=nparts)
+    limit = np.floor((1 + ufactor / 1000) * graph.vwgt[:, 0].sum() / nparts + 1e-9)
+    heaviest = graph.vwgt[:, 0].max(initial=0)
+    assert pw.max() <= max(limit, heaviest), (pw.max(), limit)
+    if graph.nvtxs >= nparts:
+        assert (np.bincount(part, minlength=nparts) > 0).all(), "empty part"
+
+
+def cuda_usable() -> bool:
+    from gpmetis.backend import cuda_available
+
+    return cuda_available()
+
+
+requires_cuda = pytest.mark.skipif(
+    not cuda_usable(), reason="needs a CUDA GPU with CuPy (run `make gpu-test` on the device)"
+)

@@ -1,0 +1,77 @@
+"""The Python API: ``part_graph`` (pymetis's shape), ``read_graph`` and ``partition``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pymetis
+import pytest
+from conftest import FIXTURES, check_partition, load_fixture
+
+import gpmetis
+from gpmetis.errors import InputError, OptionError
+
+
+def test_part_graph_with_adjacency_lists():
+    ring = [[(i - 1) % 12, (i + 1) % 12] for i in range(12)]
+    cuts, parts = gpmetis.part_graph(3, adjacency=ring)
+    assert cuts == 3
+    assert sorted(np.bincount(parts).tolist()) == [4, 4, 4]
+
+
+def test_part_graph_matches_pymetis_shape_and_quality():
+    graph = load_fixture("3elt")
+    ours = gpmetis.part_graph(8, xadj=graph.xadj, adjncy=graph.adjncy)
+    ref = pymetis.part_graph(8, pymetis.CSRAdjacency(graph.xadj, graph.adjncy), recursive=False)
+    assert ours.edge_cuts <= 1.03 * ref.edge_cuts
+    assert len(ours.vertex_part) == graph.nvtxs
+    check_partition(graph, np.asarray(ours.vertex_part), 8)
+
+
+def test_part_graph_with_weights_and_engine_option():
+    graph = load_fixture("uk")
+    vweights = (np.arange(graph.nvtxs) % 3 + 1).tolist()
+    eweights = np.ones(len(graph.adjncy), dtype=np.int64)
+    cuts, parts = gpmetis.part_graph(
+        4, xadj=graph.xadj, adjncy=graph.adjncy, vweights=vweights, eweights=eweights,
+        options={"engine": "cpu", "seed": 3},
+    )
+    pw = np.bincount(parts, weights=vweights, minlength=4)
+    assert pw.max() <= 1.03 * sum(vweights) / 4
+    assert cuts > 0
+
+
+def test_part_graph_rejects_asymmetric_input():
+    with pytest.raises(InputError, match="vertex"):
+        gpmetis.part_graph(2, xadj=[0, 1, 1], adjncy=[1])
+
+
+def test_partition_result_fields():
+    graph = gpmetis.read_graph(FIXTURES / "crack.graph")
+    result = gpmetis.partition(graph, 16, engine="cpu", ufactor=50)
+    assert result.engine == "cpu"
+    assert result.imbalance <= 1.05 + 1e-9
+    assert result.edgecut == result.metrics.edgecut > 0
+    assert result.stats["levels"][0]["nvtxs"] == graph.nvtxs
+
+
+def test_unknown_option_is_named():
+    graph = load_fixture("uk")
+    with pytest.raises(OptionError, match="ufactor"):
+        gpmetis.partition(graph, 2, ufactor=0)
+    with pytest.raises(OptionError, match="nosuch"):
+        gpmetis.Options.from_kwargs(nosuch=1)
+
+
+def test_import_does_not_load_cuda():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, gpmetis\n"
+        "g = gpmetis.read_graph(sys.argv[1])\n"
+        "gpmetis.partition(g, 4)\n"
+        "print('cupy' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(FIXTURES / "uk.graph")],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

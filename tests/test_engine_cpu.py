@@ -1,0 +1,111 @@
+"""The multilevel pipeline through the ``cpu`` engine (the NumPy twin of the GPU engine)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from conftest import METIS_CUTS, check_partition, load_fixture, random_graph
+
+from gpmetis import partition
+from gpmetis.backend import get_backend
+from gpmetis.coarsening.coarsen import coarsen
+from gpmetis.coarsening.contraction import coarse_map, contract
+from gpmetis.coarsening.matching import heavy_edge_matching
+from gpmetis.device_graph import DeviceGraph
+
+CPU = get_backend("cpu")
+
+
+@pytest.fixture(scope="module")
+def quality_runs():
+    """Our cut over METIS 5.1's reference cut for every shared graph at k = 8 and 64."""
+    ratios = {}
+    for name, cuts in METIS_CUTS.items():
+        graph = load_fixture(name)
+        for k, ref in ((8, cuts[1]), (64, cuts[2])):
+            result = partition(graph, k, engine="cpu")
+            check_partition(graph, result.part, k)
+            ratios[(name, k)] = result.edgecut / ref
+    return ratios
+
+
+def test_quality_against_metis_reference(quality_runs):
+    geomean = math.exp(np.mean(np.log(list(quality_runs.values()))))
+    worst = max(quality_runs.items(), key=lambda kv: kv[1])
+    assert geomean <= 1.10, f"geometric mean {geomean:.3f}"
+    assert worst[1] <= 1.25, f"worst {worst}"
+
+
+def test_matching_is_an_involution():
+    graph = random_graph(3000, 6, seed=1, weighted=True)
+    g = DeviceGraph.upload(CPU, graph)
+    match = heavy_edge_matching(CPU, g, maxvwgt=10**9, seed=3, use_weights=True, two_hop=True)
+    v = np.arange(g.nvtxs)
+    assert (match[match] == v).all()
+    paired = match != v
+    # matched pairs are adjacent or (two-hop) share a neighbour
+    assert paired.mean() > 0.7
+
+
+def test_contraction_preserves_weights():
+    graph = random_graph(2000, 5, seed=2, weighted=True)
+    g = DeviceGraph.upload(CPU, graph)
+    match = heavy_edge_matching(CPU, g, maxvwgt=10**9, seed=5, use_weights=True, two_hop=False)
+    cmap, rep = coarse_map(CPU, match)
+    coarse = contract(CPU, g, match, cmap, rep)
+    assert coarse.vwgt.sum() == g.vwgt.sum()
+    cut_edges = cmap[g.src] != cmap[g.adjncy]
+    assert coarse.adjwgt.sum() == g.adjwgt[cut_edges].sum()
+    assert (coarse.src != coarse.adjncy).all()
+    assert len(rep) == len(np.unique(cmap)) == cmap.max() + 1
+
+
+def test_coarsening_stops_small():
+    graph = load_fixture("delaunay_n15")
+    levels = coarsen(CPU, DeviceGraph.upload(CPU, graph), 8, seed=1, use_weights=True,
+                     two_hop=True)
+    assert len(levels) > 2
+    assert levels[-1].nvtxs < 0.1 * graph.nvtxs
+    sizes = [lvl.nvtxs for lvl in levels]
+    assert all(b < 0.9 * a for a, b in zip(sizes, sizes[1:]))
+
+
+@pytest.mark.parametrize(
+    "kind,k",
+    [("connected", 2), ("connected", 17), ("disconnected", 8), ("isolated", 16),
+     ("weighted", 32), ("connected", 256), ("near_n", 190)],
+)
+def test_random_graphs(kind, k):
+    n = 200 if kind == "near_n" else 4000
+    graph = random_graph(
+        n, 5, seed=k,
+        weighted=kind == "weighted",
+        isolated=300 if kind == "isolated" else 0,
+        components=5 if kind == "disconnected" else 1,
+    )
+    first = partition(graph, k, engine="cpu", seed=11)
+    check_partition(graph, first.part, k)
+    again = partition(graph, k, engine="cpu", seed=11)
+    assert np.array_equal(first.part, again.part), "not deterministic"
+
+
+def test_more_parts_than_vertices():
+    graph = random_graph(10, 2, seed=1)
+    result = partition(graph, 16, engine="cpu")
+    assert result.part.max() < 16
+    assert len(np.unique(result.part)) == 10
+
+
+def test_one_part():
+    graph = load_fixture("uk")
+    result = partition(graph, 1, engine="cpu")
+    assert (result.part == 0).all() and result.edgecut == 0
+
+
+def test_ncuts_never_worse():
+    graph = load_fixture("3elt")
+    one = partition(graph, 8, engine="cpu", seed=3)
+    three = partition(graph, 8, engine="cpu", seed=3, ncuts=3)
+    assert three.edgecut <= one.edgecut

@@ -1,0 +1,152 @@
+"""GPU kernels against their NumPy twins, and the gpu engine against the cpu engine.
+
+Run on the device with ``make gpu-test``; skipped (with the reason) where CUDA is not usable.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import SMALL_GRAPHS, load_fixture, random_graph, requires_cuda
+
+from gpmetis import partition
+from gpmetis.backend import get_backend
+from gpmetis.coarsening.contraction import coarse_map, contract
+from gpmetis.coarsening.matching import accept, heavy_edge_matching, propose
+from gpmetis.device_graph import DeviceGraph
+from gpmetis.metrics import part_weights
+from gpmetis.refinement.jet import MoveRequest, afterburner, best_moves, refine
+from gpmetis.refinement.rebalance import rebalance_step
+
+pytestmark = [pytest.mark.gpu, requires_cuda]
+
+CASES = SMALL_GRAPHS + ["delaunay_n15", "rgg_n_2_15_s0", "random-w", "random-iso"]
+
+
+def _graph(name):
+    if name == "random-w":
+        return random_graph(5000, 7, seed=4, weighted=True)
+    if name == "random-iso":
+        return random_graph(3000, 4, seed=9, isolated=200, components=3)
+    return load_fixture(name)
+
+
+def _both(graph):
+    cpu, gpu = get_backend("cpu"), get_backend("gpu")
+    return DeviceGraph.upload(cpu, graph), DeviceGraph.upload(gpu, graph)
+
+
+def _eq(host, device):
+    assert np.array_equal(np.asarray(host), device.get())
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_matching_equals_twin(name):
+    gc, gg = _both(_graph(name))
+    cpu, gpu = gc.be, gg.be
+    match_c = np.full(gc.nvtxs, -1, np.int32)
+    match_g = gpu.xp.asarray(match_c)
+    for seed in (1, 77, 12345):
+        prop_c = propose(cpu, gc, match_c, 50, seed, True)
+        prop_g = propose(gpu, gg, match_g, 50, seed, True)
+        _eq(prop_c, prop_g)
+        match_c = accept(cpu, prop_c, match_c)
+        match_g = accept(gpu, prop_g, match_g)
+        _eq(match_c, match_g)
+    for use_weights in (True, False):
+        full_c = heavy_edge_matching(cpu, gc, 40, 5, use_weights, True)
+        full_g = heavy_edge_matching(gpu, gg, 40, 5, use_weights, True)
+        _eq(full_c, full_g)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_contraction_equals_twin(name):
+    gc, gg = _both(_graph(name))
+    match = heavy_edge_matching(gc.be, gc, 10**6, 3, True, True)
+    cmap_c, rep_c = coarse_map(gc.be, match)
+    cmap_g, rep_g = coarse_map(gg.be, gg.be.xp.asarray(match))
+    _eq(cmap_c, cmap_g)
+    _eq(rep_c, rep_g)
+    coarse_c = contract(gc.be, gc, match, cmap_c, rep_c)
+    coarse_g = contract(gg.be, gg, gg.be.xp.asarray(match), cmap_g, rep_g)
+    for a, b in zip(coarse_c.to_host(), coarse_g.to_host()):
+        assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", CASES)
+@pytest.mark.parametrize("nparts", [2, 16, 64])
+def test_refinement_kernels_equal_twins(name, nparts):
+    graph = _graph(name)
+    gc, gg = _both(graph)
+    xp = gg.be.xp
+    rng = np.random.default_rng(nparts)
+    part_c = rng.integers(0, nparts, gc.nvtxs).astype(np.int32)
+    part_g = xp.asarray(part_c)
+    locked = rng.random(gc.nvtxs) < 0.2
+    for num, den in ((1, 4), (3, 4)):
+        req_c = MoveRequest(0, ~locked, num, den)
+        req_g = MoveRequest(0, xp.asarray(~locked), num, den)
+        dest_c, gain_c = best_moves(gc.be, gc, part_c, nparts, req_c)
+        dest_g, gain_g = best_moves(gg.be, gg, part_g, nparts, req_g)
+        _eq(dest_c, dest_g)
+        _eq(gain_c, gain_g)
+        _eq(afterburner(gc.be, gc, part_c, dest_c, gain_c),
+            afterburner(gg.be, gg, part_g, dest_g, gain_g))
+    skew = np.where(rng.random(gc.nvtxs) < 0.5, 0, part_c).astype(np.int32)
+    total = int(gc.vwgt.sum())
+    maxpw_c = np.full(nparts, int(1.03 * total / nparts), np.int64)
+    pw_c = part_weights(gc.be, gc.vwgt[:, None], skew, nparts)[:, 0]
+    over = (pw_c > maxpw_c)[skew]
+    dest_c, gain_c = best_moves(gc.be, gc, skew, nparts, MoveRequest(1, over, pwgts=pw_c,
+                                                                     maxpwgt=maxpw_c))
+    dest_g, gain_g = best_moves(gg.be, gg, xp.asarray(skew), nparts,
+                                MoveRequest(1, xp.asarray(over), pwgts=xp.asarray(pw_c),
+                                            maxpwgt=xp.asarray(maxpw_c)))
+    _eq(dest_c, dest_g)
+    _eq(gain_c, gain_g)
+    _eq(rebalance_step(gc.be, gc, skew, nparts, maxpw_c),
+        rebalance_step(gg.be, gg, xp.asarray(skew), nparts, xp.asarray(maxpw_c)))
+    _eq(refine(gc.be, gc, skew, nparts, maxpw_c, finest=True, patience=4),
+        refine(gg.be, gg, xp.asarray(skew), nparts, xp.asarray(maxpw_c), finest=True,
+               patience=4))
+
+
+@pytest.mark.parametrize("name", CASES)
+@pytest.mark.parametrize("nparts", [2, 8, 64])
+def test_gpu_engine_equals_cpu_engine(name, nparts):
+    graph = _graph(name)
+    cpu = partition(graph, nparts, engine="cpu", seed=7)
+    gpu = partition(graph, nparts, engine="gpu", seed=7)
+    assert np.array_equal(cpu.part, gpu.part)
+    assert gpu.engine == "gpu"
+
+
+def test_gpu_engine_is_deterministic():
+    graph = load_fixture("delaunay_n16")
+    runs = [partition(graph, 64, engine="gpu").part for _ in range(3)]
+    assert all(np.array_equal(runs[0], r) for r in runs[1:])
+
+
+@pytest.mark.skipif(shutil.which("compute-sanitizer") is None,
+                    reason="compute-sanitizer is not installed")
+def test_no_kernel_errors_under_compute_sanitizer(tmp_path):
+    script = (
+        "from conftest import load_fixture\n"
+        "from gpmetis import partition\n"
+        "r = partition(load_fixture('3elt'), 8, engine='gpu')\n"
+        "print('edgecut', r.edgecut)\n"
+    )
+    proc = subprocess.run(
+        ["compute-sanitizer", "--error-exitcode", "3", "--tool", "memcheck",
+         sys.executable, "-c", script],
+        capture_output=True, text=True, cwd=str(tmp_path),
+        env={**__import__("os").environ,
+             "PYTHONPATH": ":".join(sys.path)},
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "ERROR SUMMARY: 0 errors" in proc.stdout + proc.stderr
