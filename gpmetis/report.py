@@ -90,6 +90,8 @@ def format_summary(graph: Graph, result: Result, options: Options, timing: Timin
         f"minconn={_yes(o.minconn)}, contig={_yes(o.contig)}, nooutput={_yes(o.nooutput)}",
         f" seed={o.seed}, niter={o.niter}, ncuts={o.ncuts}",
         f" engine={o.engine} (ran: {result.engine})",
+        *([f" note: {result.stats['fallback']}; METIS ran instead"]
+          if result.stats.get("fallback") else []),
         "",
         _section("Direct k-way Partitioning" if o.ptype == "kway" else "Recursive Partitioning"),
         f" - Edgecut: {m.edgecut}, communication volume: {m.volume}.",

@@ -13,7 +13,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 
 import numpy as np
 
-PARALLEL_MIN_NNZ = 20_000
+PARALLEL_MIN_NNZ = 2_000
 _pool: Executor | None = None
 
 

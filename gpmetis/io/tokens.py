@@ -17,6 +17,10 @@ token and three multiply-shift steps); longer and signed ones column by column.
 
 from __future__ import annotations
 
+import ctypes
+import os
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +28,7 @@ import numpy as np
 from gpmetis.errors import InputError
 
 _CHUNK = 1 << 20  # bytes per chunk; a chunk is extended to the end of its last line
+_THREADS = min(4, os.cpu_count() or 1)  # NumPy releases the GIL inside each operation
 _MAX_DIGITS = 18  # every integer of at most 18 digits fits in int64
 _INT32_MAX = np.iinfo(np.int32).max
 
@@ -87,32 +92,59 @@ class Tokens:
 
 def tokenize(data: bytes, path: str) -> Tokens:
     """Split ``data`` into lines and tokens and parse the integer tokens (see module docstring)."""
+    _keep_heap_memory()
     b = np.frombuffer(data, np.uint8)
     nbytes = len(b)
-    ends_with_nl = nbytes > 0 and b[-1] == _NEWLINE
-    nlines = data.count(b"\n") + (0 if ends_with_nl or nbytes == 0 else 1)
     pos_t = np.int32 if nbytes < _INT32_MAX else np.int64
     # one unaligned little-endian 64-bit word starting at every byte (no copy)
     win = np.ndarray((max(nbytes - 7, 0),), "<u8", buffer=data, strides=(1,))
+    bounds = [0]
+    while bounds[-1] < nbytes:
+        bounds.append(data.find(b"\n", min(bounds[-1] + _CHUNK, nbytes) - 1) + 1 or nbytes)
 
-    out = _Output(nbytes, nlines)
-    lo = 0
-    while lo < nbytes:
-        hi = data.find(b"\n", min(lo + _CHUNK, nbytes) - 1) + 1 or nbytes
-        _scan_chunk(b, win, lo, hi, pos_t, out)
-        lo = hi
+    out = _Output(nbytes)
+    with ThreadPoolExecutor(_THREADS) as pool:
+        pending: deque = deque()
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            pending.append(pool.submit(_scan_chunk, b, win, lo, hi, pos_t))
+            if len(pending) > 2 * _THREADS:
+                out.add(*pending.popleft().result())
+        while pending:
+            out.add(*pending.popleft().result())
     return out.finish(path, b)
 
 
-class _Output:
-    """Accumulates the per-chunk results into preallocated arrays."""
+def _keep_heap_memory() -> None:
+    """Keep the chunk temporaries on glibc's heap between chunks.
 
-    def __init__(self, nbytes: int, nlines: int) -> None:
+    By default glibc maps and unmaps blocks this size on every chunk, and the page faults
+    doubled the scan time. 32 MiB / 64 MiB are the thresholds glibc adopts by itself once a
+    32 MiB block has been freed. Does nothing on other C libraries.
+    """
+    global _heap_tuned
+    if _heap_tuned:
+        return
+    _heap_tuned = True
+    try:
+        libc = ctypes.CDLL(None)
+        libc.mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD
+        libc.mallopt(-1, 64 << 20)  # M_TRIM_THRESHOLD
+    except (OSError, AttributeError):
+        pass
+
+
+_heap_tuned = False
+
+
+class _Output:
+    """Accumulates the per-chunk results, in file order."""
+
+    def __init__(self, nbytes: int) -> None:
         # at most one token per two bytes: the untouched tail of the buffer is never paged in
         self.values = np.empty(nbytes // 2 + 1, np.int32)
         self.ntok = 0
-        self.line_cnt = np.empty(nlines, np.int32)
         self.nline = 0
+        self.line_cnt: list[np.ndarray] = []
         self.comments: list[np.ndarray] = []
         self.bad: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
@@ -121,27 +153,27 @@ class _Output:
         k = len(vals)
         if wide and self.values.dtype == np.int32 and k:
             if vals.min() < -_INT32_MAX - 1 or vals.max() > _INT32_MAX:
-                wide = np.empty(len(self.values), np.int64)
-                wide[: self.ntok] = self.values[: self.ntok]
-                self.values = wide
+                wider = np.empty(len(self.values), np.int64)
+                wider[: self.ntok] = self.values[: self.ntok]
+                self.values = wider
         self.values[self.ntok : self.ntok + k] = vals
         if len(comment_lines):
             self.comments.append(comment_lines + self.nline)
         if len(bad):
             self.bad.append((bad + self.ntok, bad_start, bad_end))
-        self.line_cnt[self.nline : self.nline + len(cnt)] = cnt
+        self.line_cnt.append(cnt)
         self.ntok += k
         self.nline += len(cnt)
 
     def finish(self, path: str, b: np.ndarray) -> Tokens:
         def cat(parts, dtype=np.int64):
-            return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
+            return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
 
         return Tokens(
             path=path,
             data=b,
             values=self.values[: self.ntok],
-            line_cnt=self.line_cnt[: self.nline],
+            line_cnt=cat(self.line_cnt, np.int32),
             comment_lines=cat(self.comments),
             bad=cat([x[0] for x in self.bad]),
             bad_start=cat([x[1] for x in self.bad]),
@@ -149,8 +181,8 @@ class _Output:
         )
 
 
-def _scan_chunk(b, win, lo: int, hi: int, pos_t, out: _Output) -> None:
-    """Tokenize the whole lines in b[lo:hi] and append them to ``out``."""
+def _scan_chunk(b, win, lo: int, hi: int, pos_t) -> tuple:
+    """Tokenize the whole lines in b[lo:hi]: the arguments of ``_Output.add``."""
     seg = b[lo:hi]
     size = hi - lo
     nonblank = seg > 32
@@ -178,8 +210,7 @@ def _scan_chunk(b, win, lo: int, hi: int, pos_t, out: _Output) -> None:
     oddbyte &= nonblank
     long_tok = length > _MAX_DIGITS
     if not (oddbyte.any() or long_tok.any()):
-        out.add(vals, cnt, _NONE, _NONE, _NONE, _NONE, wide=wide)
-        return
+        return vals, cnt, _NONE, _NONE, _NONE, _NONE, wide
 
     odd = np.flatnonzero(oddbyte)
     tok = np.searchsorted(start, odd, side="right") - 1  # token of each odd byte
@@ -205,9 +236,7 @@ def _scan_chunk(b, win, lo: int, hi: int, pos_t, out: _Output) -> None:
     bad = np.union1d(utok[~signed], np.flatnonzero(long_tok))
     vals[bad] = 0
     new_index = np.cumsum(keep) - 1  # token numbers once the comment lines are dropped
-    out.add(
-        vals[keep], cnt, comment, new_index[bad], start[bad] + lo, end[bad] + lo, wide=True
-    )
+    return vals[keep], cnt, comment, new_index[bad], start[bad] + lo, end[bad] + lo, True
 
 
 _NONE = np.zeros(0, np.int64)
@@ -225,11 +254,10 @@ def _outside(comment: np.ndarray, tok_before: np.ndarray, ntok: int) -> np.ndarr
 
 def _parse_unsigned(b, win, start, length) -> np.ndarray:
     """Values of digit-only tokens (int64); other tokens get arbitrary values."""
-    nbytes = len(b)
-    fast = length <= 8
-    fast &= start <= nbytes - 8
-    if fast.all():
+    if len(start) == 0 or (length.max() <= 8 and start[-1] <= len(b) - 8):
         return _swar8(win[start], length)
+    fast = length <= 8
+    fast &= start <= len(b) - 8
     vals = np.zeros(len(start), np.int64)
     vals[fast] = _swar8(win[start[fast]], length[fast])
     slow = np.flatnonzero(~fast)

@@ -114,17 +114,28 @@ def partition(graph: Graph, nparts: int, options: Options | None = None, **kwarg
     if nparts == 1 or graph.nvtxs == 0:
         part = np.zeros(graph.nvtxs, dtype=np.int32)
     elif engine == "metis":
-        from gpmetis.partitioning.metis_engine import metis_partition
-
-        explicit = None if options.tpwgts is None else tpwgts
-        part = metis_partition(graph, nparts, options, explicit)
+        part = _metis(graph, nparts, options, tpwgts)
     else:
-        part, stats = _best_of_cuts(graph, nparts, options, tpwgts, engine, seed)
+        try:
+            part, stats = _best_of_cuts(graph, nparts, options, tpwgts, engine, seed)
+        except PartitionError as exc:
+            if options.engine != "auto":
+                raise
+            # auto chose the GPU and it ran out of memory: METIS on the CPU still answers.
+            stats = {"fallback": str(exc)}
+            engine = "metis"
+            part = _metis(graph, nparts, options, tpwgts)
     seconds = time.perf_counter() - start
     metrics = compute_metrics(
         graph.xadj, graph.adjncy, graph.vwgt, graph.adjwgt, part, nparts, tpwgts, graph.vsize
     )
     return Result(part, nparts, engine, metrics, seconds, stats)
+
+
+def _metis(graph: Graph, nparts: int, options: Options, tpwgts: np.ndarray) -> np.ndarray:
+    from gpmetis.partitioning.metis_engine import metis_partition
+
+    return metis_partition(graph, nparts, options, None if options.tpwgts is None else tpwgts)
 
 
 def _best_of_cuts(graph, nparts, options, tpwgts, engine, seed):
@@ -138,7 +149,10 @@ def _best_of_cuts(graph, nparts, options, tpwgts, engine, seed):
                 graph, nparts, options, tpwgts, engine, seed + trial * CUT_SEED_STRIDE
             )
         except MemoryError as exc:
-            raise PartitionError(f"out of memory in the {engine} engine: {exc}") from exc
+            raise PartitionError(
+                f"the graph does not fit in {engine.upper()} memory ({exc}); "
+                "try -engine=metis"
+            ) from exc
         pw = np.zeros((nparts, 1), dtype=np.int64)
         np.add.at(pw[:, 0], part, graph.vwgt[:, 0])
         excess = int(np.maximum(pw - limits, 0).sum())

@@ -82,3 +82,21 @@ extern "C" __global__ void afterburner(
     }
     keep[v] = g >= 0 ? 1 : 0;
 }
+
+// The state of a partition in one pass: out[0] = 2 * edgecut, out[1 + p] = weight of part p.
+// Integer atomic sums do not depend on thread order. Twin: jet.py (_score via metrics).
+extern "C" __global__ void score(
+    const int n, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
+    const int* __restrict__ adjwgt, const int* __restrict__ vwgt, const int* __restrict__ part,
+    unsigned long long* __restrict__ out)
+{
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= n) return;
+    const int p = part[v];
+    long long cut = 0;
+    for (long long j = xadj[v]; j < xadj[v + 1]; ++j) {
+        if (part[adjncy[j]] != p) cut += adjwgt[j];
+    }
+    if (cut) atomicAdd(out, (unsigned long long)cut);
+    atomicAdd(out + 1 + p, (unsigned long long)vwgt[v]);
+}

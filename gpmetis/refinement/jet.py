@@ -106,12 +106,22 @@ def afterburner(be: Backend, g: DeviceGraph, part, dest, gain):
     return (dest >= 0) & (np.rint(g_after) >= 0)
 
 
-def _score(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt) -> tuple[int, int]:
+def partition_state(be: Backend, g: DeviceGraph, part, nparts: int) -> tuple[int, np.ndarray]:
+    """(edgecut, part weights as a host int64 array) with one device round trip on the GPU."""
+    if not be.gpu:
+        pw = part_weights(be, g.vwgt[:, None], part, nparts)[:, 0]
+        return edgecut(be, g.src, g.adjncy, g.adjwgt, part), pw
+    out = be.xp.zeros(nparts + 1, dtype=be.xp.uint64)
+    be.launch(be.kernel(CU_FILE, "score"), g.nvtxs,
+              (np.int32(g.nvtxs), g.xadj, g.adjncy, g.adjwgt, g.vwgt, part, out))
+    host = out.get().astype(np.int64)
+    return int(host[0]) // 2, host[1:]
+
+
+def _score(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray):
     """(total overweight, edgecut): lexicographically smaller is better."""
-    xp = be.xp
-    pw = part_weights(be, g.vwgt[:, None], part, nparts)[:, 0]
-    excess = int(xp.maximum(pw - maxpwgt, 0).sum())
-    return excess, edgecut(be, g.src, g.adjncy, g.adjwgt, part)
+    cut, pw = partition_state(be, g, part, nparts)
+    return int(np.maximum(pw - maxpwgt, 0).sum()), cut
 
 
 def refine(
@@ -129,8 +139,9 @@ def refine(
 
     xp = be.xp
     c_num, c_den = FILTER_FINEST if finest else FILTER_COARSE
+    maxpwgt_host = be.asnumpy(maxpwgt)
     locked = xp.zeros(g.nvtxs, dtype=bool)
-    best, best_score = part.copy(), _score(be, g, part, nparts, maxpwgt)
+    best, best_score = part.copy(), _score(be, g, part, nparts, maxpwgt_host)
     score = best_score
     stale = 0
     for _ in range(MAX_ITERATIONS):
@@ -143,7 +154,7 @@ def refine(
         else:
             part = rebalance_step(be, g, part, nparts, maxpwgt)
             locked[:] = False
-        score = _score(be, g, part, nparts, maxpwgt)
+        score = _score(be, g, part, nparts, maxpwgt_host)
         if score < best_score:
             big = score[0] < best_score[0] or score[1] < (1 - IMPROVEMENT) * best_score[1]
             best, best_score = part.copy(), score
