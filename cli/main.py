@@ -18,7 +18,31 @@ def _choice(values: tuple[str, ...]) -> click.Choice:
     return click.Choice(values, case_sensitive=False)
 
 
-@click.command(context_settings=CONTEXT)
+def _strip_equals(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """click reads the one-letter ``-o=FILE`` as ``-o`` with value ``=FILE``; METIS style means
+    FILE."""
+    return value[1:] if value and value.startswith("=") else value
+
+
+class MetisStyleCommand(click.Command):
+    """Names an unknown ``-option`` whole (click would split it into one-letter options)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        known = {opt.split("=")[0] for p in self.params for opt in getattr(p, "opts", [])}
+        for arg in args:
+            if arg == "--":
+                break
+            if not arg.startswith("-") or arg.startswith("--"):
+                continue
+            name = arg.split("=", 1)[0]
+            if name.lstrip("-").isdigit():
+                raise click.UsageError(f"NPARTS must be a positive integer, got {arg}", ctx)
+            if name not in known and name[:2] not in known:
+                raise click.UsageError(f"No such option: {name} (see -help)", ctx)
+        return super().parse_args(ctx, args)
+
+
+@click.command(cls=MetisStyleCommand, context_settings=CONTEXT)
 @click.argument("graphfile", type=click.Path(dir_okay=True))
 @click.argument("nparts", type=click.IntRange(min=1))
 @click.option("-ptype", type=_choice(PTYPES), default="kway", help="rb | kway (default)")
@@ -42,7 +66,7 @@ def _choice(values: tuple[str, ...]) -> click.Choice:
 @click.option("-time", "show_time", is_flag=True, help="print per-phase and per-level timing")
 @click.option("-engine", type=_choice(ENGINES), default="auto",
               help="auto (default) | gpu | cpu | metis")
-@click.option("-o", "-output", "output", type=str, default=None,
+@click.option("-o", "-output", "output", type=str, default=None, callback=_strip_equals,
               help="partition file (default GRAPHFILE.part.NPARTS)")
 @click.option("-json", "json_file", type=str, default=None, help="also write the report as JSON")
 @click.option("-quiet", is_flag=True, help="print nothing but errors and warnings")

@@ -12,9 +12,12 @@ def uniform_tpwgts(nparts: int, ncon: int = 1) -> np.ndarray:
 
 
 def max_part_weights(total: np.ndarray, tpwgts: np.ndarray, ubfactors) -> np.ndarray:
-    """(nparts, ncon) int64 limits: floor(ub[c] * tpwgts[p, c] * total[c])."""
+    """(nparts, ncon) int64 limits: floor(ub[c] * tpwgts[p, c] * total[c]), but never below
+    ceil(tpwgts[p, c] * total[c]): with integer weights that much may be unavoidable (e.g. 1490
+    unit vertices in 64 parts need a part of 24 > 1.03 * 23.28)."""
     ub = np.asarray(ubfactors, dtype=np.float64)[None, :]
-    limits = np.floor(ub * tpwgts * np.asarray(total, dtype=np.float64)[None, :] + EPS)
+    target = tpwgts * np.asarray(total, dtype=np.float64)[None, :]
+    limits = np.maximum(np.floor(ub * target + EPS), np.ceil(target - EPS))
     return limits.astype(np.int64)
 
 

@@ -29,6 +29,15 @@ class DeviceGraph:
 
     def __post_init__(self) -> None:
         self.src = self.be.sources(self.xadj, len(self.adjncy))
+        self._scratch: dict = {}
+
+    def scratch(self, name: str, size: int, dtype):
+        """A work array kept for this level's lifetime (contents undefined between uses)."""
+        buf = self._scratch.get(name)
+        if buf is None or len(buf) < size or buf.dtype != dtype:
+            buf = self.be.xp.empty(size, dtype=dtype)
+            self._scratch[name] = buf
+        return buf[:size]
 
     @property
     def nvtxs(self) -> int:

@@ -154,6 +154,7 @@ def _phase_lines(stats: dict) -> list[str]:
     for lvl in stats["levels"]:
         lines.append(
             f"       level {lvl['level']:2d}: nvtxs {lvl['nvtxs']:>10d}  "
-            f"nedges {lvl['nedges']:>11d}  coarsen {lvl['seconds']:7.3f} sec"
+            f"nedges {lvl['nedges']:>11d}  coarsen {lvl['seconds']:7.3f} sec  "
+            f"refinement iterations {lvl.get('refine_iterations', 0)}"
         )
     return lines

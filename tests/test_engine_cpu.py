@@ -32,10 +32,12 @@ def quality_runs():
 
 
 def test_quality_against_metis_reference(quality_runs):
+    """Regression guard: geometric mean of our cut / METIS 5.1's <= 0.99 at k = 8 and 64,
+    no graph above 1.08 (measured 0.95 and 1.02 when this was written)."""
     geomean = math.exp(np.mean(np.log(list(quality_runs.values()))))
     worst = max(quality_runs.items(), key=lambda kv: kv[1])
-    assert geomean <= 1.10, f"geometric mean {geomean:.3f}"
-    assert worst[1] <= 1.25, f"worst {worst}"
+    assert geomean <= 0.99, f"geometric mean {geomean:.3f}"
+    assert worst[1] <= 1.08, f"worst {worst}"
 
 
 def test_matching_is_an_involution():

@@ -21,6 +21,7 @@ class Level:
     graph: DeviceGraph | None
     cmap: object | None = None
     seconds: float = 0.0
+    iterations: int = 0
 
     def __post_init__(self) -> None:
         self.nvtxs = self.graph.nvtxs

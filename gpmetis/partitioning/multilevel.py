@@ -65,18 +65,20 @@ def multilevel_partition(
 
     patience = options.niter + 2
     part = xp.asarray(part0, dtype=xp.int32)
-    part = refine(be, coarsest, part, nparts, maxpwgt, finest=len(levels) == 1, patience=patience)
+    part, levels[-1].iterations = refine(be, coarsest, part, nparts, maxpwgt,
+                                         finest=len(levels) == 1, patience=patience)
     for depth in range(len(levels) - 2, -1, -1):
         level = levels[depth]
         part = part[level.cmap]
-        part = refine(be, level.graph, part, nparts, maxpwgt, finest=depth == 0,
-                      patience=patience)
+        part, level.iterations = refine(be, level.graph, part, nparts, maxpwgt,
+                                        finest=depth == 0, patience=patience)
         levels[depth + 1].graph = None
     part = fill_empty_parts(be, g, part, nparts)
     be.synchronize()
     stats.refinement = time.perf_counter() - t2
     stats.levels = [
-        {"level": i, "nvtxs": lvl.nvtxs, "nedges": lvl.nedges, "seconds": lvl.seconds}
+        {"level": i, "nvtxs": lvl.nvtxs, "nedges": lvl.nedges, "seconds": lvl.seconds,
+         "refine_iterations": lvl.iterations}
         for i, lvl in enumerate(levels)
     ]
     stats.peak_gpu_bytes = be.peak_memory()

@@ -3,16 +3,17 @@
 
 // Connectivity of v to each adjacent part, gathered in the hash table scratch[xadj[v]..xadj[v+1])
 // (v's degree bounds the number of distinct parts, so it never overflows). Then:
-//  mode 0 (label propagation), for unlocked v: dest[v] = the other part p with the largest
+//  mode 0 (label propagation), for v with locked[v] == 0: dest[v] = the other part p with the largest
 //    conn(v,p), ties -> smaller p; gain[v] = conn(v,dest) - conn(v,part[v]); v stays a candidate
 //    when gain >= 0 or -gain < floor(c_num * conn(v,part[v]) / c_den), else dest[v] = -1.
-//  mode 1 (rebalancing), for v in a part with over[part[v]] != 0: as above but only parts p with
+//  mode 1 (rebalancing), for v in a part p0 with over[p0] != 0: as above but only parts p with
 //    pwgts[p] + vwgt[v] <= maxpwgt[p] qualify; dest[v] = -1 when none is adjacent, and then
 //    gain[v] = -conn(v,part[v]).
 extern "C" __global__ void best_moves(
     const int n, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
     const int* __restrict__ adjwgt, const int* __restrict__ vwgt, const int* __restrict__ part,
-    const unsigned char* __restrict__ active, const int mode, const long long c_num,
+    const unsigned char* __restrict__ locked, const unsigned char* __restrict__ over,
+    const int mode, const long long c_num,
     const long long c_den, const long long* __restrict__ pwgts,
     const long long* __restrict__ maxpwgt, int* __restrict__ tkeys, int* __restrict__ tvals,
     int* __restrict__ dest, long long* __restrict__ gain)
@@ -21,10 +22,10 @@ extern "C" __global__ void best_moves(
     if (v >= n) return;
     dest[v] = -1;
     gain[v] = 0;
-    if (!active[v]) return;
+    const int own = part[v];
+    if (mode == 0 ? locked[v] != 0 : over[own] == 0) return;
     const long long base = xadj[v];
     const long long cap = xadj[v + 1] - base;
-    const int own = part[v];
     for (long long s = 0; s < cap; ++s) tkeys[base + s] = -1;
     long long own_conn = 0;
     for (long long j = base; j < base + cap; ++j) {

@@ -25,40 +25,50 @@ FILTER_COARSE = (3, 4)
 
 @dataclass
 class MoveRequest:
-    """What ``best_moves`` computes for: LP (mode 0) or rebalancing (mode 1)."""
+    """What ``best_moves`` computes: LP moves of unlocked vertices (mode 0, ``locked`` uint8 per
+    vertex, filter c = c_num / c_den) or rebalancing moves out of ``over`` parts (mode 1, uint8
+    per part, with part weights and limits)."""
 
     mode: int
-    active: object
+    locked: object = None
     c_num: int = 0
     c_den: int = 1
+    over: object = None
     pwgts: object = None
     maxpwgt: object = None
+
+    def active(self, part):
+        return self.locked == 0 if self.mode == 0 else self.over[part] != 0
 
 
 def best_moves(be: Backend, g: DeviceGraph, part, nparts: int, req: MoveRequest):
     """(dest int32, gain int64) per vertex as ``jet.cu``'s best_moves defines them."""
+    if not be.gpu:
+        return _best_moves_numpy(g, part, nparts, req)
     xp = be.xp
     n = g.nvtxs
-    pwgts = req.pwgts if req.pwgts is not None else xp.zeros(1, dtype=xp.int64)
-    maxpwgt = req.maxpwgt if req.maxpwgt is not None else xp.zeros(1, dtype=xp.int64)
-    if not be.gpu:
-        return _best_moves_numpy(g, part, nparts, req, pwgts, maxpwgt)
+    dummy8 = g.scratch("dummy8", 1, xp.uint8)
+    dummy64 = g.scratch("dummy64", 1, xp.int64)
     dest = xp.empty(n, dtype=xp.int32)
     gain = xp.empty(n, dtype=xp.int64)
-    tkeys = xp.empty(max(g.nnz, 1), dtype=xp.int32)
-    tvals = xp.empty(max(g.nnz, 1), dtype=xp.int32)
     be.launch(be.kernel(CU_FILE, "best_moves"), n,
               (np.int32(n), g.xadj, g.adjncy, g.adjwgt, g.vwgt, part,
-               req.active.astype(xp.uint8), np.int32(req.mode), np.int64(req.c_num),
-               np.int64(req.c_den), pwgts, maxpwgt, tkeys, tvals, dest, gain))
+               req.locked if req.locked is not None else dummy8,
+               req.over if req.over is not None else dummy8,
+               np.int32(req.mode), np.int64(req.c_num), np.int64(req.c_den),
+               req.pwgts if req.pwgts is not None else dummy64,
+               req.maxpwgt if req.maxpwgt is not None else dummy64,
+               g.scratch("tkeys", max(g.nnz, 1), xp.int32),
+               g.scratch("tvals", max(g.nnz, 1), xp.int32), dest, gain))
     return dest, gain
 
 
-def _best_moves_numpy(g: DeviceGraph, part, nparts: int, req: MoveRequest, pwgts, maxpwgt):
+def _best_moves_numpy(g: DeviceGraph, part, nparts: int, req: MoveRequest):
     n = g.nvtxs
+    pwgts, maxpwgt = req.pwgts, req.maxpwgt
     dest = np.full(n, -1, dtype=np.int32)
     gain = np.zeros(n, dtype=np.int64)
-    active = req.active.astype(bool)
+    active = req.active(part)
     on = active[g.src]
     s, p, w = g.src[on], part[g.adjncy[on]], g.adjwgt[on].astype(np.int64)
     own = p == part[s]
@@ -88,14 +98,14 @@ def _best_moves_numpy(g: DeviceGraph, part, nparts: int, req: MoveRequest, pwgts
 
 
 def afterburner(be: Backend, g: DeviceGraph, part, dest, gain):
-    """Boolean mask of the candidate moves whose gain stays >= 0 after higher-priority moves."""
+    """uint8 mask of the candidate moves whose gain stays >= 0 after higher-priority moves."""
     xp = be.xp
     n = g.nvtxs
     if be.gpu:
         keep = xp.empty(n, dtype=xp.uint8)
         be.launch(be.kernel(CU_FILE, "afterburner"), n,
                   (np.int32(n), g.xadj, g.adjncy, g.adjwgt, part, dest, gain, keep))
-        return keep.astype(bool)
+        return keep
     s, u = g.src, g.adjncy
     cand = dest[s] >= 0
     s, u, w = s[cand], u[cand], g.adjwgt[cand].astype(np.int64)
@@ -103,7 +113,7 @@ def afterburner(be: Backend, g: DeviceGraph, part, dest, gain):
     pu = np.where(first, dest[u], part[u])
     delta = np.where(pu == dest[s], w, np.where(pu == part[s], -w, 0))
     g_after = np.bincount(s, weights=delta, minlength=n)
-    return (dest >= 0) & (np.rint(g_after) >= 0)
+    return ((dest >= 0) & (np.rint(g_after) >= 0)).astype(np.uint8)
 
 
 def partition_state(be: Backend, g: DeviceGraph, part, nparts: int) -> tuple[int, np.ndarray]:
@@ -134,26 +144,26 @@ def refine(
     finest: bool,
     patience: int,
 ):
-    """The best partition found by Jet iterations from ``part`` (int32 on the backend)."""
+    """(best partition found by Jet iterations from ``part``, iterations run)."""
     from gpmetis.refinement.rebalance import rebalance_step
 
     xp = be.xp
     c_num, c_den = FILTER_FINEST if finest else FILTER_COARSE
     maxpwgt_host = be.asnumpy(maxpwgt)
-    locked = xp.zeros(g.nvtxs, dtype=bool)
+    locked = xp.zeros(g.nvtxs, dtype=xp.uint8)
     best, best_score = part.copy(), _score(be, g, part, nparts, maxpwgt_host)
     score = best_score
     stale = 0
-    for _ in range(MAX_ITERATIONS):
+    iterations = 0
+    while iterations < MAX_ITERATIONS and stale < patience:
+        iterations += 1
         if score[0] == 0:
-            req = MoveRequest(0, ~locked, c_num, c_den)
-            dest, gain = best_moves(be, g, part, nparts, req)
-            keep = afterburner(be, g, part, dest, gain)
-            part = xp.where(keep, dest, part)
-            locked = keep
+            dest, gain = best_moves(be, g, part, nparts, MoveRequest(0, locked, c_num, c_den))
+            locked = afterburner(be, g, part, dest, gain)
+            part = xp.where(locked != 0, dest, part)
         else:
             part = rebalance_step(be, g, part, nparts, maxpwgt)
-            locked[:] = False
+            locked[:] = 0
         score = _score(be, g, part, nparts, maxpwgt_host)
         if score < best_score:
             big = score[0] < best_score[0] or score[1] < (1 - IMPROVEMENT) * best_score[1]
@@ -161,6 +171,4 @@ def refine(
             stale = 0 if big else stale + 1
         else:
             stale += 1
-        if stale >= patience:
-            break
-    return best
+    return best, iterations

@@ -36,10 +36,10 @@ def rebalance_step(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt):
     """One rebalancing round (returns a new part array)."""
     xp = be.xp
     pw = part_weights(be, g.vwgt[:, None], part, nparts)[:, 0]
-    over = pw > maxpwgt
-    active = over[part]
-    dest, gain = best_moves(be, g, part, nparts, MoveRequest(1, active, pwgts=pw, maxpwgt=maxpwgt))
-    cand = xp.flatnonzero(active)
+    over = (pw > maxpwgt).astype(xp.uint8)
+    req = MoveRequest(1, over=over, pwgts=pw, maxpwgt=maxpwgt)
+    dest, gain = best_moves(be, g, part, nparts, req)
+    cand = xp.flatnonzero(over[part])
     if len(cand) == 0:
         return part
     roomiest = xp.argmax(maxpwgt - pw).astype(xp.int32)
