@@ -61,11 +61,10 @@ class Backend:
         return (xp.searchsorted(xadj, entries, side="right") - 1).astype(xp.int32)
 
     def scatter_min(self, target, index, values) -> None:
-        """``target[index[i]] = min(target[index[i]], values[i])`` for every i."""
+        """``target[index[i]] = min(target[index[i]], values[i])`` for int64 arrays."""
         if self.gpu:
-            import cupyx
-
-            cupyx.scatter_min(target, index, values)
+            kernel = self.kernel(Path(__file__).with_name("metrics.cu"), "scatter_min")
+            self.launch(kernel, len(index), (np.int64(len(index)), target, index, values))
         else:
             np.minimum.at(target, index, values)
 

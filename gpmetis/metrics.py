@@ -43,7 +43,7 @@ def connected_components(be: Backend, n: int, src, dst):
         hook = lu < lv
         if not bool(hook.any()):
             return label
-        be.scatter_min(label, lv[hook], lu[hook])
+        be.scatter_min(label, lv[hook], lu[hook])  # int64 labels
         while True:
             jumped = label[label]
             if bool((jumped == label).all()):

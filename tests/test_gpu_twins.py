@@ -108,8 +108,8 @@ def test_refinement_kernels_equal_twins(name, nparts):
                                             maxpwgt=xp.asarray(maxpw_c)))
     _eq(dest_c, dest_g)
     _eq(gain_c, gain_g)
-    _eq(rebalance_step(gc.be, gc, skew, nparts, maxpw_c),
-        rebalance_step(gg.be, gg, xp.asarray(skew), nparts, xp.asarray(maxpw_c)))
+    _eq(rebalance_step(gc.be, gc, skew, nparts, maxpw_c, pw_c),
+        rebalance_step(gg.be, gg, xp.asarray(skew), nparts, xp.asarray(maxpw_c), pw_c))
     _eq(refine(gc.be, gc, skew, nparts, maxpw_c, finest=True, patience=4)[0],
         refine(gg.be, gg, xp.asarray(skew), nparts, xp.asarray(maxpw_c), finest=True,
                patience=4)[0])

@@ -18,12 +18,13 @@ _pool: Executor | None = None
 
 
 def start_workers(ntrials: int) -> None:
-    """Create the worker pool (forked: workers run only pymetis, never CUDA)."""
+    """Fork the worker pool now, before the engine starts CUDA (workers only run pymetis)."""
     global _pool
     workers = min(ntrials, os.cpu_count() or 1)
     if _pool is None and workers > 1:
         context = multiprocessing.get_context("fork")
         _pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+        _pool.submit(int).result()
 
 
 def _trial(args: tuple) -> np.ndarray:

@@ -111,13 +111,14 @@ def partition(graph: Graph, nparts: int, options: Options | None = None, **kwarg
     seed = options.seed if options.seed >= 0 else DEFAULT_SEED
     start = time.perf_counter()
     stats: dict = {}
+    metrics = None
     if nparts == 1 or graph.nvtxs == 0:
         part = np.zeros(graph.nvtxs, dtype=np.int32)
     elif engine == "metis":
         part = _metis(graph, nparts, options, tpwgts)
     else:
         try:
-            part, stats = _best_of_cuts(graph, nparts, options, tpwgts, engine, seed)
+            part, stats, metrics = _best_of_cuts(graph, nparts, options, tpwgts, engine, seed)
         except PartitionError as exc:
             if options.engine != "auto":
                 raise
@@ -126,9 +127,11 @@ def partition(graph: Graph, nparts: int, options: Options | None = None, **kwarg
             engine = "metis"
             part = _metis(graph, nparts, options, tpwgts)
     seconds = time.perf_counter() - start
-    metrics = compute_metrics(
-        graph.xadj, graph.adjncy, graph.vwgt, graph.adjwgt, part, nparts, tpwgts, graph.vsize
-    )
+    if metrics is None:
+        metrics = compute_metrics(graph.xadj, graph.adjncy, graph.vwgt, graph.adjwgt, part,
+                                  nparts, tpwgts, graph.vsize)
+    else:
+        seconds -= stats.pop("metrics_seconds", 0.0)
     return Result(part, nparts, engine, metrics, seconds, stats)
 
 
@@ -138,29 +141,35 @@ def _metis(graph: Graph, nparts: int, options: Options, tpwgts: np.ndarray) -> n
     return metis_partition(graph, nparts, options, None if options.tpwgts is None else tpwgts)
 
 
-def _best_of_cuts(graph, nparts, options, tpwgts, engine, seed):
+def _best_of_cuts(graph: Graph, nparts, options, tpwgts, engine: str, seed: int):
+    """The best of ``ncuts`` multilevel runs: (part on the host, stats, metrics)."""
+    from gpmetis.backend import get_backend
+    from gpmetis.device_graph import DeviceGraph
     from gpmetis.partitioning.multilevel import multilevel_partition
+    from gpmetis.refinement.jet import partition_state
 
-    limits = max_part_weights(graph.vwgt.sum(axis=0), tpwgts, options.ubfactors(graph.ncon))
-    best = None
-    for trial in range(options.ncuts):
-        try:
-            part, run = multilevel_partition(
-                graph, nparts, options, tpwgts, engine, seed + trial * CUT_SEED_STRIDE
-            )
-        except MemoryError as exc:
-            raise PartitionError(
-                f"the graph does not fit in {engine.upper()} memory ({exc}); "
-                "try -engine=metis"
-            ) from exc
-        pw = np.zeros((nparts, 1), dtype=np.int64)
-        np.add.at(pw[:, 0], part, graph.vwgt[:, 0])
-        excess = int(np.maximum(pw - limits, 0).sum())
-        src = graph.sources()
-        cut = int(graph.adjwgt[part[src] != part[graph.adjncy]].sum()) // 2
-        if best is None or (excess, cut) < best[0]:
-            best = ((excess, cut), part, run)
-    _, part, run = best
+    be = get_backend(engine)
+    limits = max_part_weights(graph.vwgt.sum(axis=0), tpwgts, options.ubfactors(1))[:, 0]
+    try:
+        g = DeviceGraph.upload(be, graph)
+        best = None
+        for trial in range(options.ncuts):
+            part, run = multilevel_partition(g, nparts, options, tpwgts,
+                                             seed + trial * CUT_SEED_STRIDE)
+            cut, pw = partition_state(be, g, part, nparts)
+            score = (int(np.maximum(pw - limits, 0).sum()), cut)
+            if best is None or score < best[0]:
+                best = (score, part, run)
+        _, part, run = best
+        metrics_start = time.perf_counter()
+        metrics = compute_metrics(g.xadj, g.adjncy, g.vwgt[:, None], g.adjwgt, part, nparts,
+                                  tpwgts, None if graph.vsize is None else
+                                  be.asarray(graph.vsize), be)
+        metrics_seconds = time.perf_counter() - metrics_start
+    except MemoryError as exc:
+        raise PartitionError(
+            f"the graph does not fit in {engine.upper()} memory ({exc}); try -engine=metis"
+        ) from exc
     stats = {
         "levels": run.levels,
         "coarsening": run.coarsening,
@@ -168,5 +177,6 @@ def _best_of_cuts(graph, nparts, options, tpwgts, engine, seed):
         "refinement": run.refinement,
         "peak_gpu_bytes": run.peak_gpu_bytes,
         "ncuts": options.ncuts,
+        "metrics_seconds": metrics_seconds,
     }
-    return part, stats
+    return be.asnumpy(part).astype(np.int32), stats, metrics

@@ -11,11 +11,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpmetis.backend import get_backend
 from gpmetis.balance import max_part_weights
 from gpmetis.coarsening.coarsen import coarsen
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.graph import Graph
 from gpmetis.initial_partitioning.metis_trials import initial_partition, start_workers
 from gpmetis.options import Options
 from gpmetis.refinement.jet import refine
@@ -37,15 +35,14 @@ class RunStats:
 
 
 def multilevel_partition(
-    graph: Graph, nparts: int, options: Options, tpwgts: np.ndarray, engine: str, seed: int
-) -> tuple[np.ndarray, RunStats]:
-    """A partition of ``graph`` (int32 on the host) and the run's statistics."""
-    be = get_backend(engine)
+    g: DeviceGraph, nparts: int, options: Options, tpwgts: np.ndarray, seed: int
+):
+    """(part, stats): a partition of ``g`` (int32 on g's backend) and the run's statistics."""
+    be = g.be
     xp = be.xp
     stats = RunStats()
     start_workers(INITIAL_TRIALS)
     t0 = time.perf_counter()
-    g = DeviceGraph.upload(be, graph)
     ub = options.ubfactors(1)
     maxpwgt_host = max_part_weights(np.array([g.total_vwgt]), tpwgts, ub)[:, 0]
     maxpwgt = xp.asarray(maxpwgt_host)
@@ -82,7 +79,7 @@ def multilevel_partition(
         for i, lvl in enumerate(levels)
     ]
     stats.peak_gpu_bytes = be.peak_memory()
-    return be.asnumpy(part).astype(np.int32), stats
+    return part, stats
 
 
 def _explicit_tpwgts(tpwgts: np.ndarray) -> list[float] | None:

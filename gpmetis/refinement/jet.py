@@ -129,9 +129,9 @@ def partition_state(be: Backend, g: DeviceGraph, part, nparts: int) -> tuple[int
 
 
 def _score(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray):
-    """(total overweight, edgecut): lexicographically smaller is better."""
+    """((total overweight, edgecut), part weights): smaller scores are better."""
     cut, pw = partition_state(be, g, part, nparts)
-    return int(np.maximum(pw - maxpwgt, 0).sum()), cut
+    return (int(np.maximum(pw - maxpwgt, 0).sum()), cut), pw
 
 
 def refine(
@@ -151,7 +151,8 @@ def refine(
     c_num, c_den = FILTER_FINEST if finest else FILTER_COARSE
     maxpwgt_host = be.asnumpy(maxpwgt)
     locked = xp.zeros(g.nvtxs, dtype=xp.uint8)
-    best, best_score = part.copy(), _score(be, g, part, nparts, maxpwgt_host)
+    best_score, pwgts = _score(be, g, part, nparts, maxpwgt_host)
+    best = part.copy()
     score = best_score
     stale = 0
     iterations = 0
@@ -162,9 +163,9 @@ def refine(
             locked = afterburner(be, g, part, dest, gain)
             part = xp.where(locked != 0, dest, part)
         else:
-            part = rebalance_step(be, g, part, nparts, maxpwgt)
+            part = rebalance_step(be, g, part, nparts, maxpwgt, pwgts)
             locked[:] = 0
-        score = _score(be, g, part, nparts, maxpwgt_host)
+        score, pwgts = _score(be, g, part, nparts, maxpwgt_host)
         if score < best_score:
             big = score[0] < best_score[0] or score[1] < (1 - IMPROVEMENT) * best_score[1]
             best, best_score = part.copy(), score

@@ -8,6 +8,8 @@ order while they fit. Sorting makes the choice independent of thread order.
 
 from __future__ import annotations
 
+import numpy as np
+
 from gpmetis.backend import Backend
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.metrics import part_weights
@@ -16,49 +18,49 @@ from gpmetis.refinement.jet import MoveRequest, best_moves
 LOSS_BIAS = 1 << 31
 
 
-def _group_prefix(be: Backend, keys, weights):
-    """Inclusive prefix sums of ``weights`` restarting where ``keys`` (sorted) changes."""
+def _group_prefix(be: Backend, groups, weights, ngroups: int):
+    """Inclusive prefix sums of ``weights`` within runs of equal ``groups`` (sorted, < ngroups)."""
     xp = be.xp
     csum = xp.cumsum(weights)
-    starts = xp.concatenate([xp.ones(1, dtype=bool), keys[1:] != keys[:-1]])
-    start_pos = xp.flatnonzero(starts)[xp.cumsum(starts) - 1]
-    return csum - csum[start_pos] + weights[start_pos]
+    first = xp.searchsorted(groups, xp.arange(ngroups, dtype=groups.dtype))
+    before = xp.concatenate([xp.zeros(1, dtype=csum.dtype), csum])[first]
+    return csum - before[groups]
 
 
 def _ordered(be: Backend, group, loss):
     """Order of items by (group, loss, index)."""
     xp = be.xp
     clipped = xp.clip(loss, -LOSS_BIAS, LOSS_BIAS - 1) + LOSS_BIAS
-    return be.argsort_stable(group.astype(xp.int64) * (1 << 32) + clipped)
+    return be.argsort_stable((group.astype(xp.int64) << 32) | clipped)
 
 
-def rebalance_step(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt):
-    """One rebalancing round (returns a new part array)."""
+def rebalance_step(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt, pwgts: np.ndarray):
+    """One rebalancing round from part weights ``pwgts`` (host); returns a new part array."""
     xp = be.xp
-    pw = part_weights(be, g.vwgt[:, None], part, nparts)[:, 0]
-    over = (pw > maxpwgt).astype(xp.uint8)
-    req = MoveRequest(1, over=over, pwgts=pw, maxpwgt=maxpwgt)
+    limits = be.asnumpy(maxpwgt)
+    over = pwgts > limits
+    if not over.any():
+        return part
+    room = limits - pwgts
+    req = MoveRequest(1, over=xp.asarray(over.astype(np.uint8)), pwgts=xp.asarray(pwgts),
+                      maxpwgt=maxpwgt)
     dest, gain = best_moves(be, g, part, nparts, req)
-    cand = xp.flatnonzero(over[part])
+    to_all = xp.where(dest < 0, np.int32(np.argmax(room)), dest)
+    cand = xp.flatnonzero(req.over[part].astype(bool) & (to_all != part)).astype(xp.int32)
     if len(cand) == 0:
         return part
-    roomiest = xp.argmax(maxpwgt - pw).astype(xp.int32)
-    to = dest[cand]
-    to = xp.where(to < 0, roomiest, to)
+
     src = part[cand]
-    loss = -gain[cand]
+    order = _ordered(be, src, -gain[cand])
+    cand, src = cand[order], src[order]
     w = g.vwgt[cand].astype(xp.int64)
-    keep = to != src
+    before = _group_prefix(be, src, w, nparts) - w
+    cand = cand[before < xp.asarray(-room)[src]]
 
-    order = _ordered(be, src, loss)
-    cand, to, src, loss, w, keep = (a[order] for a in (cand, to, src, loss, w, keep))
-    before = _group_prefix(be, src, w) - w
-    take = keep & (before < (pw - maxpwgt)[src])
-    cand, to, loss, w = cand[take], to[take], loss[take], w[take]
-
-    order = _ordered(be, to, loss)
-    cand, to, w = cand[order], to[order], w[order]
-    fits = _group_prefix(be, to, w) <= (maxpwgt - pw)[to]
+    to = to_all[cand]
+    order = _ordered(be, to, -gain[cand])
+    cand, to = cand[order], to[order]
+    fits = _group_prefix(be, to, g.vwgt[cand].astype(xp.int64), nparts) <= xp.asarray(room)[to]
     part = part.copy()
     part[cand[fits]] = to[fits]
     return part
