@@ -76,6 +76,12 @@ class Backend:
         if n > 0:
             kernel(((n + block - 1) // block,), (block,), args)
 
+    def launch_blocks(self, kernel, nblocks: int, args: tuple, shared_mem: int = 0,
+                      block: int = 256) -> None:
+        """Run ``kernel`` with one thread block per item (nothing when nblocks == 0)."""
+        if nblocks > 0:
+            kernel((nblocks,), (block,), args, shared_mem=shared_mem)
+
     def kernel(self, cu_file: Path, name: str):
         """The compiled CUDA kernel ``name`` from ``cu_file`` (compiled once per process)."""
         return _raw_module(str(cu_file)).get_function(name)
@@ -91,7 +97,8 @@ class Backend:
 def _raw_module(path: str):
     import cupy
 
-    return cupy.RawModule(code=Path(path).read_text(), options=("-std=c++17",))
+    return cupy.RawModule(code=Path(path).read_text(),
+                          options=("-std=c++17", f"-I{Path(path).parent}"))
 
 
 @functools.cache

@@ -11,6 +11,8 @@ from gpmetis.errors import PartitionError
 from gpmetis.graph import Graph
 
 INT32_MAX = np.iinfo(np.int32).max
+HEAVY_DEGREE = 256
+NO_DEGREE_LIMIT = np.int64(2**62)
 
 
 @dataclass
@@ -38,6 +40,18 @@ class DeviceGraph:
             buf = self.be.xp.empty(size, dtype=dtype)
             self._scratch[name] = buf
         return buf[:size]
+
+    def heavy_split(self, enabled: bool = True):
+        """(max_degree, heavy): thread-per-vertex kernels take vertices of degree <= max_degree,
+        block-per-vertex kernels the int32 ids in ``heavy`` (None when there are none)."""
+        if not enabled:
+            return NO_DEGREE_LIMIT, None
+        if "heavy" not in self._scratch:
+            deg = self.xadj[1:] - self.xadj[:-1]
+            ids = self.be.xp.flatnonzero(deg > HEAVY_DEGREE).astype(self.be.xp.int32)
+            self._scratch["heavy"] = ids if len(ids) else None
+        heavy = self._scratch["heavy"]
+        return (np.int64(HEAVY_DEGREE), heavy) if heavy is not None else (NO_DEGREE_LIMIT, None)
 
     @property
     def nvtxs(self) -> int:

@@ -32,8 +32,10 @@ def random_graph(
     weighted: bool = False,
     isolated: int = 0,
     components: int = 1,
+    hubs: int = 0,
 ) -> Graph:
-    """A random graph: ``components`` random pieces plus ``isolated`` lone vertices."""
+    """A random graph: ``components`` random pieces plus ``isolated`` lone vertices; ``hubs``
+    vertices get about n/4 neighbours each (high-degree paths of the GPU kernels)."""
     rng = np.random.default_rng(seed)
     core = n - isolated
     m = int(core * avg_degree / 2)
@@ -47,6 +49,10 @@ def random_graph(
     linked = (chain // size) == ((chain + 1) // size)
     u = np.concatenate([u, chain[linked]])
     v = np.concatenate([v, chain[linked] + 1])
+    if hubs:
+        spokes = rng.integers(0, core, size=(hubs, core // 4))
+        u = np.concatenate([u, np.repeat(np.arange(hubs), core // 4)])
+        v = np.concatenate([v, spokes.ravel()])
     keep = u != v
     a = np.concatenate([u[keep], v[keep]])
     b = np.concatenate([v[keep], u[keep]])

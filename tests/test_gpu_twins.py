@@ -24,12 +24,14 @@ from gpmetis.refinement.rebalance import rebalance_step
 
 pytestmark = [pytest.mark.gpu, requires_cuda]
 
-CASES = SMALL_GRAPHS + ["delaunay_n15", "rgg_n_2_15_s0", "random-w", "random-iso"]
+CASES = SMALL_GRAPHS + ["delaunay_n15", "rgg_n_2_15_s0", "random-w", "random-iso", "random-hubs"]
 
 
 def _graph(name):
     if name == "random-w":
         return random_graph(5000, 7, seed=4, weighted=True)
+    if name == "random-hubs":
+        return random_graph(6000, 6, seed=5, hubs=12, weighted=True)
     if name == "random-iso":
         return random_graph(3000, 4, seed=9, isolated=200, components=3)
     return load_fixture(name)
@@ -94,8 +96,8 @@ def test_refinement_kernels_equal_twins(name, nparts):
         dest_g, gain_g = best_moves(gg.be, gg, part_g, nparts, req_g)
         _eq(dest_c, dest_g)
         _eq(gain_c, gain_g)
-        _eq(afterburner(gc.be, gc, part_c, dest_c, gain_c),
-            afterburner(gg.be, gg, part_g, dest_g, gain_g))
+        _eq(afterburner(gc.be, gc, part_c, dest_c, gain_c, nparts),
+            afterburner(gg.be, gg, part_g, dest_g, gain_g, nparts))
     skew = np.where(rng.random(gc.nvtxs) < 0.5, 0, part_c).astype(np.int32)
     total = int(gc.vwgt.sum())
     maxpw_c = np.full(nparts, int(1.03 * total / nparts), np.int64)

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from gpmetis.backend import Backend
-from gpmetis.device_graph import DeviceGraph
+from gpmetis.device_graph import HEAVY_DEGREE, DeviceGraph
 
 CU_FILE = Path(__file__).with_name("contraction.cu")
 
@@ -54,7 +54,11 @@ def _contract_cuda(be: Backend, g: DeviceGraph, match, cmap, rep, mate, paired):
     cdeg = xp.empty(nc, dtype=xp.int64)
     be.launch(be.kernel(CU_FILE, "contract_count"), nc,
               (np.int32(nc), g.xadj, g.adjncy, g.adjwgt, match, cmap, rep, off,
-               tkeys, tvals, cdeg))
+               tkeys, tvals, cdeg, np.int64(HEAVY_DEGREE)))
+    heavy = xp.flatnonzero(cap > HEAVY_DEGREE).astype(xp.int32)
+    be.launch_blocks(be.kernel(CU_FILE, "contract_count_heavy"), len(heavy),
+                     (heavy, g.xadj, g.adjncy, g.adjwgt, match, cmap, rep, off,
+                      tkeys, tvals, cdeg))
     cxadj = xp.zeros(nc + 1, dtype=xp.int64)
     xp.cumsum(cdeg, out=cxadj[1:])
     cnnz = int(cxadj[-1])

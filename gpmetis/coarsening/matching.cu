@@ -1,6 +1,8 @@
 // Heavy-edge matching on the GPU: one proposal round and its acceptance.
-// Twin: gpmetis/coarsening/matching.py (propose_numpy, accept via array ops).
+// Twin: gpmetis/coarsening/matching.py (_propose_numpy, accept via array ops).
 // Decisions depend only on edge weights, vertex ids and a seeded hash, never on thread timing.
+// propose takes vertices of degree <= max_degree; propose_heavy the listed high-degree ones.
+#include "../block_reduce.cuh"
 
 __device__ __forceinline__ unsigned int mix32(unsigned int x) {
     x ^= x >> 16; x *= 0x7feb352dU;
@@ -21,10 +23,10 @@ extern "C" __global__ void propose(
     const int n, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
     const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
     const int* __restrict__ match, const int maxvwgt, const unsigned int seed,
-    const int use_weights, int* __restrict__ prop)
+    const int use_weights, int* __restrict__ prop, const long long max_degree)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= n) return;
+    if (v >= n || xadj[v + 1] - xadj[v] > max_degree) return;
     int best_u = -1;
     if (match[v] < 0) {
         long long best_key = -1;
@@ -38,6 +40,40 @@ extern "C" __global__ void propose(
         }
     }
     prop[v] = best_u;
+}
+
+// propose for the vertices heavy[0..nheavy), one block each: a block-wide max of the key, then
+// the smallest neighbour id among the threads that hold that key.
+extern "C" __global__ void propose_heavy(
+    const int* __restrict__ heavy, const long long* __restrict__ xadj,
+    const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
+    const int* __restrict__ match, const int maxvwgt, const unsigned int seed,
+    const int use_weights, int* __restrict__ prop)
+{
+    __shared__ unsigned long long buf[32];
+    __shared__ unsigned long long top;
+    const int v = heavy[blockIdx.x];
+    if (match[v] >= 0) {
+        if (threadIdx.x == 0) prop[v] = -1;
+        return;
+    }
+    const int wv = vwgt[v];
+    unsigned long long best_key = 0;  // key + 1; 0 = none
+    int best_u = 0x7fffffff;
+    for (long long j = xadj[v] + threadIdx.x; j < xadj[v + 1]; j += blockDim.x) {
+        const int u = adjncy[j];
+        if (match[u] >= 0 || wv + vwgt[u] > maxvwgt) continue;
+        const unsigned long long w = use_weights ? (unsigned long long)adjwgt[j] : 0ULL;
+        const unsigned long long key = ((w << 32) | edge_hash(v, u, seed)) + 1ULL;
+        if (key > best_key || (key == best_key && u < best_u)) { best_key = key; best_u = u; }
+    }
+    const unsigned long long k = block_max_u64(best_key, buf);
+    if (threadIdx.x == 0) top = k;
+    __syncthreads();
+    const unsigned long long mine =
+        (best_key == top && top != 0) ? 0xFFFFFFFFULL - (unsigned long long)best_u : 0ULL;
+    const unsigned long long r = block_max_u64(mine, buf);
+    if (threadIdx.x == 0) prop[v] = top == 0 ? -1 : (int)(0xFFFFFFFFULL - r);
 }
 
 // A free vertex whose proposal is returned takes its partner: match[v] = u iff prop[u] == v.

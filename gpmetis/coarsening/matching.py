@@ -45,8 +45,13 @@ def propose(be: Backend, g: DeviceGraph, match, maxvwgt: int, seed: int, use_wei
     n = g.nvtxs
     if be.gpu:
         prop = xp.empty(n, dtype=xp.int32)
-        kernel = be.kernel(CU_FILE, "propose")
-        be.launch(kernel, n, (np.int32(n), g.xadj, g.adjncy, g.adjwgt, g.vwgt, match,
+        max_degree, heavy = g.heavy_split()
+        be.launch(be.kernel(CU_FILE, "propose"), n,
+                  (np.int32(n), g.xadj, g.adjncy, g.adjwgt, g.vwgt, match, np.int32(maxvwgt),
+                   np.uint32(seed), np.int32(use_weights), prop, max_degree))
+        if heavy is not None:
+            be.launch_blocks(be.kernel(CU_FILE, "propose_heavy"), len(heavy),
+                             (heavy, g.xadj, g.adjncy, g.adjwgt, g.vwgt, match,
                               np.int32(maxvwgt), np.uint32(seed), np.int32(use_weights), prop))
         return prop
     return _propose_numpy(g, match, maxvwgt, seed, use_weights)

@@ -1,5 +1,8 @@
 // Jet-style refinement kernels. Twins: gpmetis/refinement/jet.py (_best_moves_numpy,
 // _afterburner_numpy). Every decision depends on weights, part ids and vertex ids only.
+// Each kernel comes twice: one thread per vertex of degree <= max_degree, and a *_heavy version
+// with one block per listed high-degree vertex (same contract; see jet.py's heavy split).
+#include "../block_reduce.cuh"
 
 // Connectivity of v to each adjacent part, gathered in the hash table scratch[xadj[v]..xadj[v+1])
 // (v's degree bounds the number of distinct parts, so it never overflows). Then:
@@ -16,10 +19,10 @@ extern "C" __global__ void best_moves(
     const int mode, const long long c_num,
     const long long c_den, const long long* __restrict__ pwgts,
     const long long* __restrict__ maxpwgt, int* __restrict__ tkeys, int* __restrict__ tvals,
-    int* __restrict__ dest, long long* __restrict__ gain)
+    int* __restrict__ dest, long long* __restrict__ gain, const long long max_degree)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= n) return;
+    if (v >= n || xadj[v + 1] - xadj[v] > max_degree) return;
     dest[v] = -1;
     gain[v] = 0;
     const int own = part[v];
@@ -64,10 +67,11 @@ extern "C" __global__ void best_moves(
 extern "C" __global__ void afterburner(
     const int n, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
     const int* __restrict__ adjwgt, const int* __restrict__ part, const int* __restrict__ dest,
-    const long long* __restrict__ gain, unsigned char* __restrict__ keep)
+    const long long* __restrict__ gain, unsigned char* __restrict__ keep,
+    const long long max_degree)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= n) return;
+    if (v >= n || xadj[v + 1] - xadj[v] > max_degree) return;
     const int to = dest[v];
     if (to < 0) { keep[v] = 0; return; }
     const int from = part[v];
@@ -89,15 +93,110 @@ extern "C" __global__ void afterburner(
 extern "C" __global__ void score(
     const int n, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
     const int* __restrict__ adjwgt, const int* __restrict__ vwgt, const int* __restrict__ part,
-    unsigned long long* __restrict__ out)
+    unsigned long long* __restrict__ out, const long long max_degree)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= n) return;
+    if (v >= n || xadj[v + 1] - xadj[v] > max_degree) return;
     const int p = part[v];
     long long cut = 0;
     for (long long j = xadj[v]; j < xadj[v + 1]; ++j) {
         if (part[adjncy[j]] != p) cut += adjwgt[j];
     }
+    if (cut) atomicAdd(out, (unsigned long long)cut);
+    atomicAdd(out + 1 + p, (unsigned long long)vwgt[v]);
+}
+
+// best_moves for the high-degree vertices heavy[0..nheavy): conn(v, p) summed in shared memory
+// (nparts ints; integer atomics give the same sums in any order), then a block-wide max of
+// (conn, -p) picks the destination exactly as the thread version does.
+extern "C" __global__ void best_moves_heavy(
+    const int* __restrict__ heavy, const int nparts, const long long* __restrict__ xadj,
+    const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
+    const int* __restrict__ part, const unsigned char* __restrict__ locked,
+    const unsigned char* __restrict__ over, const int mode, const long long c_num,
+    const long long c_den, const long long* __restrict__ pwgts,
+    const long long* __restrict__ maxpwgt, int* __restrict__ dest, long long* __restrict__ gain)
+{
+    extern __shared__ int conn[];
+    __shared__ unsigned long long buf[32];
+    const int v = heavy[blockIdx.x];
+    const int own = part[v];
+    if (mode == 0 ? locked[v] != 0 : over[own] == 0) {
+        if (threadIdx.x == 0) { dest[v] = -1; gain[v] = 0; }
+        return;
+    }
+    for (int p = threadIdx.x; p < nparts; p += blockDim.x) conn[p] = 0;
+    __syncthreads();
+    for (long long j = xadj[v] + threadIdx.x; j < xadj[v + 1]; j += blockDim.x)
+        atomicAdd(conn + part[adjncy[j]], adjwgt[j]);
+    __syncthreads();
+    const long long own_conn = conn[own];
+    unsigned long long best = 0;
+    for (int p = threadIdx.x; p < nparts; p += blockDim.x) {
+        const int c = conn[p];
+        if (p == own || c <= 0) continue;
+        if (mode == 1 && pwgts[p] + vwgt[v] > maxpwgt[p]) continue;
+        const unsigned long long key = ((unsigned long long)c << 32) | (0xFFFFFFFFU - (unsigned)p);
+        best = key > best ? key : best;
+    }
+    best = block_max_u64(best, buf);
+    if (threadIdx.x != 0) return;
+    dest[v] = -1;
+    gain[v] = 0;
+    if (best == 0) {
+        if (mode == 1) gain[v] = -own_conn;
+        return;
+    }
+    const int best_p = (int)(0xFFFFFFFFU - (unsigned)(best & 0xFFFFFFFFULL));
+    const long long g = (long long)(best >> 32) - own_conn;
+    if (mode == 0 && g < 0 && -g >= (c_num * own_conn) / c_den) return;
+    dest[v] = best_p;
+    gain[v] = g;
+}
+
+// afterburner for the high-degree vertices: the gain re-check summed over the block.
+extern "C" __global__ void afterburner_heavy(
+    const int* __restrict__ heavy, const long long* __restrict__ xadj,
+    const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ part,
+    const int* __restrict__ dest, const long long* __restrict__ gain,
+    unsigned char* __restrict__ keep)
+{
+    __shared__ long long buf[32];
+    const int v = heavy[blockIdx.x];
+    const int to = dest[v];
+    if (to < 0) {
+        if (threadIdx.x == 0) keep[v] = 0;
+        return;
+    }
+    const int from = part[v];
+    const long long gv = gain[v];
+    long long g = 0;
+    for (long long j = xadj[v] + threadIdx.x; j < xadj[v + 1]; j += blockDim.x) {
+        const int u = adjncy[j];
+        int pu = part[u];
+        const int du = dest[u];
+        if (du >= 0 && (gain[u] > gv || (gain[u] == gv && u < v))) pu = du;
+        if (pu == to) g += adjwgt[j];
+        else if (pu == from) g -= adjwgt[j];
+    }
+    g = block_sum_i64(g, buf);
+    if (threadIdx.x == 0) keep[v] = g >= 0 ? 1 : 0;
+}
+
+// score for the high-degree vertices.
+extern "C" __global__ void score_heavy(
+    const int* __restrict__ heavy, const long long* __restrict__ xadj,
+    const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
+    const int* __restrict__ part, unsigned long long* __restrict__ out)
+{
+    __shared__ long long buf[32];
+    const int v = heavy[blockIdx.x];
+    const int p = part[v];
+    long long cut = 0;
+    for (long long j = xadj[v] + threadIdx.x; j < xadj[v + 1]; j += blockDim.x)
+        if (part[adjncy[j]] != p) cut += adjwgt[j];
+    cut = block_sum_i64(cut, buf);
+    if (threadIdx.x != 0) return;
     if (cut) atomicAdd(out, (unsigned long long)cut);
     atomicAdd(out + 1 + p, (unsigned long long)vwgt[v]);
 }

@@ -17,6 +17,8 @@ from gpmetis.device_graph import DeviceGraph
 from gpmetis.metrics import edgecut, part_weights
 
 CU_FILE = Path(__file__).with_name("jet.cu")
+MAX_SHARED_PARTS = 8192  # the heavy kernels keep one int per part in shared memory
+BLOCK = 256
 MAX_ITERATIONS = 300
 IMPROVEMENT = 0.001
 FILTER_FINEST = (1, 4)
@@ -51,15 +53,22 @@ def best_moves(be: Backend, g: DeviceGraph, part, nparts: int, req: MoveRequest)
     dummy64 = g.scratch("dummy64", 1, xp.int64)
     dest = xp.empty(n, dtype=xp.int32)
     gain = xp.empty(n, dtype=xp.int64)
+    locked = req.locked if req.locked is not None else dummy8
+    over = req.over if req.over is not None else dummy8
+    pwgts = req.pwgts if req.pwgts is not None else dummy64
+    maxpwgt = req.maxpwgt if req.maxpwgt is not None else dummy64
+    max_degree, heavy = g.heavy_split(nparts <= MAX_SHARED_PARTS)
     be.launch(be.kernel(CU_FILE, "best_moves"), n,
-              (np.int32(n), g.xadj, g.adjncy, g.adjwgt, g.vwgt, part,
-               req.locked if req.locked is not None else dummy8,
-               req.over if req.over is not None else dummy8,
-               np.int32(req.mode), np.int64(req.c_num), np.int64(req.c_den),
-               req.pwgts if req.pwgts is not None else dummy64,
-               req.maxpwgt if req.maxpwgt is not None else dummy64,
+              (np.int32(n), g.xadj, g.adjncy, g.adjwgt, g.vwgt, part, locked, over,
+               np.int32(req.mode), np.int64(req.c_num), np.int64(req.c_den), pwgts, maxpwgt,
                g.scratch("tkeys", max(g.nnz, 1), xp.int32),
-               g.scratch("tvals", max(g.nnz, 1), xp.int32), dest, gain))
+               g.scratch("tvals", max(g.nnz, 1), xp.int32), dest, gain, max_degree))
+    if heavy is not None:
+        be.launch_blocks(be.kernel(CU_FILE, "best_moves_heavy"), len(heavy),
+                         (heavy, np.int32(nparts), g.xadj, g.adjncy, g.adjwgt, g.vwgt, part,
+                          locked, over, np.int32(req.mode), np.int64(req.c_num),
+                          np.int64(req.c_den), pwgts, maxpwgt, dest, gain),
+                         shared_mem=4 * nparts, block=BLOCK)
     return dest, gain
 
 
@@ -97,14 +106,19 @@ def _best_moves_numpy(g: DeviceGraph, part, nparts: int, req: MoveRequest):
     return dest, gain
 
 
-def afterburner(be: Backend, g: DeviceGraph, part, dest, gain):
+def afterburner(be: Backend, g: DeviceGraph, part, dest, gain, nparts: int):
     """uint8 mask of the candidate moves whose gain stays >= 0 after higher-priority moves."""
     xp = be.xp
     n = g.nvtxs
     if be.gpu:
         keep = xp.empty(n, dtype=xp.uint8)
+        max_degree, heavy = g.heavy_split(nparts <= MAX_SHARED_PARTS)
         be.launch(be.kernel(CU_FILE, "afterburner"), n,
-                  (np.int32(n), g.xadj, g.adjncy, g.adjwgt, part, dest, gain, keep))
+                  (np.int32(n), g.xadj, g.adjncy, g.adjwgt, part, dest, gain, keep, max_degree))
+        if heavy is not None:
+            be.launch_blocks(be.kernel(CU_FILE, "afterburner_heavy"), len(heavy),
+                             (heavy, g.xadj, g.adjncy, g.adjwgt, part, dest, gain, keep),
+                             block=BLOCK)
         return keep
     s, u = g.src, g.adjncy
     cand = dest[s] >= 0
@@ -122,8 +136,12 @@ def partition_state(be: Backend, g: DeviceGraph, part, nparts: int) -> tuple[int
         pw = part_weights(be, g.vwgt[:, None], part, nparts)[:, 0]
         return edgecut(be, g.src, g.adjncy, g.adjwgt, part), pw
     out = be.xp.zeros(nparts + 1, dtype=be.xp.uint64)
+    max_degree, heavy = g.heavy_split()
     be.launch(be.kernel(CU_FILE, "score"), g.nvtxs,
-              (np.int32(g.nvtxs), g.xadj, g.adjncy, g.adjwgt, g.vwgt, part, out))
+              (np.int32(g.nvtxs), g.xadj, g.adjncy, g.adjwgt, g.vwgt, part, out, max_degree))
+    if heavy is not None:
+        be.launch_blocks(be.kernel(CU_FILE, "score_heavy"), len(heavy),
+                         (heavy, g.xadj, g.adjncy, g.adjwgt, g.vwgt, part, out), block=BLOCK)
     host = out.get().astype(np.int64)
     return int(host[0]) // 2, host[1:]
 
@@ -160,7 +178,7 @@ def refine(
         iterations += 1
         if score[0] == 0:
             dest, gain = best_moves(be, g, part, nparts, MoveRequest(0, locked, c_num, c_den))
-            locked = afterburner(be, g, part, dest, gain)
+            locked = afterburner(be, g, part, dest, gain, nparts)
             part = xp.where(locked != 0, dest, part)
         else:
             part = rebalance_step(be, g, part, nparts, maxpwgt, pwgts)

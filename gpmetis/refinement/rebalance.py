@@ -1,9 +1,9 @@
 """Rebalancing: move the cheapest vertices out of overweight parts into parts with room.
 
-One step: every vertex of an overweight part gets its best destination with room (or, when no
-adjacent part has room, the part with the most room) and a loss; per source part, vertices are
-taken in (loss, id) order until its excess is covered; per destination, moves are kept in the same
-order while they fit. Sorting makes the choice independent of thread order.
+One step: every vertex of an overweight part gets its best adjacent destination with room (or,
+when none is adjacent, the part with the most room) and a loss; per source part,
+vertices are taken in (loss, id) order until its excess is covered; per destination, moves are
+kept in the same order while they fit. Sorting makes the choice independent of thread order.
 """
 
 from __future__ import annotations
@@ -45,6 +45,9 @@ def rebalance_step(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt, pwgt
     req = MoveRequest(1, over=xp.asarray(over.astype(np.uint8)), pwgts=xp.asarray(pwgts),
                       maxpwgt=maxpwgt)
     dest, gain = best_moves(be, g, part, nparts, req)
+    # Vertices with no adjacent part that has room head for the roomiest part, at a loss of
+    # their whole internal connectivity (cheap for the many low-degree vertices of power-law
+    # graphs, so they must stay candidates).
     to_all = xp.where(dest < 0, np.int32(np.argmax(room)), dest)
     cand = xp.flatnonzero(req.over[part].astype(bool) & (to_all != part)).astype(xp.int32)
     if len(cand) == 0:
