@@ -16,6 +16,8 @@ from gpmetis.metrics import part_weights
 from gpmetis.refinement.jet import MoveRequest, best_moves
 
 LOSS_BIAS = 1 << 31
+NUM_LOSS_BUCKETS = 64
+LOSS_BUCKET_OFFSET = 16
 
 
 def _group_prefix(be: Backend, groups, weights, ngroups: int):
@@ -34,6 +36,22 @@ def _ordered(be: Backend, group, loss):
     return be.argsort_stable((group.astype(xp.int64) << 32) | clipped)
 
 
+def _within_threshold(be: Backend, g: DeviceGraph, part, loss, movable, excess, nparts: int):
+    """Mask of the vertices whose loss bucket can be reached before their part's excess is
+    covered. Buckets are monotone in loss, so every vertex the (loss, id)-ordered selection takes
+    is inside the mask: filtering first only shrinks the sorts, never changes their result."""
+    xp = be.xp
+    bucket = xp.clip(loss, -LOSS_BUCKET_OFFSET, NUM_LOSS_BUCKETS - 1 - LOSS_BUCKET_OFFSET)
+    bucket = (bucket + LOSS_BUCKET_OFFSET).astype(xp.int64)
+    key = part.astype(xp.int64) * NUM_LOSS_BUCKETS + bucket
+    weights = xp.where(movable, g.vwgt, 0).astype(xp.float64)
+    hist = be.asnumpy(xp.bincount(key, weights=weights, minlength=nparts * NUM_LOSS_BUCKETS))
+    cum = np.cumsum(np.rint(hist).astype(np.int64).reshape(nparts, NUM_LOSS_BUCKETS), axis=1)
+    reached = cum >= np.maximum(excess, 1)[:, None]
+    threshold = np.where(reached.any(axis=1), reached.argmax(axis=1), NUM_LOSS_BUCKETS - 1)
+    return bucket <= xp.asarray(threshold)[part]
+
+
 def rebalance_step(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt, pwgts: np.ndarray):
     """One rebalancing round from part weights ``pwgts`` (host); returns a new part array."""
     xp = be.xp
@@ -49,7 +67,9 @@ def rebalance_step(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt, pwgt
     # their whole internal connectivity (cheap for the many low-degree vertices of power-law
     # graphs, so they must stay candidates).
     to_all = xp.where(dest < 0, np.int32(np.argmax(room)), dest)
-    cand = xp.flatnonzero(req.over[part].astype(bool) & (to_all != part)).astype(xp.int32)
+    movable = req.over[part].astype(bool) & (to_all != part)
+    cand = xp.flatnonzero(movable & _within_threshold(be, g, part, -gain, movable, pwgts - limits,
+                                                      nparts)).astype(xp.int32)
     if len(cand) == 0:
         return part
 
