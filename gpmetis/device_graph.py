@@ -76,13 +76,12 @@ class DeviceGraph:
                 "total vertex or edge weight exceeds 2^31-1, beyond the gpu and cpu engines; "
                 "use -engine=metis"
             )
-        xp = be.xp
         return cls(
             be,
-            xp.asarray(graph.xadj, dtype=xp.int64),
-            xp.asarray(graph.adjncy, dtype=xp.int32),
-            xp.asarray(graph.adjwgt, dtype=xp.int32),
-            xp.asarray(vwgt, dtype=xp.int32),
+            be.upload(graph.xadj, np.int64),
+            be.upload(graph.adjncy, np.int32),
+            be.upload(graph.adjwgt, np.int32),
+            be.upload(vwgt, np.int32),
         )
 
     def to_host(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
