@@ -57,6 +57,7 @@ class Backend:
         staging[...] = host
         out = xp.empty(host.shape, dtype=host.dtype)
         out.set(staging)
+        self.synchronize()  # the copy must finish before the staging buffer is released
         return out
 
     def scalar(self, a) -> int:
