@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 
@@ -114,17 +113,9 @@ def _run(graphfile: str, nparts: int, options) -> None:
 
 
 def _write_json(path: str, report: dict) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    try:
-        with open(tmp, "w") as fh:
-            json.dump(report, fh, indent=2)
-        os.replace(tmp, path)
-    except OSError as exc:
-        from gpmetis.errors import GpmetisError
+    from gpmetis.io.partfile import atomic_write
 
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise GpmetisError(f"{path}: cannot write the JSON report: {exc.strerror}") from None
+    atomic_write(path, json.dumps(report, indent=2).encode())
 
 
 def _print(text: str) -> None:

@@ -17,7 +17,6 @@ token and three multiply-shift steps); longer and signed ones column by column.
 
 from __future__ import annotations
 
-import ctypes
 import os
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -30,6 +29,9 @@ from gpmetis.errors import InputError
 _CHUNK = 1 << 20  # bytes per chunk; a chunk is extended to the end of its last line
 _THREADS = min(4, os.cpu_count() or 1)  # NumPy releases the GIL inside each operation
 _MAX_DIGITS = 18  # every integer of at most 18 digits fits in int64
+_MAX_GAP = 8  # longest run of blank bytes between tokens read without a newline search
+_FLOAT_CHUNK = 1 << 16  # tokens per float conversion step
+_MAX_FLOAT_CHARS = 64
 _INT32_MAX = np.iinfo(np.int32).max
 
 _U8 = np.uint64(8)
@@ -37,6 +39,7 @@ _ZEROS = np.uint64(0x3030303030303030)  # eight '0' characters
 _M1 = np.uint64(0x00FF00FF00FF00FF)
 _M2 = np.uint64(0x0000FFFF0000FFFF)
 _M3 = np.uint64(0x00000000FFFFFFFF)
+_SHIFT = np.array([64 - 8 * k for k in range(8)] + [0], np.uint64)  # by token length
 _PERCENT, _PLUS, _MINUS, _NEWLINE = ord("%"), ord("+"), ord("-"), ord("\n")
 
 
@@ -73,6 +76,12 @@ class Tokens:
             np.cumsum(self.line_cnt, out=self._line_tok[1:])
         return self._line_tok
 
+    def first_token(self, line: int) -> int:
+        """Index of the first token of (0-based) ``line``: a token count, cheap for early lines."""
+        if self._line_tok is not None:
+            return int(self._line_tok[line])
+        return int(self.line_cnt[:line].sum(dtype=np.int64))
+
     def line_of(self, tok) -> np.ndarray | int:
         """1-based file line of each token index in ``tok`` (an int or an array)."""
         return np.searchsorted(self.line_tok, tok, side="right")
@@ -81,6 +90,35 @@ class Tokens:
         """The text of the i-th bad token, for messages (shortened when long)."""
         raw = self.data[self.bad_start[i] : min(self.bad_end[i], self.bad_start[i] + 40)]
         return raw.tobytes().decode("utf-8", "replace")
+
+    def bad_floats(self, i: np.ndarray, what: str = "a number") -> np.ndarray:
+        """float64 values of the bad tokens ``i`` (indices into ``bad``), which must be finite
+        decimal numbers (``1.5``, ``-2e-3``); InputError at the first that is not."""
+        out = np.empty(len(i), np.float64)
+        for c0 in range(0, len(i), _FLOAT_CHUNK):
+            sel = i[c0 : c0 + _FLOAT_CHUNK]
+            text = self._fixed_width(sel)
+            try:
+                out[c0 : c0 + len(sel)] = text.astype(np.float64)
+                ok = np.isfinite(out[c0 : c0 + len(sel)])
+            except ValueError:
+                ok = None
+            if ok is None or not ok.all():
+                k = int(np.argmin(ok)) if ok is not None else _first_non_float(text)
+                line = int(self.line_of(int(self.bad[sel[k]])))
+                found = self.text(int(sel[k]))
+                raise InputError(self.path, f"expected {what}, found '{found}'", line)
+        return out
+
+    def _fixed_width(self, sel: np.ndarray) -> np.ndarray:
+        """The text of bad tokens ``sel`` as a NumPy bytes array (zero padded)."""
+        start, length = self.bad_start[sel], self.bad_end[sel] - self.bad_start[sel]
+        width = min(int(length.max(initial=1)), _MAX_FLOAT_CHARS)
+        cols = np.arange(width)
+        text = self.data[np.minimum(start[:, None] + cols, len(self.data) - 1)]
+        text[cols >= length[:, None]] = 0
+        text[length > width, -1] = ord("?")  # longer than any number we read: never valid
+        return text.view(f"S{width}").ravel()
 
     def require_ints(self, lo: int, hi: int, what: str = "an integer") -> None:
         """Raise InputError at the first token in [lo, hi) that is not an integer."""
@@ -91,8 +129,8 @@ class Tokens:
 
 
 def tokenize(data: bytes, path: str) -> Tokens:
-    """Split ``data`` into lines and tokens and parse the integer tokens (see module docstring)."""
-    _keep_heap_memory()
+    """Split ``data`` (bytes, or a bytes-like object with ``find`` such as an mmap) into lines
+    and tokens and parse the integer tokens (see the module docstring)."""
     b = np.frombuffer(data, np.uint8)
     nbytes = len(b)
     pos_t = np.int32 if nbytes < _INT32_MAX else np.int64
@@ -114,26 +152,17 @@ def tokenize(data: bytes, path: str) -> Tokens:
     return out.finish(path, b)
 
 
-def _keep_heap_memory() -> None:
-    """Keep the chunk temporaries on glibc's heap between chunks.
-
-    By default glibc maps and unmaps blocks this size on every chunk, and the page faults
-    doubled the scan time. 32 MiB / 64 MiB are the thresholds glibc adopts by itself once a
-    32 MiB block has been freed. Does nothing on other C libraries.
-    """
-    global _heap_tuned
-    if _heap_tuned:
-        return
-    _heap_tuned = True
-    try:
-        libc = ctypes.CDLL(None)
-        libc.mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD
-        libc.mallopt(-1, 64 << 20)  # M_TRIM_THRESHOLD
-    except (OSError, AttributeError):
-        pass
-
-
-_heap_tuned = False
+def _first_non_float(text: np.ndarray) -> int:
+    """Index of the first entry of a bytes array that NumPy cannot convert to float."""
+    lo, hi = 0, len(text)  # text[:lo] converts; text[:hi] does not
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        try:
+            text[:mid].astype(np.float64)
+            lo = mid
+        except ValueError:
+            hi = mid
+    return lo
 
 
 class _Output:
@@ -196,13 +225,7 @@ def _scan_chunk(b, win, lo: int, hi: int, pos_t) -> tuple:
     length = end - start
     del edges
 
-    newlines = np.flatnonzero(seg == _NEWLINE).astype(pos_t)
-    # tok_before[i]: tokens before line i of the chunk; the last entry is the token count
-    tok_before = np.empty(len(newlines) + (seg[-1] != _NEWLINE) + 1, np.int64)
-    tok_before[0] = 0
-    tok_before[1 : len(newlines) + 1] = np.searchsorted(start, newlines)
-    tok_before[-1] = len(start)
-    cnt = np.diff(tok_before).astype(np.int32)
+    cnt, token_line = _lines(seg, start, end, pos_t)
 
     vals = _parse_unsigned(b, win, start + lo, length)
     wide = len(start) > 0 and int(length.max()) > 8
@@ -214,7 +237,9 @@ def _scan_chunk(b, win, lo: int, hi: int, pos_t) -> tuple:
 
     odd = np.flatnonzero(oddbyte)
     tok = np.searchsorted(start, odd, side="right") - 1  # token of each odd byte
-    line = np.searchsorted(newlines, start[tok])  # chunk line of that token
+    line = token_line(tok)
+    tok_before = np.zeros(len(cnt) + 1, np.int64)  # tokens before each line
+    np.cumsum(cnt, out=tok_before[1:])
     at_start = odd == start[tok]
     is_comment = at_start & (seg[odd] == _PERCENT) & (tok == tok_before[line])
     comment = np.unique(line[is_comment])
@@ -229,7 +254,7 @@ def _scan_chunk(b, win, lo: int, hi: int, pos_t) -> tuple:
     signed = (nodd == 1) & at_start[first] & ((sign == _PLUS) | (sign == _MINUS))
     signed &= (length[utok] >= 2) & (length[utok] <= _MAX_DIGITS + 1)
     st = utok[signed]
-    mag = parse_digits(b, start[st] + lo + 1, length[st] - 1)
+    mag = _parse_digits(b, start[st] + lo + 1, length[st] - 1)
     vals[st] = np.where(sign[signed] == _MINUS, -mag, mag)
     long_tok[st] = False
     long_tok &= keep
@@ -240,6 +265,36 @@ def _scan_chunk(b, win, lo: int, hi: int, pos_t) -> tuple:
 
 
 _NONE = np.zeros(0, np.int64)
+
+
+def _lines(seg, start, end, pos_t):
+    """Tokens per line of a chunk (int32) and a function giving the line of given tokens.
+
+    Usually from the few blank bytes before each token: a token starts a line for each newline
+    among them. Where some gap is longer than _MAX_GAP bytes, from the newline positions.
+    """
+    ntok = len(start)
+    unfinished = int(seg[-1] != _NEWLINE)  # the last line of a file without a final newline
+    gap = np.empty(ntok, pos_t)
+    if ntok:
+        gap[0] = start[0]
+        np.subtract(start[1:], end[:-1], out=gap[1:])
+    widest = int(gap.max(initial=0))
+    if widest > _MAX_GAP:
+        newlines = np.flatnonzero(seg == _NEWLINE).astype(pos_t)
+        tok_before = np.empty(len(newlines) + unfinished + 1, np.int64)
+        tok_before[0] = 0
+        tok_before[1 : len(newlines) + 1] = np.searchsorted(start, newlines)
+        tok_before[-1] = ntok
+        return np.diff(tok_before).astype(np.int32), lambda t: np.searchsorted(newlines, start[t])
+    line = np.zeros(ntok, np.int32)  # newlines before each token, then their running sum
+    for j in range(1, widest + 1):  # one pass per byte of the widest gap
+        line += (seg[np.maximum(start - j, 0)] == _NEWLINE) & (gap >= j)
+    np.cumsum(line, out=line)
+    after = end[-1] if ntok else 0  # newlines after the last token
+    nlines = (int(line[-1]) if ntok else 0) + int(np.count_nonzero(seg[after:] == _NEWLINE))
+    cnt = np.bincount(line, minlength=nlines + unfinished).astype(np.int32)
+    return cnt, line.__getitem__
 
 
 def _outside(comment: np.ndarray, tok_before: np.ndarray, ntok: int) -> np.ndarray:
@@ -261,23 +316,23 @@ def _parse_unsigned(b, win, start, length) -> np.ndarray:
     vals = np.zeros(len(start), np.int64)
     vals[fast] = _swar8(win[start[fast]], length[fast])
     slow = np.flatnonzero(~fast)
-    vals[slow] = parse_digits(b, start[slow], length[slow])
+    vals[slow] = _parse_digits(b, start[slow], length[slow])
     return vals
 
 
 def _swar8(words: np.ndarray, length: np.ndarray) -> np.ndarray:
-    """Parse 1..8 ASCII digits held in the low ``length`` bytes of little-endian words."""
-    shift = (8 - length).astype(np.uint64)
-    shift <<= np.uint64(3)
-    d = words << shift  # the digits move to the top bytes, zeros come in below
-    d -= _ZEROS << shift
+    """Parse the 1..8 ASCII digits in the low ``length`` bytes of little-endian words."""
+    # borrows of the subtraction only run upwards, into the bytes after the token that the
+    # shift then drops; zeros come in below the digits
+    d = words - _ZEROS
+    d <<= _SHIFT.take(length)
     d = (d * np.uint64(10) + (d >> _U8)) & _M1
     d = (d * np.uint64(100) + (d >> np.uint64(16))) & _M2
     d = (d * np.uint64(10000) + (d >> np.uint64(32))) & _M3
     return d.view(np.int64)
 
 
-def parse_digits(b: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarray:
+def _parse_digits(b: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarray:
     """Value (int64) of the digit strings b[start:start+length], column by column.
 
     Strings longer than 18 digits give arbitrary values; callers reject them.

@@ -1,0 +1,160 @@
+"""Matrix Market coordinate files as graphs.
+
+::
+
+    %%MatrixMarket matrix coordinate FIELD SYMMETRY
+    % comment lines
+    M N NNZ
+    i j [a_ij]          NNZ entry lines, 1-based indices
+
+FIELD is pattern, integer or real, SYMMETRY general, symmetric, skew-symmetric or hermitian;
+the banner is case-insensitive (``double`` is taken for ``real``). The graph of a square matrix
+A is the pattern of A + A^T without the diagonal, whatever the symmetry of the file: an entry
+(i, j) is the edge i-j. Edge weights are 1, or with ``mtx_weights`` |a_ij| rounded half up and at
+least 1, the largest one when an edge is stored more than once (both triangles, repeated
+entries). Blank lines are skipped. Dense (``array``) and complex matrices, non-square matrices,
+entry counts other than NNZ, indices out of range and values that are not finite numbers are
+errors naming the line.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpmetis.errors import InputError
+from gpmetis.graph import Graph
+from gpmetis.io.tokens import Tokens, tokenize
+
+_FIELDS = {"pattern": 2, "integer": 3, "real": 3, "double": 3}
+_SYMMETRIES = ("general", "symmetric", "skew-symmetric", "hermitian")
+_INT32_MAX = np.iinfo(np.int32).max
+
+
+def is_matrix_market(data: bytes) -> bool:
+    """Whether the bytes start with a Matrix Market banner."""
+    return data[:14].lower() == b"%%matrixmarket"
+
+
+def read_matrix_market(data: bytes, path: str, *, mtx_weights: bool = False) -> Graph:
+    """Parse a Matrix Market file's bytes into a graph (see the module docstring)."""
+    field = _banner(data, path)
+    per_line = _FIELDS[field]
+    tok = tokenize(data, path)
+    del data
+    h, nrows, nnz = _size_line(tok, path)
+    t0 = tok.first_token(h + 1)
+    cnt = tok.line_cnt[h + 1 :]
+    wrong = np.flatnonzero((cnt != 0) & (cnt != per_line))
+    if len(wrong):
+        k = int(cnt[wrong[0]])
+        raise InputError(
+            path,
+            f"an entry line of a {field} matrix has {per_line} values, this one has {k}",
+            h + 2 + int(wrong[0]),
+        )
+    found = int(np.count_nonzero(cnt))
+    if found != nnz:
+        raise InputError(
+            path, f"the size line says {nnz} entries but the file has {found} entry lines", h + 1
+        )
+
+    # tokens that are not integers: only the values of a real matrix may be such
+    bad = np.flatnonzero(tok.bad >= t0)  # indices into tok.bad
+    column = (tok.bad[bad] - t0) % per_line
+    reject = column < 2 if field == "real" else np.ones(len(bad), bool)
+    if reject.any():
+        k = int(bad[np.argmax(reject)])
+        what = "an integer index" if (tok.bad[k] - t0) % per_line < 2 else "an integer value"
+        line = int(tok.line_of(int(tok.bad[k])))
+        raise InputError(path, f"expected {what}, found '{tok.text(k)}'", line)
+    vals = tok.values[t0 : t0 + nnz * per_line]
+    rows = vals[0::per_line].astype(np.int64) - 1
+    cols = vals[1::per_line].astype(np.int64) - 1
+    out = np.flatnonzero((rows < 0) | (rows >= nrows) | (cols < 0) | (cols >= nrows))
+    if len(out):
+        e = int(out[0])
+        raise InputError(
+            path,
+            f"entry ({rows[e] + 1}, {cols[e] + 1}) is out of range for a {nrows} x {nrows} matrix",
+            int(tok.line_of(t0 + e * per_line)),
+        )
+    weights = None
+    if per_line == 3:
+        value = vals[2::per_line].astype(np.float64)
+        if len(bad):  # all of them values of a real matrix
+            value[(tok.bad[bad] - t0) // per_line] = tok.bad_floats(bad, "a finite number")
+        if mtx_weights:
+            weights = np.maximum(np.floor(np.abs(value) + 0.5), 1)
+            if weights.max(initial=1) >= 2.0**62:
+                raise InputError(path, "an entry value is too large for an edge weight")
+            weights = weights.astype(np.int64)
+    del tok, vals
+    return _graph_of_pattern(nrows, rows, cols, weights, path)
+
+
+def _banner(data: bytes, path: str) -> str:
+    """The field of a coordinate matrix, from the banner line; errors for anything else."""
+    words = data[:1024].split(b"\n", 1)[0].decode("ascii", "replace").lower().split()
+    usage = "%%MatrixMarket matrix coordinate (pattern|integer|real) (general|symmetric|...)"
+    if len(words) != 5 or words[0] != "%%matrixmarket" or words[1] != "matrix":
+        raise InputError(path, f"expected the banner '{usage}'", 1)
+    fmt, field, symmetry = words[2:]
+    if fmt == "array":
+        raise InputError(path, "dense 'array' matrices are not supported: use 'coordinate'", 1)
+    if fmt != "coordinate":
+        raise InputError(path, f"unknown format '{fmt}': expected 'coordinate'", 1)
+    if field == "complex":
+        raise InputError(path, "complex matrices are not supported", 1)
+    if field not in _FIELDS:
+        raise InputError(path, f"unknown field '{field}': expected pattern, integer or real", 1)
+    if symmetry not in _SYMMETRIES:
+        raise InputError(path, f"unknown symmetry '{symmetry}'", 1)
+    return "real" if field == "double" else field
+
+
+def _size_line(tok: Tokens, path: str) -> tuple[int, int, int]:
+    """(line index, N, NNZ) of the size line 'M N NNZ' of a square matrix."""
+    nonblank = tok.line_cnt > 0
+    h = int(np.argmax(nonblank))
+    if not nonblank[h]:
+        raise InputError(path, "no size line 'M N NNZ'")
+    t0, k = tok.first_token(h), int(tok.line_cnt[h])
+    if k != 3:
+        raise InputError(path, f"the size line must be 'M N NNZ', found {k} values", h + 1)
+    tok.require_ints(t0, t0 + 3, "an integer in the size line 'M N NNZ'")
+    nrows, ncols, nnz = (int(x) for x in tok.values[t0 : t0 + 3])
+    if min(nrows, ncols, nnz) < 0 or nrows == 0:
+        raise InputError(path, f"bad size line '{nrows} {ncols} {nnz}'", h + 1)
+    if nrows != ncols:
+        raise InputError(
+            path, f"the matrix is {nrows} x {ncols}: a graph needs a square matrix", h + 1
+        )
+    if nrows > _INT32_MAX:
+        raise InputError(path, f"{nrows} vertices: at most {_INT32_MAX} are supported", h + 1)
+    return h, nrows, nnz
+
+
+def _graph_of_pattern(n: int, rows, cols, weights, path: str) -> Graph:
+    """The graph of the pattern of A + A^T without the diagonal, rows sorted."""
+    off = rows != cols
+    rows, cols = rows[off], cols[off]
+    key = np.concatenate([rows * n + cols, cols * n + rows])
+    if weights is None:
+        key = np.unique(key)
+        adjwgt = np.ones(len(key), np.int64)
+    else:
+        w = np.concatenate([weights[off], weights[off]])
+        order = np.argsort(key)
+        key, w = key[order], w[order]
+        first = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]]))
+        key, adjwgt = key[first], np.maximum.reduceat(w, first) if len(w) else w
+    xadj = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(key // n, minlength=n), out=xadj[1:])
+    return Graph(
+        xadj=xadj,
+        adjncy=(key % n).astype(np.int32),
+        vwgt=np.ones((n, 1), np.int64),
+        adjwgt=adjwgt,
+        name=path,
+        has_adjwgt=weights is not None,
+    )

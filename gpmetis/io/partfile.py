@@ -1,0 +1,155 @@
+"""The partition file written by gpmetis and the -tpwgts file it reads."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+
+import numpy as np
+
+from gpmetis.errors import GpmetisError, InputError
+from gpmetis.io.source import read_bytes
+
+
+def write_partition(path: str | os.PathLike, part) -> None:
+    """Write one 0-based part id per line, atomically: the file appears complete or not at all,
+    and an existing file is left untouched when anything fails. GpmetisError when it cannot be
+    written; ValueError when ``part`` is not a 1-D array of non-negative integers."""
+    part = np.asarray(part)
+    if part.ndim != 1 or (part.size and not np.issubdtype(part.dtype, np.integer)):
+        raise ValueError("part must be a 1-D array of integers")
+    if part.size and part.min() < 0:
+        raise ValueError("part ids must not be negative")
+    atomic_write(path, _decimal_lines(part))
+
+
+def _decimal_lines(values: np.ndarray) -> bytes:
+    """``'%d\\n'`` of every non-negative integer, built with NumPy (no loop per value)."""
+    v = values.astype(np.int64)
+    if len(v) == 0:
+        return b""
+    width = len(str(int(v.max())))
+    text = np.empty((len(v), width + 1), np.uint8)
+    ndigits = np.ones(len(v), np.int64)
+    for j in range(width):  # one column per digit position
+        text[:, width - 1 - j] = v // 10**j % 10 + 48
+        if j:
+            ndigits += v >= 10**j
+    text[:, width] = ord("\n")
+    keep = np.arange(width + 1) >= (width - ndigits)[:, None]  # drop the leading zeros
+    return text[keep].tobytes()
+
+
+def atomic_write(path: str | os.PathLike, payload: bytes) -> None:
+    """Write ``payload`` to a temporary file next to ``path``, fsync it and rename it over
+    ``path``; on any failure remove the temporary file and leave ``path`` as it was."""
+    name = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(name))
+    try:
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".{os.path.basename(name)}.", suffix=".tmp", dir=directory
+        )
+    except OSError as e:
+        raise GpmetisError(f"{name}: cannot write the file: {e.strerror or e}") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), _new_file_mode(name))
+            f.write(payload)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, name)
+    except BaseException as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(e, OSError):
+            raise GpmetisError(f"{name}: cannot write the file: {e.strerror or e}") from None
+        raise
+    with contextlib.suppress(OSError):  # make the rename durable too
+        dfd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+
+def _new_file_mode(name: str) -> int:
+    """The mode ``open(name, 'w')`` would give: the old file's, else 0o666 less the umask."""
+    try:
+        return os.stat(name).st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+_TPWGTS_LINE = re.compile(r"(\d+)(?:-(\d+))?(?::(\d+)(?:-(\d+))?)?=(.*)")
+
+
+def read_tpwgts(path: str | os.PathLike, nparts: int, ncon: int = 1) -> np.ndarray:
+    """Target part weights from a METIS 5.1 ``-tpwgts`` file, as float64 (nparts, ncon).
+
+    Each line is ``part[-part][:constraint[-constraint]] = fraction`` (ids 0-based, ranges
+    inclusive, no constraint = all of them; white space ignored; blank and ``%`` lines skipped)
+    with 0 < fraction < 1; a later line overrides an earlier one. As in METIS, the parts left
+    out of a constraint share what the listed ones leave of 1 equally, and a constraint that
+    lists every part is rescaled to sum to 1. InputError (with the line) on anything else.
+    """
+    name = os.fspath(path)
+    try:
+        text = bytes(read_bytes(name)).decode("ascii")
+    except UnicodeDecodeError:
+        raise InputError(name, "a tpwgts file must be plain ASCII text") from None
+    tpwgts = np.full((nparts, ncon), -1.0)
+    for lineno, raw in enumerate(text.split("\n"), 1):
+        line = "".join(raw.split())
+        if not line or line.startswith("%"):
+            continue
+        match = _TPWGTS_LINE.fullmatch(line)
+        if match is None:
+            raise InputError(
+                name,
+                f"expected 'part[-part][:constraint[-constraint]] = fraction', found "
+                f"'{raw.strip()}'",
+                lineno,
+            )
+        first, last, c_first, c_last, value = match.groups()
+        first = int(first)
+        last = first if last is None else int(last)
+        if c_first is None:
+            c_first, c_last = 0, ncon - 1
+        else:
+            c_first = int(c_first)
+            c_last = c_first if c_last is None else int(c_last)
+        if not 0 <= first <= last < nparts:
+            raise InputError(
+                name, f"part range {first}-{last} is not within 0-{nparts - 1}", lineno
+            )
+        if not 0 <= c_first <= c_last < ncon:
+            raise InputError(
+                name, f"constraint range {c_first}-{c_last} is not within 0-{ncon - 1}", lineno
+            )
+        try:
+            fraction = float(value)
+        except ValueError:
+            raise InputError(name, f"'{value}' is not a number", lineno) from None
+        if not 0.0 < fraction < 1.0:
+            raise InputError(name, f"the fraction {value} is not between 0 and 1", lineno)
+        tpwgts[first : last + 1, c_first : c_last + 1] = fraction
+
+    for c in range(ncon):
+        given = tpwgts[:, c] > 0
+        total = float(tpwgts[given, c].sum())
+        nleft = nparts - int(given.sum())
+        if nleft == 0:
+            tpwgts[:, c] /= total
+        elif total >= 1.0:
+            raise InputError(
+                name,
+                f"the fractions for constraint {c} add up to {total:g}, leaving nothing for the "
+                f"{nleft} parts not listed",
+            )
+        else:
+            tpwgts[~given, c] = (1.0 - total) / nleft
+    return tpwgts

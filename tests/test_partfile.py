@@ -1,0 +1,144 @@
+"""The partition file (written atomically) and METIS's -tpwgts file."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from gpmetis.errors import GpmetisError, InputError
+from gpmetis.io import partfile, read_tpwgts, write_partition
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [0],
+        [9, 10, 0, 99, 100, 101, 7],
+        list(range(1000)),
+        [123456789, 0, 5],
+    ],
+)
+def test_partition_file_content(tmp_path, values):
+    path = tmp_path / "g.graph.part.4"
+    write_partition(path, np.array(values, dtype=np.int32))
+    assert path.read_text() == "".join(f"{v}\n" for v in values)
+
+
+def test_random_partition_round_trips(tmp_path):
+    part = np.random.default_rng(1).integers(0, 1000, 100_000)
+    path = tmp_path / "p"
+    write_partition(path, part)
+    np.testing.assert_array_equal(np.loadtxt(path, dtype=np.int64), part)
+
+
+def test_empty_partition(tmp_path):
+    write_partition(tmp_path / "p", np.zeros(0, np.int64))
+    assert (tmp_path / "p").read_bytes() == b""
+
+
+def test_replaces_an_existing_file_and_keeps_its_mode(tmp_path):
+    path = tmp_path / "p"
+    path.write_text("old\n")
+    path.chmod(0o640)
+    write_partition(path, [1, 0])
+    assert path.read_text() == "1\n0\n"
+    assert path.stat().st_mode & 0o777 == 0o640
+    assert os.listdir(tmp_path) == ["p"]
+
+
+def test_new_file_mode_follows_the_umask(tmp_path):
+    old = os.umask(0o027)
+    try:
+        write_partition(tmp_path / "p", [0])
+    finally:
+        os.umask(old)
+    assert (tmp_path / "p").stat().st_mode & 0o777 == 0o640
+
+
+def test_failure_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):
+    path = tmp_path / "p"
+    path.write_text("good\n")
+
+    def broken_replace(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(partfile.os, "replace", broken_replace)
+    with pytest.raises(GpmetisError, match="No space left"):
+        write_partition(path, [0, 1, 2])
+    assert path.read_text() == "good\n"
+    assert os.listdir(tmp_path) == ["p"]
+
+
+def test_interrupted_write_leaves_no_temporary(tmp_path, monkeypatch):
+    def interrupted(fd):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(partfile.os, "fsync", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_partition(tmp_path / "p", [0])
+    assert os.listdir(tmp_path) == []
+
+
+def test_unwritable_directory(tmp_path):
+    with pytest.raises(GpmetisError, match="cannot write"):
+        write_partition(tmp_path / "missing" / "p", [0])
+
+
+@pytest.mark.parametrize("part", [[-1, 0], [[0, 1]], [0.5]])
+def test_bad_partition_arrays(tmp_path, part):
+    with pytest.raises(ValueError):
+        write_partition(tmp_path / "p", np.array(part))
+
+
+def tpwgts(tmp_path, text, nparts, ncon=1):
+    path = tmp_path / "tp"
+    path.write_text(text)
+    return read_tpwgts(path, nparts, ncon)
+
+
+def test_tpwgts_unlisted_parts_share_the_rest(tmp_path):
+    got = tpwgts(tmp_path, "0 = 0.4\n 1 =0.2\n", 4)
+    np.testing.assert_allclose(got, [[0.4], [0.2], [0.2], [0.2]])
+    assert got.dtype == np.float64 and got.shape == (4, 1)
+
+
+def test_tpwgts_ranges_constraints_and_overrides(tmp_path):
+    text = "% a comment\n0-2 = 0.1\n\n1:1 = 0.3\n3 : 0-1 = 0.3\n2\t= 0.2\n"
+    got = tpwgts(tmp_path, text, 5, 2)
+    # part 4 is never listed: it gets what the others leave of 1
+    np.testing.assert_allclose(got[:, 0], [0.1, 0.1, 0.2, 0.3, 0.3])
+    np.testing.assert_allclose(got[:, 1], [0.1, 0.3, 0.2, 0.3, 0.1])
+
+
+def test_tpwgts_all_listed_are_rescaled(tmp_path):
+    got = tpwgts(tmp_path, "0-1 = 0.6\n", 2)
+    np.testing.assert_allclose(got, [[0.5], [0.5]])
+
+
+TPWGTS_ERRORS = [
+    ("0 0.5\n", 1, "expected"),
+    ("0 = 0.5\nx = 0.1\n", 2, "expected"),
+    ("0 = half\n", 1, "not a number"),
+    ("4 = 0.1\n", 1, "part range 4-4"),
+    ("2-1 = 0.1\n", 1, "part range 2-1"),
+    ("0:1 = 0.1\n", 1, "constraint range 1-1"),
+    ("0 = 1.0\n", 1, "between 0 and 1"),
+    ("0 = 0\n", 1, "between 0 and 1"),
+    ("0 = 0.7\n1 = 0.4\n", None, "add up to 1.1"),
+    ("0 = 0.5\n1 = 0.5\n", None, "leaving nothing for the 2 parts"),
+]
+
+
+@pytest.mark.parametrize("text,line,words", TPWGTS_ERRORS)
+def test_tpwgts_errors(tmp_path, text, line, words):
+    with pytest.raises(InputError) as info:
+        tpwgts(tmp_path, text, 4)
+    assert info.value.line == line and words in info.value.reason
+    assert str(info.value).startswith(str(tmp_path / "tp"))
+
+
+def test_tpwgts_missing_file(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        read_tpwgts(tmp_path / "nope", 2)
