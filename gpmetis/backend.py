@@ -15,6 +15,12 @@ import numpy as np
 PINNED_MIN_BYTES = 1 << 22
 
 
+def sorted_unique(a: np.ndarray) -> np.ndarray:
+    """Sorted distinct values of a NumPy array, by sorting (see ``Backend.unique``)."""
+    a = np.sort(a, axis=None)
+    return a[np.concatenate(([True], a[1:] != a[:-1]))] if len(a) else a
+
+
 @functools.cache
 def cuda_available() -> bool:
     """True when CuPy imports and sees at least one CUDA device."""
@@ -84,6 +90,13 @@ class Backend:
             self.launch(kernel, len(index), (np.int64(len(index)), target, index, values))
         else:
             np.minimum.at(target, index, values)
+
+    def unique(self, a):
+        """Sorted distinct values of ``a``. NumPy 2's np.unique hashes, ~20x slower than a sort
+        on millions of int64 keys."""
+        if self.gpu:
+            return self.xp.unique(a)
+        return sorted_unique(a)
 
     def argsort_stable(self, a):
         return self.xp.argsort(a) if self.gpu else np.argsort(a, kind="stable")

@@ -26,29 +26,44 @@ def part_weights(be: Backend, vwgt, part, nparts: int):
     return out
 
 
-def boundary_pairs(be: Backend, src, adjncy, part, nparts: int):
-    """Unique (vertex, other part) pairs over cut edges, as sorted int64 keys v*nparts+p."""
+def boundary_pairs(be: Backend, src, adjncy, part, nparts: int, cut=None):
+    """Unique (vertex, other part) pairs over cut edges, as sorted int64 keys v*nparts+p
+    (``cut``: the mask ``part[src] != part[adjncy]`` when the caller has it)."""
     xp = be.xp
-    cut = part[src] != part[adjncy]
+    if cut is None:
+        cut = part[src] != part[adjncy]
     keys = src[cut].astype(xp.int64) * nparts + part[adjncy[cut]]
-    return xp.unique(keys)
+    return be.unique(keys)
 
 
 def connected_components(be: Backend, n: int, src, dst):
-    """Component label of every vertex (the smallest vertex id in its component)."""
+    """Component label of every vertex (the smallest vertex id in its component).
+
+    Hook-and-shortcut: each round hooks the larger label of every unsettled edge onto the
+    smaller one, then jumps pointers until every label is a root. Edges whose ends already
+    share a label stay settled and are dropped, so rounds get cheaper as they go.
+    """
     xp = be.xp
     label = xp.arange(n, dtype=xp.int64)
-    while True:
-        lu, lv = label[src], label[dst]
-        hook = lu < lv
-        if not bool(hook.any()):
-            return label
-        be.scatter_min(label, lv[hook], lu[hook])  # int64 labels
+    once = src < dst
+    src, dst = src[once], dst[once]
+    first = True
+    while len(src):
+        # labels start as the ids themselves: the first round needs no gather
+        lu, lv = (src, dst) if first else (label[src], label[dst])
+        first = False
+        open_ = lu != lv
+        if not bool(open_.any()):
+            break
+        src, dst, lu, lv = src[open_], dst[open_], lu[open_], lv[open_]
+        hi = xp.maximum(lu, lv).astype(xp.int64)
+        be.scatter_min(label, hi, xp.minimum(lu, lv).astype(xp.int64))
         while True:
             jumped = label[label]
             if bool((jumped == label).all()):
                 break
             label = jumped
+    return label
 
 
 def count_components(be: Backend, n: int, src, dst) -> int:
@@ -72,7 +87,7 @@ class PartitionMetrics:
     maxndom: int
     minndom: int
     avgndom: float
-    ncomponents: int
+    ncomponents: int | None  # of the whole graph; computed only when a part is not contiguous
     part_components: int
     noncontiguous: int
     max_part_components: int
@@ -99,9 +114,12 @@ def compute_metrics(
     n = len(xadj) - 1
     src = be.sources(xadj, len(adjncy))
     part = part.astype(xp.int32)
-    cut = edgecut(be, src, adjncy, adjwgt, part)
+    part_src = part[src]
+    cut_mask = part_src != part[adjncy]
+    del part_src
+    cut = int(xp.sum(adjwgt[cut_mask], dtype=xp.int64)) // 2
 
-    pairs = boundary_pairs(be, src, adjncy, part, nparts)
+    pairs = boundary_pairs(be, src, adjncy, part, nparts, cut_mask)
     owners = pairs // nparts
     volume = int(xp.sum(vsize[owners])) if vsize is not None else int(len(pairs))
 
@@ -114,14 +132,15 @@ def compute_metrics(
     vertex_bound = nparts * heaviest / safe_total
     k = int(np.argmax(ratios[:, 0]))
 
-    part_pairs = xp.unique(part[owners].astype(xp.int64) * nparts + pairs % nparts)
+    part_pairs = be.unique(part[owners].astype(xp.int64) * nparts + pairs % nparts)
     ndom = be.asnumpy(xp.bincount(part_pairs // nparts, minlength=nparts))
 
-    inside = part[src] == part[adjncy]
-    ncomponents = count_components(be, n, src, adjncy)
+    inside = ~cut_mask
     label = connected_components(be, n, src[inside], adjncy[inside])
     roots = label == xp.arange(n)
     comps_per_part = be.asnumpy(xp.bincount(part[roots], minlength=nparts))
+    contiguous = int(comps_per_part.sum()) == nparts
+    ncomponents = None if contiguous else count_components(be, n, src, adjncy)
     return PartitionMetrics(
         edgecut=cut,
         volume=volume,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpmetis.backend import sorted_unique
 from gpmetis.errors import InputError
 from gpmetis.graph import Graph
 from gpmetis.io.tokens import Tokens, tokenize
@@ -140,7 +141,7 @@ def _graph_of_pattern(n: int, rows, cols, weights, path: str) -> Graph:
     rows, cols = rows[off], cols[off]
     key = np.concatenate([rows * n + cols, cols * n + rows])
     if weights is None:
-        key = np.unique(key)
+        key = sorted_unique(key)
         adjwgt = np.ones(len(key), np.int64)
     else:
         w = np.concatenate([weights[off], weights[off]])
