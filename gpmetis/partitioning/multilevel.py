@@ -19,7 +19,7 @@ from gpmetis.options import Options
 from gpmetis.refinement.jet import refine
 from gpmetis.refinement.rebalance import fill_empty_parts
 
-INITIAL_TRIALS = 4
+INITIAL_TRIALS = 8
 COARSE_PATIENCE = 6
 IPTYPE_CODES = {"grow": 0, "random": 1, "edge": 2, "node": 3, "metisrb": 4}
 
