@@ -62,6 +62,19 @@ extern "C" __global__ void best_moves(
     gain[v] = g;
 }
 
+// The change of v's gain (moving from -> to) due to its edge to u, counting u in its new part
+// when u is a candidate of higher priority (larger gain, ties -> smaller id).
+__device__ __forceinline__ long long afterburner_term(
+    const int v, const int to, const int from, const long long gv, const int u, const int w,
+    const int* __restrict__ part, const int* __restrict__ dest,
+    const long long* __restrict__ gain)
+{
+    int pu = part[u];
+    const int du = dest[u];
+    if (du >= 0 && (gain[u] > gv || (gain[u] == gv && u < v))) pu = du;
+    return pu == to ? w : (pu == from ? -w : 0);
+}
+
 // Keep a candidate's move only if its gain stays >= 0 when every candidate of higher priority
 // (larger gain, ties -> smaller id) is assumed to have moved already.
 extern "C" __global__ void afterburner(
@@ -74,17 +87,9 @@ extern "C" __global__ void afterburner(
     if (v >= n || xadj[v + 1] - xadj[v] > max_degree) return;
     const int to = dest[v];
     if (to < 0) { keep[v] = 0; return; }
-    const int from = part[v];
-    const long long gv = gain[v];
     long long g = 0;
-    for (long long j = xadj[v]; j < xadj[v + 1]; ++j) {
-        const int u = adjncy[j];
-        int pu = part[u];
-        const int du = dest[u];
-        if (du >= 0 && (gain[u] > gv || (gain[u] == gv && u < v))) pu = du;
-        if (pu == to) g += adjwgt[j];
-        else if (pu == from) g -= adjwgt[j];
-    }
+    for (long long j = xadj[v]; j < xadj[v + 1]; ++j)
+        g += afterburner_term(v, to, part[v], gain[v], adjncy[j], adjwgt[j], part, dest, gain);
     keep[v] = g >= 0 ? 1 : 0;
 }
 
@@ -168,17 +173,9 @@ extern "C" __global__ void afterburner_heavy(
         if (threadIdx.x == 0) keep[v] = 0;
         return;
     }
-    const int from = part[v];
-    const long long gv = gain[v];
     long long g = 0;
-    for (long long j = xadj[v] + threadIdx.x; j < xadj[v + 1]; j += blockDim.x) {
-        const int u = adjncy[j];
-        int pu = part[u];
-        const int du = dest[u];
-        if (du >= 0 && (gain[u] > gv || (gain[u] == gv && u < v))) pu = du;
-        if (pu == to) g += adjwgt[j];
-        else if (pu == from) g -= adjwgt[j];
-    }
+    for (long long j = xadj[v] + threadIdx.x; j < xadj[v + 1]; j += blockDim.x)
+        g += afterburner_term(v, to, part[v], gain[v], adjncy[j], adjwgt[j], part, dest, gain);
     g = block_sum_i64(g, buf);
     if (threadIdx.x == 0) keep[v] = g >= 0 ? 1 : 0;
 }
