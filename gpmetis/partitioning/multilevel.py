@@ -20,7 +20,6 @@ from gpmetis.refinement.jet import refine
 from gpmetis.refinement.rebalance import fill_empty_parts
 
 INITIAL_TRIALS = 8
-COARSE_PATIENCE = 6
 IPTYPE_CODES = {"grow": 0, "random": 1, "edge": 2, "node": 3, "metisrb": 4}
 
 
@@ -61,10 +60,8 @@ def multilevel_partition(
     t2 = time.perf_counter()
     stats.initial = t2 - t1
 
-    # -niter: iterations without a 0.1% gain before a level stops, on the two finest levels;
-    # coarser levels matter less for the final cut and stop sooner.
+    # -niter: iterations without a 0.1% gain before a level stops refining
     patience = options.niter + 2
-    coarse_patience = min(patience, COARSE_PATIENCE)
     part = xp.asarray(part0, dtype=xp.int32)
     part, levels[-1].iterations = refine(be, coarsest, part, nparts, maxpwgt,
                                          finest=len(levels) == 1, patience=patience)
@@ -72,8 +69,7 @@ def multilevel_partition(
         level = levels[depth]
         part = part[level.cmap]
         part, level.iterations = refine(be, level.graph, part, nparts, maxpwgt,
-                                        finest=depth == 0,
-                                        patience=patience if depth <= 1 else coarse_patience)
+                                        finest=depth == 0, patience=patience)
         levels[depth + 1].graph = None
     part = fill_empty_parts(be, g, part, nparts)
     be.synchronize()
