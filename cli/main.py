@@ -28,6 +28,7 @@ class MetisStyleCommand(click.Command):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         known = {opt.split("=")[0] for p in self.params for opt in getattr(p, "opts", [])}
+        known |= set(ctx.help_option_names)
         for arg in args:
             if arg == "--":
                 break

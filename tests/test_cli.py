@@ -136,6 +136,13 @@ def test_options_that_cannot_be_honoured_fail_clearly(graph_file, args, needle):
     assert part_file.read_text() == "keep me\n"
 
 
+def test_help_lists_metis_options():
+    result = run("-help")
+    assert result.exit_code == 0, result.output
+    for option in ("-ptype", "-ufactor", "-tpwgts", "-ubvec", "-nooutput", "-engine", "-json"):
+        assert option in result.output
+
+
 @pytest.mark.parametrize("nparts", ["0", "-3", "x"])
 def test_bad_nparts_is_a_usage_error(graph_file, nparts):
     result = run(graph_file, nparts)
