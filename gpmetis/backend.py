@@ -66,10 +66,6 @@ class Backend:
         self.synchronize()  # the copy must finish before the staging buffer is released
         return out
 
-    def scalar(self, a) -> int:
-        """Read one value back to the host (a device sync on the GPU)."""
-        return int(a)
-
     def synchronize(self) -> None:
         if self.gpu:
             self.xp.cuda.get_current_stream().synchronize()

@@ -20,6 +20,3 @@ def max_part_weights(total: np.ndarray, tpwgts: np.ndarray, ubfactors) -> np.nda
     limits = np.maximum(np.floor(ub * target + EPS), np.ceil(target - EPS))
     return limits.astype(np.int64)
 
-
-def is_balanced(pwgts: np.ndarray, limits: np.ndarray) -> bool:
-    return bool((np.asarray(pwgts) <= limits).all())
