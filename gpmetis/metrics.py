@@ -114,9 +114,7 @@ def compute_metrics(
     n = len(xadj) - 1
     src = be.sources(xadj, len(adjncy))
     part = part.astype(xp.int32)
-    part_src = part[src]
-    cut_mask = part_src != part[adjncy]
-    del part_src
+    cut_mask = part[src] != part[adjncy]
     cut = int(xp.sum(adjwgt[cut_mask], dtype=xp.int64)) // 2
 
     pairs = boundary_pairs(be, src, adjncy, part, nparts, cut_mask)
