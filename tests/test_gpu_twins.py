@@ -96,25 +96,27 @@ def test_refinement_kernels_equal_twins(name, nparts):
         dest_g, gain_g = best_moves(gg.be, gg, part_g, nparts, req_g)
         _eq(dest_c, dest_g)
         _eq(gain_c, gain_g)
-        _eq(afterburner(gc.be, gc, part_c, dest_c, gain_c, nparts),
-            afterburner(gg.be, gg, part_g, dest_g, gain_g, nparts))
-    skew = np.where(rng.random(gc.nvtxs) < 0.5, 0, part_c).astype(np.int32)
+        for a, b in zip(afterburner(gc.be, gc, part_c, dest_c, gain_c, nparts),
+                        afterburner(gg.be, gg, part_g, dest_g, gain_g, nparts)):
+            _eq(a, b)
     total = int(gc.vwgt.sum())
     maxpw_c = np.full(nparts, int(1.03 * total / nparts), np.int64)
-    pw_c = part_weights(gc.be, gc.vwgt[:, None], skew, nparts)[:, 0]
-    over = (pw_c > maxpw_c).astype(np.uint8)
-    dest_c, gain_c = best_moves(gc.be, gc, skew, nparts,
-                                MoveRequest(1, over=over, pwgts=pw_c, maxpwgt=maxpw_c))
-    dest_g, gain_g = best_moves(gg.be, gg, xp.asarray(skew), nparts,
-                                MoveRequest(1, over=xp.asarray(over), pwgts=xp.asarray(pw_c),
-                                            maxpwgt=xp.asarray(maxpw_c)))
-    _eq(dest_c, dest_g)
-    _eq(gain_c, gain_g)
-    _eq(rebalance_step(gc.be, gc, skew, nparts, maxpw_c, pw_c),
-        rebalance_step(gg.be, gg, xp.asarray(skew), nparts, xp.asarray(maxpw_c), pw_c))
-    _eq(refine(gc.be, gc, skew, nparts, maxpw_c, finest=True, patience=4)[0],
-        refine(gg.be, gg, xp.asarray(skew), nparts, xp.asarray(maxpw_c), finest=True,
-               patience=4)[0])
+    # one part holding half the graph; then several overweight parts next to parts with room
+    for skew in (np.where(rng.random(gc.nvtxs) < 0.5, 0, part_c),
+                 np.where(rng.random(gc.nvtxs) < 0.3, part_c % max(nparts // 2, 1), part_c)):
+        skew = skew.astype(np.int32)
+        pw_c = part_weights(gc.be, gc.vwgt[:, None], skew, nparts)[:, 0]
+        room = maxpw_c - pw_c
+        dest_c, gain_c = best_moves(gc.be, gc, skew, nparts, MoveRequest(1, room=room))
+        dest_g, gain_g = best_moves(gg.be, gg, xp.asarray(skew), nparts,
+                                    MoveRequest(1, room=xp.asarray(room)))
+        _eq(dest_c, dest_g)
+        _eq(gain_c, gain_g)
+        moved_c = rebalance_step(gc.be, gc, skew, nparts, maxpw_c, pw_c)
+        _eq(moved_c, rebalance_step(gg.be, gg, xp.asarray(skew), nparts, maxpw_c, pw_c))
+        assert not np.array_equal(moved_c, skew)
+        _eq(refine(gc.be, gc, skew, nparts, maxpw_c, finest=True, patience=4)[0],
+            refine(gg.be, gg, xp.asarray(skew), nparts, maxpw_c, finest=True, patience=4)[0])
 
 
 @pytest.mark.parametrize("name", CASES)

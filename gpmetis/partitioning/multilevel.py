@@ -44,8 +44,7 @@ def multilevel_partition(
     start_workers(INITIAL_TRIALS)
     t0 = time.perf_counter()
     ub = options.ubfactors(1)
-    maxpwgt_host = max_part_weights(np.array([g.total_vwgt]), tpwgts, ub)[:, 0]
-    maxpwgt = xp.asarray(maxpwgt_host)
+    maxpwgt = max_part_weights(np.array([g.total_vwgt]), tpwgts, ub)[:, 0]
     levels = coarsen(be, g, nparts, seed, options.ctype == "shem", not options.no2hop)
     t1 = time.perf_counter()
     stats.coarsening = t1 - t0
@@ -53,7 +52,7 @@ def multilevel_partition(
     coarsest = levels[-1].graph
     xadj, adjncy, vwgt, adjwgt = coarsest.to_host()
     part0 = initial_partition(
-        xadj, adjncy, vwgt, adjwgt, nparts, maxpwgt_host, _explicit_tpwgts(tpwgts),
+        xadj, adjncy, vwgt, adjwgt, nparts, maxpwgt, _explicit_tpwgts(tpwgts),
         seed=seed, ntrials=INITIAL_TRIALS, ufactor=options.effective_ufactor,
         niter=options.niter, iptype=IPTYPE_CODES.get(options.iptype or ""),
     )

@@ -9,16 +9,15 @@
 //  mode 0 (label propagation), for v with locked[v] == 0: dest[v] = the other part p with the largest
 //    conn(v,p), ties -> smaller p; gain[v] = conn(v,dest) - conn(v,part[v]); v stays a candidate
 //    when gain >= 0 or -gain < floor(c_num * conn(v,part[v]) / c_den), else dest[v] = -1.
-//  mode 1 (rebalancing), for v in a part p0 with over[p0] != 0: as above but only parts p with
-//    pwgts[p] + vwgt[v] <= maxpwgt[p] qualify; dest[v] = -1 when none is adjacent, and then
+//  mode 1 (rebalancing), for v in an overweight part (room[part[v]] < 0): as above but only parts p
+//    with vwgt[v] <= room[p] qualify; dest[v] = -1 when none is adjacent, and then
 //    gain[v] = -conn(v,part[v]).
 extern "C" __global__ void best_moves(
     const int n, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
     const int* __restrict__ adjwgt, const int* __restrict__ vwgt, const int* __restrict__ part,
-    const unsigned char* __restrict__ locked, const unsigned char* __restrict__ over,
-    const int mode, const long long c_num,
-    const long long c_den, const long long* __restrict__ pwgts,
-    const long long* __restrict__ maxpwgt, int* __restrict__ tkeys, int* __restrict__ tvals,
+    const unsigned char* __restrict__ locked, const long long* __restrict__ room,
+    const int mode, const long long c_num, const long long c_den,
+    int* __restrict__ tkeys, int* __restrict__ tvals,
     int* __restrict__ dest, long long* __restrict__ gain, const long long max_degree)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
@@ -26,7 +25,7 @@ extern "C" __global__ void best_moves(
     dest[v] = -1;
     gain[v] = 0;
     const int own = part[v];
-    if (mode == 0 ? locked[v] != 0 : over[own] == 0) return;
+    if (mode == 0 ? locked[v] != 0 : room[own] >= 0) return;
     const long long base = xadj[v];
     const long long cap = xadj[v + 1] - base;
     for (long long s = 0; s < cap; ++s) tkeys[base + s] = -1;
@@ -48,7 +47,7 @@ extern "C" __global__ void best_moves(
     for (long long s = base; s < base + cap; ++s) {
         const int p = tkeys[s];
         if (p < 0) continue;
-        if (mode == 1 && pwgts[p] + vwgt[v] > maxpwgt[p]) continue;
+        if (mode == 1 && vwgt[v] > room[p]) continue;
         const long long c = tvals[s];
         if (c > best_conn || (c == best_conn && p < best_p)) { best_conn = c; best_p = p; }
     }
@@ -76,21 +75,25 @@ __device__ __forceinline__ long long afterburner_term(
 }
 
 // Keep a candidate's move only if its gain stays >= 0 when every candidate of higher priority
-// (larger gain, ties -> smaller id) is assumed to have moved already.
+// (larger gain, ties -> smaller id) is assumed to have moved already; moved[v] is v's part after
+// the kept moves (a new array: part is read by other threads).
 extern "C" __global__ void afterburner(
     const int n, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
     const int* __restrict__ adjwgt, const int* __restrict__ part, const int* __restrict__ dest,
     const long long* __restrict__ gain, unsigned char* __restrict__ keep,
-    const long long max_degree)
+    int* __restrict__ moved, const long long max_degree)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
     if (v >= n || xadj[v + 1] - xadj[v] > max_degree) return;
     const int to = dest[v];
-    if (to < 0) { keep[v] = 0; return; }
     long long g = 0;
-    for (long long j = xadj[v]; j < xadj[v + 1]; ++j)
-        g += afterburner_term(v, to, part[v], gain[v], adjncy[j], adjwgt[j], part, dest, gain);
-    keep[v] = g >= 0 ? 1 : 0;
+    if (to >= 0) {
+        for (long long j = xadj[v]; j < xadj[v + 1]; ++j)
+            g += afterburner_term(v, to, part[v], gain[v], adjncy[j], adjwgt[j], part, dest, gain);
+    }
+    const bool kept = to >= 0 && g >= 0;
+    keep[v] = kept ? 1 : 0;
+    moved[v] = kept ? to : part[v];
 }
 
 // The state of a partition in one pass: out[0] = 2 * edgecut, out[1 + p] = weight of part p.
@@ -118,15 +121,14 @@ extern "C" __global__ void best_moves_heavy(
     const int* __restrict__ heavy, const int nparts, const long long* __restrict__ xadj,
     const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
     const int* __restrict__ part, const unsigned char* __restrict__ locked,
-    const unsigned char* __restrict__ over, const int mode, const long long c_num,
-    const long long c_den, const long long* __restrict__ pwgts,
-    const long long* __restrict__ maxpwgt, int* __restrict__ dest, long long* __restrict__ gain)
+    const long long* __restrict__ room, const int mode, const long long c_num,
+    const long long c_den, int* __restrict__ dest, long long* __restrict__ gain)
 {
     extern __shared__ int conn[];
     __shared__ unsigned long long buf[32];
     const int v = heavy[blockIdx.x];
     const int own = part[v];
-    if (mode == 0 ? locked[v] != 0 : over[own] == 0) {
+    if (mode == 0 ? locked[v] != 0 : room[own] >= 0) {
         if (threadIdx.x == 0) { dest[v] = -1; gain[v] = 0; }
         return;
     }
@@ -140,7 +142,7 @@ extern "C" __global__ void best_moves_heavy(
     for (int p = threadIdx.x; p < nparts; p += blockDim.x) {
         const int c = conn[p];
         if (p == own || c <= 0) continue;
-        if (mode == 1 && pwgts[p] + vwgt[v] > maxpwgt[p]) continue;
+        if (mode == 1 && vwgt[v] > room[p]) continue;
         const unsigned long long key = ((unsigned long long)c << 32) | (0xFFFFFFFFU - (unsigned)p);
         best = key > best ? key : best;
     }
@@ -164,20 +166,22 @@ extern "C" __global__ void afterburner_heavy(
     const int* __restrict__ heavy, const long long* __restrict__ xadj,
     const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ part,
     const int* __restrict__ dest, const long long* __restrict__ gain,
-    unsigned char* __restrict__ keep)
+    unsigned char* __restrict__ keep, int* __restrict__ moved)
 {
     __shared__ long long buf[32];
     const int v = heavy[blockIdx.x];
     const int to = dest[v];
     if (to < 0) {
-        if (threadIdx.x == 0) keep[v] = 0;
+        if (threadIdx.x == 0) { keep[v] = 0; moved[v] = part[v]; }
         return;
     }
     long long g = 0;
     for (long long j = xadj[v] + threadIdx.x; j < xadj[v + 1]; j += blockDim.x)
         g += afterburner_term(v, to, part[v], gain[v], adjncy[j], adjwgt[j], part, dest, gain);
     g = block_sum_i64(g, buf);
-    if (threadIdx.x == 0) keep[v] = g >= 0 ? 1 : 0;
+    if (threadIdx.x != 0) return;
+    keep[v] = g >= 0 ? 1 : 0;
+    moved[v] = g >= 0 ? to : part[v];
 }
 
 // score for the high-degree vertices.

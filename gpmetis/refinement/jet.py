@@ -28,19 +28,17 @@ FILTER_COARSE = (3, 4)
 @dataclass
 class MoveRequest:
     """What ``best_moves`` computes: LP moves of unlocked vertices (mode 0, ``locked`` uint8 per
-    vertex, filter c = c_num / c_den) or rebalancing moves out of ``over`` parts (mode 1, uint8
-    per part, with part weights and limits)."""
+    vertex, filter c = c_num / c_den) or rebalancing moves out of overweight parts (mode 1,
+    ``room`` = int64 limit minus weight per part, negative for overweight parts)."""
 
     mode: int
     locked: object = None
     c_num: int = 0
     c_den: int = 1
-    over: object = None
-    pwgts: object = None
-    maxpwgt: object = None
+    room: object = None
 
     def active(self, part):
-        return self.locked == 0 if self.mode == 0 else self.over[part] != 0
+        return self.locked == 0 if self.mode == 0 else self.room[part] < 0
 
 
 def best_moves(be: Backend, g: DeviceGraph, part, nparts: int, req: MoveRequest):
@@ -49,32 +47,27 @@ def best_moves(be: Backend, g: DeviceGraph, part, nparts: int, req: MoveRequest)
         return _best_moves_numpy(g, part, nparts, req)
     xp = be.xp
     n = g.nvtxs
-    dummy8 = g.scratch("dummy8", 1, xp.uint8)
-    dummy64 = g.scratch("dummy64", 1, xp.int64)
     dest = xp.empty(n, dtype=xp.int32)
     gain = xp.empty(n, dtype=xp.int64)
-    locked = req.locked if req.locked is not None else dummy8
-    over = req.over if req.over is not None else dummy8
-    pwgts = req.pwgts if req.pwgts is not None else dummy64
-    maxpwgt = req.maxpwgt if req.maxpwgt is not None else dummy64
+    locked = req.locked if req.locked is not None else g.scratch("dummy8", 1, xp.uint8)
+    room = req.room if req.room is not None else g.scratch("dummy64", 1, xp.int64)
     max_degree, heavy = g.heavy_split(nparts <= MAX_SHARED_PARTS)
     be.launch(be.kernel(CU_FILE, "best_moves"), n,
-              (np.int32(n), g.xadj, g.adjncy, g.adjwgt, g.vwgt, part, locked, over,
-               np.int32(req.mode), np.int64(req.c_num), np.int64(req.c_den), pwgts, maxpwgt,
+              (np.int32(n), g.xadj, g.adjncy, g.adjwgt, g.vwgt, part, locked, room,
+               np.int32(req.mode), np.int64(req.c_num), np.int64(req.c_den),
                g.scratch("tkeys", max(g.nnz, 1), xp.int32),
                g.scratch("tvals", max(g.nnz, 1), xp.int32), dest, gain, max_degree))
     if heavy is not None:
         be.launch_blocks(be.kernel(CU_FILE, "best_moves_heavy"), len(heavy),
                          (heavy, np.int32(nparts), g.xadj, g.adjncy, g.adjwgt, g.vwgt, part,
-                          locked, over, np.int32(req.mode), np.int64(req.c_num),
-                          np.int64(req.c_den), pwgts, maxpwgt, dest, gain),
+                          locked, room, np.int32(req.mode), np.int64(req.c_num),
+                          np.int64(req.c_den), dest, gain),
                          shared_mem=4 * nparts, block=BLOCK)
     return dest, gain
 
 
 def _best_moves_numpy(g: DeviceGraph, part, nparts: int, req: MoveRequest):
     n = g.nvtxs
-    pwgts, maxpwgt = req.pwgts, req.maxpwgt
     dest = np.full(n, -1, dtype=np.int32)
     gain = np.zeros(n, dtype=np.int64)
     active = req.active(part)
@@ -85,8 +78,8 @@ def _best_moves_numpy(g: DeviceGraph, part, nparts: int, req: MoveRequest):
     other = ~own
     s, p, w = s[other], p[other], w[other]
     if req.mode == 1:
-        room = pwgts[p] + g.vwgt[s] <= maxpwgt[p]
-        s, p, w = s[room], p[room], w[room]
+        fits = g.vwgt[s] <= req.room[p]
+        s, p, w = s[fits], p[fits], w[fits]
         gain[active] = -own_conn[active]
     if len(s):
         uniq, inverse = np.unique(s.astype(np.int64) * nparts + p, return_inverse=True)
@@ -107,19 +100,22 @@ def _best_moves_numpy(g: DeviceGraph, part, nparts: int, req: MoveRequest):
 
 
 def afterburner(be: Backend, g: DeviceGraph, part, dest, gain, nparts: int):
-    """uint8 mask of the candidate moves whose gain stays >= 0 after higher-priority moves."""
+    """(keep, moved): the uint8 mask of the candidate moves whose gain stays >= 0 after
+    higher-priority moves, and the partition with those moves applied (a new array)."""
     xp = be.xp
     n = g.nvtxs
     if be.gpu:
         keep = xp.empty(n, dtype=xp.uint8)
+        moved = xp.empty(n, dtype=xp.int32)
         max_degree, heavy = g.heavy_split(nparts <= MAX_SHARED_PARTS)
         be.launch(be.kernel(CU_FILE, "afterburner"), n,
-                  (np.int32(n), g.xadj, g.adjncy, g.adjwgt, part, dest, gain, keep, max_degree))
+                  (np.int32(n), g.xadj, g.adjncy, g.adjwgt, part, dest, gain, keep, moved,
+                   max_degree))
         if heavy is not None:
             be.launch_blocks(be.kernel(CU_FILE, "afterburner_heavy"), len(heavy),
-                             (heavy, g.xadj, g.adjncy, g.adjwgt, part, dest, gain, keep),
+                             (heavy, g.xadj, g.adjncy, g.adjwgt, part, dest, gain, keep, moved),
                              block=BLOCK)
-        return keep
+        return keep, moved
     s, u = g.src, g.adjncy
     cand = dest[s] >= 0
     s, u, w = s[cand], u[cand], g.adjwgt[cand].astype(np.int64)
@@ -127,7 +123,8 @@ def afterburner(be: Backend, g: DeviceGraph, part, dest, gain, nparts: int):
     pu = np.where(first, dest[u], part[u])
     delta = np.where(pu == dest[s], w, np.where(pu == part[s], -w, 0))
     g_after = np.bincount(s, weights=delta, minlength=n)
-    return ((dest >= 0) & (np.rint(g_after) >= 0)).astype(np.uint8)
+    keep = (dest >= 0) & (np.rint(g_after) >= 0)
+    return keep.astype(np.uint8), np.where(keep, dest, part).astype(np.int32)
 
 
 def partition_state(be: Backend, g: DeviceGraph, part, nparts: int) -> tuple[int, np.ndarray]:
@@ -157,19 +154,19 @@ def refine(
     g: DeviceGraph,
     part,
     nparts: int,
-    maxpwgt,
+    maxpwgt: np.ndarray,
     *,
     finest: bool,
     patience: int,
 ):
-    """(best partition found by Jet iterations from ``part``, iterations run)."""
+    """(best partition found by Jet iterations from ``part``, iterations run); ``maxpwgt`` holds
+    the part weight limits on the host."""
     from gpmetis.refinement.rebalance import rebalance_step
 
     xp = be.xp
     c_num, c_den = FILTER_FINEST if finest else FILTER_COARSE
-    maxpwgt_host = be.asnumpy(maxpwgt)
     locked = xp.zeros(g.nvtxs, dtype=xp.uint8)
-    best_score, pwgts = _score(be, g, part, nparts, maxpwgt_host)
+    best_score, pwgts = _score(be, g, part, nparts, maxpwgt)
     best = part.copy()
     score = best_score
     stale = 0
@@ -178,12 +175,11 @@ def refine(
         iterations += 1
         if score[0] == 0:
             dest, gain = best_moves(be, g, part, nparts, MoveRequest(0, locked, c_num, c_den))
-            locked = afterburner(be, g, part, dest, gain, nparts)
-            part = xp.where(locked != 0, dest, part)
+            locked, part = afterburner(be, g, part, dest, gain, nparts)
         else:
             part = rebalance_step(be, g, part, nparts, maxpwgt, pwgts)
             locked[:] = 0
-        score, pwgts = _score(be, g, part, nparts, maxpwgt_host)
+        score, pwgts = _score(be, g, part, nparts, maxpwgt)
         if score < best_score:
             big = score[0] < best_score[0] or score[1] < (1 - IMPROVEMENT) * best_score[1]
             best, best_score = part.copy(), score
