@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -17,11 +18,8 @@ NO_DEGREE_LIMIT = np.int64(2**62)
 
 @dataclass
 class DeviceGraph:
-    """CSR arrays on one backend: xadj int64, adjncy/adjwgt/vwgt int32 (ncon = 1).
-
-    ``src`` (the source vertex of every adjacency entry) is derived once per level because the
-    vectorised twins and the metrics need it.
-    """
+    """CSR arrays on one backend: xadj int64, adjncy/adjwgt/vwgt int32 (ncon = 1). Rows need
+    not be sorted."""
 
     be: Backend
     xadj: object
@@ -30,8 +28,13 @@ class DeviceGraph:
     vwgt: object
 
     def __post_init__(self) -> None:
-        self.src = self.be.sources(self.xadj, len(self.adjncy))
         self._scratch: dict = {}
+
+    @cached_property
+    def src(self):
+        """The source vertex (int32) of every adjacency entry, for the vectorised NumPy twins
+        (the CUDA kernels walk rows instead, so the gpu engine never builds it)."""
+        return self.be.sources(self.xadj, len(self.adjncy))
 
     def scratch(self, name: str, size: int, dtype):
         """A work array kept for this level's lifetime (contents undefined between uses)."""

@@ -4,9 +4,9 @@
 // Coarse vertex c has members rep[c] and match[rep[c]]. Its neighbours are merged in an
 // open-addressing hash table that lives in scratch[off[c] .. off[c+1]), sized by the members'
 // total degree, so it can never overflow. One thread owns one coarse vertex, so the table needs no
-// atomics and the output is deterministic; the launcher sorts each row afterwards. Coarse
-// vertices whose table is larger than max_cap go to contract_count_heavy (one block each, the
-// table filled with atomicCAS: the set of keys and their sums do not depend on thread order).
+// atomics; rows come out in slot order (unsorted). Coarse vertices whose table is larger than
+// max_cap go to contract_count_heavy (one block each, the table filled with atomicCAS: the set of
+// keys and their sums do not depend on thread order, their slots do).
 
 __device__ __forceinline__ unsigned int slot_hash(unsigned int x) {
     x ^= x >> 16; x *= 0x45d9f3bU; x ^= x >> 16;

@@ -28,8 +28,9 @@ def coarse_map(be: Backend, match):
 
 
 def contract(be: Backend, g: DeviceGraph, match, cmap, rep) -> DeviceGraph:
-    """The coarse graph: member weights summed, parallel edges merged, self loops dropped,
-    each row sorted by neighbour id (the same CSR on both backends)."""
+    """The coarse graph: member weights summed, parallel edges merged, self loops dropped.
+    Both backends give each row the same neighbours and weights; the NumPy twin sorts them,
+    the GPU leaves them in hash-table order (nothing downstream depends on the order)."""
     xp = be.xp
     mate = match[rep]
     paired = mate != rep
@@ -66,10 +67,7 @@ def _contract_cuda(be: Backend, g: DeviceGraph, match, cmap, rep, mate, paired):
     cadjwgt = xp.empty(cnnz, dtype=xp.int32)
     be.launch(be.kernel(CU_FILE, "contract_fill"), nc,
               (np.int32(nc), off, tkeys, tvals, cxadj, cadjncy, cadjwgt))
-    # Rows leave the hash tables in slot order; sort them so the coarse CSR is canonical.
-    rows = be.sources(cxadj, cnnz).astype(xp.int64)
-    order = xp.argsort(rows * nc + cadjncy)
-    return cxadj, cadjncy[order], cadjwgt[order]
+    return cxadj, cadjncy, cadjwgt
 
 
 def _contract_numpy(g: DeviceGraph, cmap, nc: int):

@@ -84,3 +84,18 @@ extern "C" __global__ void accept(const int n, const int* __restrict__ prop, int
     const int u = prop[v];
     if (u >= 0 && prop[u] == v) match[v] = u;
 }
+
+// anchor[i] = the smallest neighbour of vertices[i], or -1 when it has none (rows need not be
+// sorted). Twin: matching.py (smallest_neighbour).
+extern "C" __global__ void smallest_neighbour(
+    const int m, const int* __restrict__ vertices, const long long* __restrict__ xadj,
+    const int* __restrict__ adjncy, int* __restrict__ anchor)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m) return;
+    const int v = vertices[i];
+    int best = -1;
+    for (long long j = xadj[v]; j < xadj[v + 1]; ++j)
+        if (best < 0 || adjncy[j] < best) best = adjncy[j];
+    anchor[i] = best;
+}

@@ -89,15 +89,30 @@ def accept(be: Backend, prop, match):
     return match
 
 
+def smallest_neighbour(be: Backend, g: DeviceGraph, vertices):
+    """The smallest neighbour id (int32) of each of ``vertices``, -1 for isolated ones."""
+    xp = be.xp
+    m = len(vertices)
+    if be.gpu:
+        out = xp.empty(m, dtype=xp.int32)
+        be.launch(be.kernel(CU_FILE, "smallest_neighbour"), m,
+                  (np.int32(m), vertices, g.xadj, g.adjncy, out))
+        return out
+    row_min = np.full(g.nvtxs, -1, dtype=np.int32)
+    nonempty = np.flatnonzero(g.xadj[1:] > g.xadj[:-1])
+    if len(nonempty):
+        row_min[nonempty] = np.minimum.reduceat(g.adjncy, g.xadj[nonempty])
+    return row_min[vertices]
+
+
 def two_hop_match(be: Backend, g: DeviceGraph, match, maxvwgt: int):
-    """Pair free vertices that share their first neighbour (leaves, twins, chain vertices);
-    isolated vertices pair with each other. Rows are sorted, so "first" is the smallest id."""
+    """Pair free vertices that share their smallest neighbour (leaves, twins, chain vertices);
+    isolated vertices pair with each other."""
     xp = be.xp
     free = xp.flatnonzero(match < 0).astype(xp.int32)
     if len(free) < 2:
         return match
-    has_nbr = g.xadj[free + 1] > g.xadj[free]
-    anchor = xp.where(has_nbr, g.adjncy[xp.minimum(g.xadj[free], max(g.nnz - 1, 0))], -1)
+    anchor = smallest_neighbour(be, g, free)
     order = be.argsort_stable(anchor)
     free, anchor = free[order], anchor[order]
     same = anchor[1:] == anchor[:-1]
