@@ -154,3 +154,9 @@ def test_no_kernel_errors_under_compute_sanitizer(tmp_path):
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "ERROR SUMMARY: 0 errors" in proc.stdout + proc.stderr
+
+
+def test_warmup_phases_equal_the_twin():
+    from gpmetis.partitioning.warmup import run_phases_on_grid
+
+    assert run_phases_on_grid(get_backend("gpu")) == run_phases_on_grid(get_backend("cpu"))

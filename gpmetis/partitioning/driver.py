@@ -17,6 +17,7 @@ from gpmetis.errors import OptionError, PartitionError
 from gpmetis.graph import Graph
 from gpmetis.metrics import PartitionMetrics, compute_metrics
 from gpmetis.options import Options
+from gpmetis.partitioning import warmup
 
 # CuPy's import, the CUDA context and the kernels' first load cost about 1.5 s on the H100
 # machine; METIS needs about that long for 4M edges, so smaller graphs run faster on METIS.
@@ -108,6 +109,7 @@ def partition(graph: Graph, nparts: int, options: Options | None = None, **kwarg
     options.validate()
     if nparts < 1:
         raise OptionError("nparts", f"must be at least 1, got {nparts}")
+    warmup.wait()
     engine = choose_engine(graph, options)
     tpwgts = load_tpwgts(options, nparts, graph.ncon)
     seed = options.seed if options.seed >= 0 else DEFAULT_SEED

@@ -1,0 +1,89 @@
+"""GPU start-up in the background, overlapped with reading the input.
+
+Importing CuPy, creating the CUDA context and loading the kernels (CuPy's and ours, from its
+on-disk cache) cost about a second in a fresh process. When the gpu engine will run, a thread
+does all of it while the main thread parses the file, by running the engine's phases on a small
+grid. It never forks and never touches the graph being read; ``wait`` joins it before the
+engine starts, so CUDA is only ever used by one thread at a time.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+
+from gpmetis.backend import Backend
+from gpmetis.metrics import PartitionMetrics
+from gpmetis.options import Options
+
+_thread: threading.Thread | None = None
+WARM_GRID = 32
+WARM_PARTS = 4
+
+
+def start(path: str | os.PathLike, options: Options) -> bool:
+    """Start the warm-up when ``options`` will run the gpu engine on the graph in ``path``
+    (``auto``: when its header announces enough edges for the GPU); True when it started."""
+    global _thread
+    from gpmetis.io.peek import peek_nedges
+    from gpmetis.partitioning.driver import AUTO_GPU_MIN_EDGES
+
+    if _thread is not None or options.engine not in ("gpu", "auto"):
+        return False
+    if options.engine == "auto" and (peek_nedges(path) or 0) < AUTO_GPU_MIN_EDGES:
+        return False
+    _thread = threading.Thread(target=_warm, name="gpmetis-gpu-warmup", daemon=True)
+    _thread.start()
+    return True
+
+
+def wait() -> None:
+    """Return once a started warm-up has finished."""
+    if _thread is not None:
+        _thread.join()
+
+
+def _warm() -> None:
+    from gpmetis.backend import cuda_available, get_backend
+
+    try:
+        if cuda_available():
+            run_phases_on_grid(get_backend("gpu"))
+    except Exception:  # noqa: BLE001 - best effort: the real run reports any CUDA problem
+        pass
+
+
+def run_phases_on_grid(be: Backend) -> PartitionMetrics:
+    """Coarsening, refinement (with rebalancing), the empty-part fill and the metrics of the
+    engine on ``be``, run on a small grid; returns the metrics of the partition it ends with."""
+    from gpmetis.coarsening.coarsen import coarsen
+    from gpmetis.device_graph import DeviceGraph
+    from gpmetis.graph import Graph
+    from gpmetis.metrics import compute_metrics
+    from gpmetis.refinement.jet import refine
+    from gpmetis.refinement.rebalance import fill_empty_parts
+
+    side = WARM_GRID
+    ids = np.arange(side * side).reshape(side, side)
+    pairs = np.concatenate([np.stack([ids[:, :-1].ravel(), ids[:, 1:].ravel()], 1),
+                            np.stack([ids[:-1].ravel(), ids[1:].ravel()], 1)])
+    src = np.concatenate([pairs[:, 0], pairs[:, 1]])
+    dst = np.concatenate([pairs[:, 1], pairs[:, 0]])
+    order = np.lexsort((dst, src))
+    xadj = np.concatenate([[0], np.cumsum(np.bincount(src, minlength=side * side))])
+    g = DeviceGraph.upload(be, Graph.from_csr(xadj, dst[order]))
+    coarsen(be, g, WARM_PARTS, 1, True, True)
+    # a skewed start (two thirds of the grid in one part, the last part empty) runs label
+    # propagation, rebalancing and the empty-part fill
+    n = g.nvtxs
+    part = be.xp.asarray(np.minimum(np.arange(n) * 2 * (WARM_PARTS - 1) // n, WARM_PARTS - 2)
+                         .astype(np.int32))
+    maxpwgt = np.full(WARM_PARTS, int(1.03 * n / WARM_PARTS), np.int64)
+    part, _ = refine(be, g, part, WARM_PARTS, maxpwgt, finest=True, patience=2)
+    part = fill_empty_parts(be, g, part, WARM_PARTS)
+    metrics = compute_metrics(g.xadj, g.adjncy, g.vwgt[:, None], g.adjwgt, part, WARM_PARTS,
+                              np.full((WARM_PARTS, 1), 1 / WARM_PARTS), None, be)
+    be.synchronize()
+    return metrics

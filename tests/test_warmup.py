@@ -1,0 +1,65 @@
+"""The background GPU warm-up: when it starts, and that what it runs is a valid partitioning."""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+from conftest import FIXTURES
+
+from gpmetis.backend import get_backend
+from gpmetis.io.peek import peek_nedges
+from gpmetis.options import Options
+from gpmetis.partitioning import warmup
+
+
+def test_peek_reads_the_metis_header_after_comments(tmp_path):
+    f = tmp_path / "g.graph"
+    f.write_text("% comment\n\n%another\n3 2\n2\n1 3\n2\n")
+    assert peek_nedges(f) == 2
+
+
+def test_peek_reads_the_matrix_market_size_line():
+    assert peek_nedges(FIXTURES / "karate.mtx") == 78
+
+
+@pytest.mark.parametrize("content", [b"3 x\n", b"% only a comment\n", b"5 7", b""])
+def test_peek_gives_none_without_a_clear_header(tmp_path, content):
+    f = tmp_path / "g.graph"
+    f.write_bytes(content)
+    assert peek_nedges(f) is None
+
+
+def test_peek_gives_none_for_compressed_and_missing_files(tmp_path):
+    f = tmp_path / "g.graph.gz"
+    f.write_bytes(gzip.compress(b"3 2\n2\n1 3\n2\n"))
+    assert peek_nedges(f) is None
+    assert peek_nedges(tmp_path / "missing.graph") is None
+
+
+def test_no_warmup_for_small_graphs_or_cpu_engines(tmp_path, monkeypatch):
+    monkeypatch.setattr(warmup, "_thread", None)
+    big = tmp_path / "big.graph"
+    big.write_text("10 5000000\n")
+    assert not warmup.start(FIXTURES / "4elt.graph", Options(engine="auto"))
+    assert not warmup.start(big, Options(engine="metis"))
+    assert not warmup.start(big, Options(engine="cpu"))
+    assert warmup._thread is None
+
+
+def test_warmup_starts_for_large_graphs_and_wait_joins_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(warmup, "_thread", None)
+    big = tmp_path / "big.graph"
+    big.write_text("10 5000000\n")
+    assert warmup.start(big, Options(engine="auto"))
+    assert not warmup.start(big, Options(engine="auto"))  # once per process
+    warmup.wait()
+    assert not warmup._thread.is_alive()
+
+
+def test_the_warmup_phases_partition_their_grid():
+    metrics = warmup.run_phases_on_grid(get_backend("cpu"))
+    weights = [w[0] for w in metrics.pwgts]
+    assert len(weights) == warmup.WARM_PARTS and min(weights) > 0
+    assert max(weights) <= 1.03 * sum(weights) / warmup.WARM_PARTS
+    assert 0 < metrics.edgecut < 2 * warmup.WARM_GRID * (warmup.WARM_GRID - 1)
