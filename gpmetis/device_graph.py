@@ -44,6 +44,10 @@ class DeviceGraph:
             self._scratch[name] = buf
         return buf[:size]
 
+    @cached_property
+    def max_degree(self) -> int:
+        return int((self.xadj[1:] - self.xadj[:-1]).max()) if self.nvtxs else 0
+
     def heavy_split(self, enabled: bool = True):
         """(max_degree, heavy): thread-per-vertex kernels take vertices of degree <= max_degree,
         block-per-vertex kernels the int32 ids in ``heavy`` (None when there are none)."""

@@ -10,6 +10,7 @@ from gpmetis.backend import Backend
 from gpmetis.device_graph import HEAVY_DEGREE, DeviceGraph
 
 CU_FILE = Path(__file__).with_name("contraction.cu")
+SCAN_CAP = 64  # as in contraction.cu: shorter candidate lists are merged without a hash table
 
 
 def coarse_map(be: Backend, match):
@@ -47,26 +48,26 @@ def _contract_cuda(be: Backend, g: DeviceGraph, match, cmap, rep, mate, paired):
     nc = len(rep)
     deg = g.xadj[1:] - g.xadj[:-1]
     cap = deg[rep] + xp.where(paired, deg[mate], 0)
+    # hash tables only for coarse vertices with more than SCAN_CAP candidate entries
     off = xp.zeros(nc + 1, dtype=xp.int64)
-    xp.cumsum(cap, out=off[1:])
-    table_size = int(off[-1])
+    xp.cumsum(xp.where(cap > SCAN_CAP, cap, 0), out=off[1:])
+    table_size = max(int(off[-1]), 1)
     tkeys = xp.empty(table_size, dtype=xp.int32)
     tvals = xp.empty(table_size, dtype=xp.int32)
     cdeg = xp.empty(nc, dtype=xp.int64)
+    rows = (g.xadj, g.adjncy, g.adjwgt, match, cmap, rep, cap, off)
     be.launch(be.kernel(CU_FILE, "contract_count"), nc,
-              (np.int32(nc), g.xadj, g.adjncy, g.adjwgt, match, cmap, rep, off,
-               tkeys, tvals, cdeg, np.int64(HEAVY_DEGREE)))
+              (np.int32(nc), *rows, tkeys, tvals, cdeg, np.int64(HEAVY_DEGREE)))
     heavy = xp.flatnonzero(cap > HEAVY_DEGREE).astype(xp.int32)
     be.launch_blocks(be.kernel(CU_FILE, "contract_count_heavy"), len(heavy),
-                     (heavy, g.xadj, g.adjncy, g.adjwgt, match, cmap, rep, off,
-                      tkeys, tvals, cdeg))
+                     (heavy, *rows, tkeys, tvals, cdeg))
     cxadj = xp.zeros(nc + 1, dtype=xp.int64)
     xp.cumsum(cdeg, out=cxadj[1:])
     cnnz = int(cxadj[-1])
     cadjncy = xp.empty(cnnz, dtype=xp.int32)
     cadjwgt = xp.empty(cnnz, dtype=xp.int32)
     be.launch(be.kernel(CU_FILE, "contract_fill"), nc,
-              (np.int32(nc), off, tkeys, tvals, cxadj, cadjncy, cadjwgt))
+              (np.int32(nc), *rows, tkeys, tvals, cxadj, cadjncy, cadjwgt))
     return cxadj, cadjncy, cadjwgt
 
 

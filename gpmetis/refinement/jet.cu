@@ -4,8 +4,22 @@
 // with one block per listed high-degree vertex (same contract; see jet.py's heavy split).
 #include "../block_reduce.cuh"
 
-// Connectivity of v to each adjacent part, gathered in the hash table scratch[xadj[v]..xadj[v+1])
-// (v's degree bounds the number of distinct parts, so it never overflows). Then:
+#define SCAN_DEGREE 64  // rows up to this long are rescanned instead of hashed (no scratch)
+
+// Whether entry j is the first of v's row (starting at begin) leading into part p.
+__device__ __forceinline__ bool first_entry_into(
+    const int p, const long long begin, const long long j, const int* __restrict__ adjncy,
+    const int* __restrict__ part)
+{
+    for (long long j2 = begin; j2 < j; ++j2)
+        if (part[adjncy[j2]] == p) return false;
+    return true;
+}
+
+// conn(v,p) = the weight of v's edges into part p. Rows of at most SCAN_DEGREE entries find each
+// adjacent part at its first entry and sum its edges by rescanning; longer rows gather them in
+// the hash table tkeys/tvals[xadj[v]..xadj[v+1]) (v's degree bounds the number of distinct
+// parts, so it never overflows). Then:
 //  mode 0 (label propagation), for v with locked[v] == 0: dest[v] = the other part p with the largest
 //    conn(v,p), ties -> smaller p; gain[v] = conn(v,dest) - conn(v,part[v]); v stays a candidate
 //    when gain >= 0 or -gain < floor(c_num * conn(v,part[v]) / c_den), else dest[v] = -1.
@@ -26,30 +40,41 @@ extern "C" __global__ void best_moves(
     gain[v] = 0;
     const int own = part[v];
     if (mode == 0 ? locked[v] != 0 : room[own] >= 0) return;
-    const long long base = xadj[v];
-    const long long cap = xadj[v + 1] - base;
-    for (long long s = 0; s < cap; ++s) tkeys[base + s] = -1;
-    long long own_conn = 0;
-    for (long long j = base; j < base + cap; ++j) {
-        const int p = part[adjncy[j]];
-        const int w = adjwgt[j];
-        if (p == own) { own_conn += w; continue; }
-        long long s = ((unsigned int)p * 2654435761U) % (unsigned long long)cap;
-        while (true) {
-            const int key = tkeys[base + s];
-            if (key == p) { tvals[base + s] += w; break; }
-            if (key < 0) { tkeys[base + s] = p; tvals[base + s] = w; break; }
-            s = (s + 1 == cap) ? 0 : s + 1;
-        }
-    }
+    const long long begin = xadj[v], end = xadj[v + 1];
     int best_p = -1;
     long long best_conn = -1;
-    for (long long s = base; s < base + cap; ++s) {
-        const int p = tkeys[s];
-        if (p < 0) continue;
-        if (mode == 1 && vwgt[v] > room[p]) continue;
-        const long long c = tvals[s];
+    auto offer = [&](const int p, const long long c) {
+        if (mode == 1 && vwgt[v] > room[p]) return;
         if (c > best_conn || (c == best_conn && p < best_p)) { best_conn = c; best_p = p; }
+    };
+    long long own_conn = 0;
+    if (end - begin <= SCAN_DEGREE) {
+        for (long long j = begin; j < end; ++j) {
+            const int p = part[adjncy[j]];
+            if (p == own) { own_conn += adjwgt[j]; continue; }
+            if (!first_entry_into(p, begin, j, adjncy, part)) continue;
+            long long c = adjwgt[j];
+            for (long long j2 = j + 1; j2 < end; ++j2)
+                if (part[adjncy[j2]] == p) c += adjwgt[j2];
+            offer(p, c);
+        }
+    } else {
+        const long long cap = end - begin;
+        for (long long s = begin; s < end; ++s) tkeys[s] = -1;
+        for (long long j = begin; j < end; ++j) {
+            const int p = part[adjncy[j]];
+            const int w = adjwgt[j];
+            if (p == own) { own_conn += w; continue; }
+            long long s = ((unsigned int)p * 2654435761U) % (unsigned long long)cap;
+            while (true) {
+                const int key = tkeys[begin + s];
+                if (key == p) { tvals[begin + s] += w; break; }
+                if (key < 0) { tkeys[begin + s] = p; tvals[begin + s] = w; break; }
+                s = (s + 1 == cap) ? 0 : s + 1;
+            }
+        }
+        for (long long s = begin; s < end; ++s)
+            if (tkeys[s] >= 0) offer(tkeys[s], tvals[s]);
     }
     if (best_p < 0) {
         if (mode == 1) gain[v] = -own_conn;

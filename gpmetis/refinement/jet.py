@@ -18,6 +18,7 @@ from gpmetis.metrics import edgecut, part_weights
 
 CU_FILE = Path(__file__).with_name("jet.cu")
 MAX_SHARED_PARTS = 8192  # the heavy kernels keep one int per part in shared memory
+SCAN_DEGREE = 64  # as in jet.cu: shorter rows need no hash-table scratch
 BLOCK = 256
 MAX_ITERATIONS = 300
 IMPROVEMENT = 0.001
@@ -52,11 +53,13 @@ def best_moves(be: Backend, g: DeviceGraph, part, nparts: int, req: MoveRequest)
     locked = req.locked if req.locked is not None else g.scratch("dummy8", 1, xp.uint8)
     room = req.room if req.room is not None else g.scratch("dummy64", 1, xp.int64)
     max_degree, heavy = g.heavy_split(nparts <= MAX_SHARED_PARTS)
+    # hash tables (indexed like adjncy) only when some row is too long to rescan
+    table = g.nnz if g.max_degree > SCAN_DEGREE else 1
     be.launch(be.kernel(CU_FILE, "best_moves"), n,
               (np.int32(n), g.xadj, g.adjncy, g.adjwgt, g.vwgt, part, locked, room,
                np.int32(req.mode), np.int64(req.c_num), np.int64(req.c_den),
-               g.scratch("tkeys", max(g.nnz, 1), xp.int32),
-               g.scratch("tvals", max(g.nnz, 1), xp.int32), dest, gain, max_degree))
+               g.scratch("tkeys", table, xp.int32), g.scratch("tvals", table, xp.int32), dest,
+               gain, max_degree))
     if heavy is not None:
         be.launch_blocks(be.kernel(CU_FILE, "best_moves_heavy"), len(heavy),
                          (heavy, np.int32(nparts), g.xadj, g.adjncy, g.adjwgt, g.vwgt, part,
