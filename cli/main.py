@@ -96,8 +96,8 @@ def _run(graphfile: str, nparts: int, options) -> None:
     from gpmetis.report import Timing, format_summary, report_dict
 
     t0 = time.perf_counter()
-    warmup.start(graphfile, options)  # GPU start-up overlaps the read
-    graph = read_graph(graphfile, symmetrize=options.symmetrize)
+    pending = warmup.start(graphfile, options)  # GPU start-up overlaps the read
+    graph = pending.result() if pending else read_graph(graphfile, symmetrize=options.symmetrize)
     t1 = time.perf_counter()
     for warning in graph.warnings:
         click.echo(f"gpmetis: warning: {warning}", err=True)

@@ -236,3 +236,17 @@ def test_entry_point_runs_as_a_program(graph_file):
     assert proc.returncode == 0, proc.stderr
     assert "Edgecut:" in proc.stdout
     assert "\x1b[" not in proc.stdout, "piped output must be plain text"
+
+
+def test_gpu_path_reads_in_a_child_and_reports_input_errors(tmp_path):
+    # -engine=gpu reads the file in a forked child while the GPU warms up: a bad line must
+    # still be reported with file:line, exit status 1 and no part file
+    bad = tmp_path / "bad.graph"
+    bad.write_text("3 2\n2\n1 x\n2\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "cli.main", str(bad), "2", "-engine=gpu"],
+        capture_output=True, text=True, cwd=ROOT,
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert f"{bad}:3" in proc.stderr
+    assert not list(tmp_path.glob("bad.graph.part.*"))

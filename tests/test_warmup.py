@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import gzip
 
+import numpy as np
 import pytest
 from conftest import FIXTURES
 
+from gpmetis import read_graph
 from gpmetis.backend import get_backend
 from gpmetis.io.peek import peek_nedges
 from gpmetis.options import Options
@@ -41,18 +43,21 @@ def test_no_warmup_for_small_graphs_or_cpu_engines(tmp_path, monkeypatch):
     monkeypatch.setattr(warmup, "_thread", None)
     big = tmp_path / "big.graph"
     big.write_text("10 5000000\n")
-    assert not warmup.start(FIXTURES / "4elt.graph", Options(engine="auto"))
-    assert not warmup.start(big, Options(engine="metis"))
-    assert not warmup.start(big, Options(engine="cpu"))
+    assert warmup.start(FIXTURES / "4elt.graph", Options(engine="auto")) is None
+    assert warmup.start(big, Options(engine="metis")) is None
+    assert warmup.start(big, Options(engine="cpu")) is None
     assert warmup._thread is None
 
 
-def test_warmup_starts_for_large_graphs_and_wait_joins_it(tmp_path, monkeypatch):
+def test_warmup_reads_in_a_child_and_wait_joins_it(monkeypatch):
     monkeypatch.setattr(warmup, "_thread", None)
-    big = tmp_path / "big.graph"
-    big.write_text("10 5000000\n")
-    assert warmup.start(big, Options(engine="auto"))
-    assert not warmup.start(big, Options(engine="auto"))  # once per process
+    path = FIXTURES / "4elt.graph"
+    pending = warmup.start(path, Options(engine="gpu"))
+    assert warmup.start(path, Options(engine="gpu")) is None  # once per process
+    graph = pending.result()
+    expected = read_graph(path)
+    assert np.array_equal(graph.xadj, expected.xadj)
+    assert np.array_equal(graph.adjncy, expected.adjncy)
     warmup.wait()
     assert not warmup._thread.is_alive()
 

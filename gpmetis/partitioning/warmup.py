@@ -1,9 +1,10 @@
-"""GPU start-up in the background, overlapped with reading the input.
+"""GPU start-up overlapped with reading the input.
 
 Importing CuPy, creating the CUDA context and loading the kernels (CuPy's and ours, from its
-on-disk cache) cost about a second in a fresh process. When the gpu engine will run, a thread
-does all of it while the main thread parses the file, by running the engine's phases on a small
-grid. It never forks and never touches the graph being read; ``wait`` joins it before the
+on-disk cache) cost about a second in a fresh process, as long as parsing a 10M-edge file. When
+the gpu engine will run, a forked child reads the file (a thread would fight the warm-up for
+the GIL), the METIS workers are forked while the process is still small, and a thread warms the
+GPU up by running the engine's phases on a small grid. ``wait`` joins the thread before the
 engine starts, so CUDA is only ever used by one thread at a time.
 """
 
@@ -15,6 +16,7 @@ import threading
 import numpy as np
 
 from gpmetis.backend import Backend
+from gpmetis.io.forked import PendingGraph
 from gpmetis.metrics import PartitionMetrics
 from gpmetis.options import Options
 
@@ -23,20 +25,25 @@ WARM_GRID = 32
 WARM_PARTS = 4
 
 
-def start(path: str | os.PathLike, options: Options) -> bool:
-    """Start the warm-up when ``options`` will run the gpu engine on the graph in ``path``
-    (``auto``: when its header announces enough edges for the GPU); True when it started."""
+def start(path: str | os.PathLike, options: Options) -> PendingGraph | None:
+    """When ``options`` will run the gpu engine on the graph in ``path`` (``auto``: when its
+    header announces enough edges for the GPU), start reading it in a child process and warming
+    the GPU up, and return the pending graph; None otherwise (then read it as usual)."""
     global _thread
+    from gpmetis.initial_partitioning.metis_trials import start_workers
     from gpmetis.io.peek import peek_nedges
     from gpmetis.partitioning.driver import AUTO_GPU_MIN_EDGES
+    from gpmetis.partitioning.multilevel import INITIAL_TRIALS
 
     if _thread is not None or options.engine not in ("gpu", "auto"):
-        return False
+        return None
     if options.engine == "auto" and (peek_nedges(path) or 0) < AUTO_GPU_MIN_EDGES:
-        return False
+        return None
+    pending = PendingGraph(os.fspath(path), options.symmetrize)  # forks before any thread
+    start_workers(INITIAL_TRIALS)
     _thread = threading.Thread(target=_warm, name="gpmetis-gpu-warmup", daemon=True)
     _thread.start()
-    return True
+    return pending
 
 
 def wait() -> None:
