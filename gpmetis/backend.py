@@ -109,14 +109,20 @@ class Backend:
             kernel((nblocks,), (block,), args, shared_mem=shared_mem)
 
     def kernel(self, cu_file: Path, name: str):
-        """The compiled CUDA kernel ``name`` from ``cu_file`` (compiled once per process)."""
-        return _raw_module(str(cu_file)).get_function(name)
+        """The compiled CUDA kernel ``name`` from ``cu_file`` (compiled and looked up once per
+        process: launches are issued from Python, so each lookup saved counts)."""
+        return _kernel(cu_file, name)
 
     def peak_memory(self) -> int:
         """Bytes CuPy's memory pool holds: it keeps freed blocks, so this is its high-water mark."""
         if not self.gpu:
             return 0
         return int(self.xp.get_default_memory_pool().total_bytes())
+
+
+@functools.cache
+def _kernel(cu_file: Path, name: str):
+    return _raw_module(str(cu_file)).get_function(name)
 
 
 @functools.cache
