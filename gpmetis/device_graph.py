@@ -29,6 +29,33 @@ class DeviceGraph:
 
     def __post_init__(self) -> None:
         self._scratch: dict = {}
+        self._host: tuple | None = None
+
+    @property
+    def nbytes(self) -> int:
+        arrays = self._host or (self.xadj, self.adjncy, self.adjwgt, self.vwgt)
+        return sum(int(a.nbytes) for a in arrays)
+
+    @property
+    def offloaded(self) -> bool:
+        return self._host is not None
+
+    def offload(self) -> None:
+        """Move the CSR arrays to host memory, freeing their GPU copies, until ``reload``
+        (nothing to do on the cpu backend)."""
+        if not self.be.gpu or self._host is not None:
+            return
+        self._host = tuple(a.get() for a in (self.xadj, self.adjncy, self.adjwgt, self.vwgt))
+        self.xadj = self.adjncy = self.adjwgt = self.vwgt = None
+        self._scratch.clear()
+
+    def reload(self) -> None:
+        """Bring offloaded arrays back to the GPU."""
+        if self._host is None:
+            return
+        self.xadj, self.adjncy, self.adjwgt, self.vwgt = (
+            self.be.upload(a, a.dtype) for a in self._host)
+        self._host = None
 
     @cached_property
     def src(self):

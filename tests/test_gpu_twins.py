@@ -163,3 +163,21 @@ def test_warmup_phases_equal_the_twin():
     from gpmetis.partitioning.warmup import run_phases_on_grid
 
     assert run_phases_on_grid(get_backend("gpu")) == run_phases_on_grid(get_backend("cpu"))
+
+
+def test_levels_offloaded_to_the_host_give_the_same_partition(monkeypatch):
+    import gpmetis.coarsening.coarsen as coarsen_module
+
+    graph = _graph("random-hubs")
+    expected = partition(graph, 16, engine="cpu", seed=3).part
+    offloads = []
+    real = DeviceGraph.offload
+
+    def counted(self):
+        offloads.append(self.nvtxs)
+        real(self)
+
+    monkeypatch.setattr(DeviceGraph, "offload", counted)
+    monkeypatch.setattr(coarsen_module, "LEVEL_MEMORY_BUDGET", 0.0)
+    assert np.array_equal(partition(graph, 16, engine="gpu", seed=3).part, expected)
+    assert offloads, "a zero budget must offload every intermediate level"

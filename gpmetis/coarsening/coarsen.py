@@ -12,6 +12,10 @@ from gpmetis.device_graph import DeviceGraph
 
 MIN_SHRINK = 0.10
 MAX_LEVELS = 64
+# Intermediate levels kept on the GPU, in multiples of the finest graph's bytes; older ones wait
+# in host memory until uncoarsening reaches them (power-law graphs keep dense coarse levels
+# whose sum is many times the input).
+LEVEL_MEMORY_BUDGET = 1.5
 
 
 @dataclass
@@ -56,4 +60,17 @@ def coarsen(
         levels[-1].seconds = time.perf_counter() - start
         levels.append(Level(coarse))
         graph = coarse
+        _offload_to_budget(levels, LEVEL_MEMORY_BUDGET * levels[0].graph.nbytes)
     return levels
+
+
+def _offload_to_budget(levels: list[Level], budget: float) -> None:
+    """Offload the oldest intermediate levels (neither the finest nor the coarsest) until the
+    ones left on the GPU fit in ``budget`` bytes."""
+    resident = [lvl.graph for lvl in levels[1:-1] if not lvl.graph.offloaded]
+    total = sum(g.nbytes for g in resident)
+    for g in resident:
+        if total <= budget:
+            break
+        total -= g.nbytes
+        g.offload()

@@ -66,6 +66,7 @@ def multilevel_partition(
                                          finest=len(levels) == 1, patience=patience)
     for depth in range(len(levels) - 2, -1, -1):
         level = levels[depth]
+        level.graph.reload()
         part = part[level.cmap]
         part, level.iterations = refine(be, level.graph, part, nparts, maxpwgt,
                                         finest=depth == 0, patience=patience)
