@@ -15,7 +15,7 @@ import threading
 
 import numpy as np
 
-from gpmetis.backend import Backend
+from gpmetis.backend import Backend, cuda_available, get_backend
 from gpmetis.io.forked import PendingGraph
 from gpmetis.metrics import PartitionMetrics
 from gpmetis.options import Options
@@ -53,8 +53,6 @@ def wait() -> None:
 
 
 def _warm() -> None:
-    from gpmetis.backend import cuda_available, get_backend
-
     try:
         if cuda_available():
             run_phases_on_grid(get_backend("gpu"))
