@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 
@@ -130,5 +131,29 @@ def _print(text: str) -> None:
         click.echo(text)
 
 
+def run() -> None:
+    """The ``gpmetis`` process: ``main``, then an exit that skips the interpreter's teardown
+    (freeing the GPU memory pool and context, joining the METIS workers: ~0.4 s after a
+    large run). Output is flushed first and the METIS workers are stopped, so nothing is lost
+    and nothing is left running."""
+    from gpmetis.initial_partitioning.metis_trials import stop_workers
+
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    if isinstance(code, str):
+        print(code, file=sys.stderr)
+        code = 1
+    stop_workers()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code or 0)
+
+
 if __name__ == "__main__":
-    main()
+    run()

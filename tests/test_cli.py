@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -236,6 +238,23 @@ def test_entry_point_runs_as_a_program(graph_file):
     assert proc.returncode == 0, proc.stderr
     assert "Edgecut:" in proc.stdout
     assert "\x1b[" not in proc.stdout, "piped output must be plain text"
+
+
+def test_program_exit_leaves_no_worker_running(graph_file):
+    # the program leaves through os._exit: its METIS workers must be stopped, not orphaned
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cli.main", str(graph_file), "4", "-engine=cpu"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+        start_new_session=True,
+    )
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 0, stderr
+    assert "Edgecut:" in stdout
+    nvtxs = int(graph_file.read_text().split()[0])
+    assert len(Path(f"{graph_file}.part.4").read_text().split()) == nvtxs
+    time.sleep(0.2)
+    with pytest.raises(ProcessLookupError):
+        os.killpg(proc.pid, 0)  # nothing of the command's session is left
 
 
 def test_gpu_path_reads_in_a_child_and_reports_input_errors(tmp_path):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from concurrent.futures import Executor, ProcessPoolExecutor
 
 import numpy as np
@@ -25,6 +26,24 @@ def start_workers(ntrials: int) -> None:
         context = multiprocessing.get_context("fork")
         _pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
         _pool.submit(int).result()
+
+
+def stop_workers() -> None:
+    """Kill and reap the worker pool's processes at once (they hold no state worth a clean
+    shutdown)."""
+    global _pool
+    if _pool is not None:
+        for process in list(getattr(_pool, "_processes", None) or {}):
+            _kill(process)
+        _pool = None
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except OSError:
+        pass
 
 
 def _trial(args: tuple) -> np.ndarray:

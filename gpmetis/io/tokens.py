@@ -27,7 +27,7 @@ import numpy as np
 from gpmetis.errors import InputError
 
 _CHUNK = 1 << 20  # bytes per chunk; a chunk is extended to the end of its last line
-_THREADS = min(4, os.cpu_count() or 1)  # NumPy releases the GIL inside each operation
+_THREADS = min(8, os.cpu_count() or 1)  # NumPy releases the GIL inside each operation
 _MAX_DIGITS = 18  # every integer of at most 18 digits fits in int64
 _MAX_GAP = 8  # longest run of blank bytes between tokens read without a newline search
 _FLOAT_CHUNK = 1 << 16  # tokens per float conversion step

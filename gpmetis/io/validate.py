@@ -22,6 +22,7 @@ that are not sorted are first sorted (stably) into a copy.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
@@ -30,7 +31,7 @@ import numpy as np
 from gpmetis.errors import InputError
 from gpmetis.graph import Graph
 
-_THREADS = 2
+_THREADS = min(8, os.cpu_count() or 1)  # the blocks are independent; NumPy releases the GIL
 _INT32_MAX = np.iinfo(np.int32).max
 
 
