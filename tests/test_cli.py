@@ -258,7 +258,7 @@ def test_program_exit_leaves_no_worker_running(graph_file):
 
 
 def test_gpu_path_reads_in_a_child_and_reports_input_errors(tmp_path):
-    # -engine=gpu reads the file in a forked child while the GPU warms up: a bad line must
+    # -engine=gpu reads the file while CUDA starts (on the GPU where it can): a bad line must
     # still be reported with file:line, exit status 1 and no part file
     bad = tmp_path / "bad.graph"
     bad.write_text("3 2\n2\n1 x\n2\n")

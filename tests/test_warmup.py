@@ -10,6 +10,7 @@ from conftest import FIXTURES
 
 from gpmetis import read_graph
 from gpmetis.backend import get_backend
+from gpmetis.errors import InputError
 from gpmetis.io.peek import peek_nedges
 from gpmetis.options import Options
 from gpmetis.partitioning import warmup
@@ -40,6 +41,7 @@ def test_peek_gives_none_for_compressed_and_missing_files(tmp_path):
 
 
 def test_no_warmup_for_small_graphs_or_cpu_engines(tmp_path, monkeypatch):
+    monkeypatch.setattr(warmup, "_started", False)
     monkeypatch.setattr(warmup, "_thread", None)
     big = tmp_path / "big.graph"
     big.write_text("10 5000000\n")
@@ -49,17 +51,47 @@ def test_no_warmup_for_small_graphs_or_cpu_engines(tmp_path, monkeypatch):
     assert warmup._thread is None
 
 
-def test_warmup_reads_in_a_child_and_wait_joins_it(monkeypatch):
+def _same_graph(graph, expected) -> None:
+    for name in ("xadj", "adjncy", "vwgt", "adjwgt"):
+        a, b = getattr(graph, name), getattr(expected, name)
+        assert a.dtype == b.dtype and np.array_equal(a, b), name
+
+
+def test_warmup_reads_a_metis_file_once(monkeypatch):
+    # a plain METIS file: mapped by a thread, parsed on the GPU where CUDA is usable (else
+    # by the CPU reader); no warm-up thread
+    monkeypatch.setattr(warmup, "_started", False)
     monkeypatch.setattr(warmup, "_thread", None)
     path = FIXTURES / "4elt.graph"
     pending = warmup.start(path, Options(engine="gpu"))
+    assert isinstance(pending, warmup.GpuRead)
     assert warmup.start(path, Options(engine="gpu")) is None  # once per process
-    graph = pending.result()
-    expected = read_graph(path)
-    assert np.array_equal(graph.xadj, expected.xadj)
-    assert np.array_equal(graph.adjncy, expected.adjncy)
+    _same_graph(pending.result(), read_graph(path))
+    warmup.wait()
+    assert warmup._thread is None
+
+
+def test_warmup_reads_other_files_in_a_child_and_wait_joins_it(monkeypatch):
+    monkeypatch.setattr(warmup, "_started", False)
+    monkeypatch.setattr(warmup, "_thread", None)
+    path = FIXTURES / "karate.mtx"
+    pending = warmup.start(path, Options(engine="gpu"))
+    assert not isinstance(pending, warmup.GpuRead)
+    _same_graph(pending.result(), read_graph(path))
     warmup.wait()
     assert not warmup._thread.is_alive()
+
+
+def test_gpu_read_reports_input_errors_like_read_graph(tmp_path, monkeypatch):
+    monkeypatch.setattr(warmup, "_started", False)
+    bad = tmp_path / "bad.graph"
+    bad.write_text("3 2\n2\n1 3\n2 9\n")
+    pending = warmup.start(bad, Options(engine="gpu"))
+    with pytest.raises(InputError) as caught:
+        pending.result()
+    with pytest.raises(InputError) as expected:
+        read_graph(bad)
+    assert str(caught.value) == str(expected.value)
 
 
 def test_the_warmup_phases_partition_their_grid():

@@ -1,11 +1,14 @@
 """GPU start-up overlapped with reading the input.
 
 Importing CuPy, creating the CUDA context and loading the kernels (CuPy's and ours, from its
-on-disk cache) cost about a second in a fresh process, as long as parsing a 10M-edge file. When
-the gpu engine will run, a forked child reads the file (a thread would fight the warm-up for
-the GIL), the METIS workers are forked while the process is still small, and a thread warms the
-GPU up by running the engine's phases on a small grid. ``wait`` joins the thread before the
-engine starts, so CUDA is only ever used by one thread at a time.
+on-disk cache) cost about a second in a fresh process. When the gpu engine will run, the METIS
+workers are forked first, while the process is still small; then
+
+- a plain METIS file is mapped by a thread while CUDA starts and then parsed on the GPU
+  (``io.metis_gpu``; the CPU reader takes over where its fast path does not apply);
+- any other file is read by a forked child (a thread would fight the warm-up for the GIL) while
+  a thread warms the GPU up by running the engine's phases on a small grid. ``wait`` joins that
+  thread before the engine starts, so CUDA is only ever used by one thread at a time.
 """
 
 from __future__ import annotations
@@ -16,34 +19,72 @@ import threading
 import numpy as np
 
 from gpmetis.backend import Backend, cuda_available, get_backend
+from gpmetis.graph import Graph
+from gpmetis.io import read_graph
 from gpmetis.io.forked import PendingGraph
+from gpmetis.io.matrix_market import is_matrix_market
+from gpmetis.io.metis_gpu import read_metis_gpu
+from gpmetis.io.source import COMPRESSED_SUFFIXES, read_bytes
 from gpmetis.metrics import PartitionMetrics
 from gpmetis.options import Options
 
+_started = False
 _thread: threading.Thread | None = None
 WARM_GRID = 32
 WARM_PARTS = 4
 
 
-def start(path: str | os.PathLike, options: Options) -> PendingGraph | None:
+def start(path: str | os.PathLike, options: Options) -> PendingGraph | GpuRead | None:
     """When ``options`` will run the gpu engine on the graph in ``path`` (``auto``: when its
-    header announces enough edges for the GPU), start reading it in a child process and warming
-    the GPU up, and return the pending graph; None otherwise (then read it as usual)."""
-    global _thread
+    header announces enough edges for the GPU), start reading it and warming the GPU up, and
+    return the pending graph; None otherwise (then read it as usual)."""
+    global _started, _thread
     from gpmetis.initial_partitioning.metis_trials import start_workers
     from gpmetis.io.peek import peek_nedges
     from gpmetis.partitioning.driver import AUTO_GPU_MIN_EDGES
     from gpmetis.partitioning.multilevel import INITIAL_TRIALS
 
-    if _thread is not None or options.engine not in ("gpu", "auto"):
+    if _started or options.engine not in ("gpu", "auto"):
         return None
     if options.engine == "auto" and (peek_nedges(path) or 0) < AUTO_GPU_MIN_EDGES:
         return None
-    pending = PendingGraph(os.fspath(path), options.symmetrize)  # forks before any thread
+    _started = True
+    name = os.fspath(path)
+    if not name.lower().endswith(COMPRESSED_SUFFIXES + (".mtx",)):
+        start_workers(INITIAL_TRIALS)  # forks before any thread
+        return GpuRead(name, options.symmetrize)
+    pending = PendingGraph(name, options.symmetrize)  # forks before any thread
     start_workers(INITIAL_TRIALS)
     _thread = threading.Thread(target=_warm, name="gpmetis-gpu-warmup", daemon=True)
     _thread.start()
     return pending
+
+
+class GpuRead:
+    """A METIS file being mapped by a thread; ``result()`` starts CUDA meanwhile, then parses
+    it on the GPU. The graph (or InputError) is the one ``read_graph`` gives."""
+
+    def __init__(self, path: str, symmetrize: bool) -> None:
+        self.path, self.symmetrize = path, symmetrize
+        self._data = None
+        self._mapper = threading.Thread(target=self._map, name="gpmetis-map", daemon=True)
+        self._mapper.start()
+
+    def _map(self) -> None:
+        try:
+            self._data = read_bytes(self.path)
+        except Exception:  # noqa: BLE001 - read_graph reports it below
+            self._data = None
+
+    def result(self) -> Graph:
+        graph = None
+        usable = cuda_available()
+        self._mapper.join()
+        data, self._data = self._data, None
+        if usable and data is not None and not is_matrix_market(data):
+            graph = read_metis_gpu(get_backend("gpu"), data, self.path)
+        del data
+        return graph or read_graph(self.path, symmetrize=self.symmetrize)
 
 
 def wait() -> None:
@@ -65,7 +106,6 @@ def run_phases_on_grid(be: Backend) -> PartitionMetrics:
     engine on ``be``, run on a small grid; returns the metrics of the partition it ends with."""
     from gpmetis.coarsening.coarsen import coarsen
     from gpmetis.device_graph import DeviceGraph
-    from gpmetis.graph import Graph
     from gpmetis.metrics import compute_metrics
     from gpmetis.refinement.jet import refine
     from gpmetis.refinement.rebalance import fill_empty_parts
