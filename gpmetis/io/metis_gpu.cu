@@ -11,8 +11,8 @@ typedef unsigned char uint8_t;  // NVRTC has no <cstdint>
 #define FLAG_LOOP 32     // a self loop
 #define FLAG_WEIGHT 64   // an edge weight of 0
 #define FLAG_ORDER 128   // a row not strictly increasing (unsorted, or a repeated neighbour)
-#define FLAG_REPEAT 512  // a repeated neighbour (found once unsorted rows are sorted)
 #define FLAG_ASYM 256    // the entries are not symmetric (pattern or weights)
+#define FLAG_REPEAT 512  // a repeated neighbour (found once unsorted rows are sorted)
 
 __device__ __forceinline__ bool is_digit(uint8_t c) { return c >= '0' && c <= '9'; }
 
@@ -104,7 +104,8 @@ extern "C" __global__ void parse_tokens(const long long ntok, const long long nb
                                         int* __restrict__ flags) {
     long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= ntok) return;
-    long long p = pos[t];
+    const long long start = pos[t];
+    long long p = start;
     int v = 0, len = 0;
     for (; p < nbytes && is_digit(text[p]); ++p, ++len) {
         if (len < 9) v = v * 10 + (text[p] - '0');
@@ -113,7 +114,7 @@ extern "C" __global__ void parse_tokens(const long long ntok, const long long nb
     long long lo = 0, hi = nnewlines;  // first newline at or after the token
     while (lo < hi) {
         long long mid = (lo + hi) >> 1;
-        if (newlines[mid] < pos[t]) lo = mid + 1; else hi = mid;
+        if (newlines[mid] < start) lo = mid + 1; else hi = mid;
     }
     if (lo >= nvtxs) atomicOr(flags, FLAG_LINES);
     value[t] = v;
