@@ -25,7 +25,7 @@ from gpmetis.refinement.rebalance import rebalance_step
 pytestmark = [pytest.mark.gpu, requires_cuda]
 
 CASES = SMALL_GRAPHS + ["delaunay_n15", "rgg_n_2_15_s0", "random-w", "random-iso", "random-hubs",
-                        "random-dense"]
+                        "random-dense", "random-big"]
 
 
 def _graph(name):
@@ -35,6 +35,8 @@ def _graph(name):
         return random_graph(6000, 6, seed=5, hubs=12, weighted=True)
     if name == "random-dense":  # degrees ~80: rows hashed by the thread-per-vertex kernels
         return random_graph(2000, 80, seed=13, weighted=True)
+    if name == "random-big":  # > 65536 vertices: the rebalancing's id digits are coarse
+        return random_graph(150_000, 5, seed=21, weighted=True)
     if name == "random-iso":
         return random_graph(3000, 4, seed=9, isolated=200, components=3)
     return load_fixture(name)

@@ -1,144 +1,149 @@
-// Rebalancing kernels: the GPU path of one rebalancing round. Twin: gpmetis/refinement/rebalance.py
-// (_select_numpy). room[p] = limit - weight of part p (negative for an overweight part); loss =
-// -gain from best_moves (mode 1). Integer atomics and sorted keys make every result independent
-// of thread order.
+// Rebalancing kernels: the GPU path of one rebalancing round, without sorting. Twin:
+// gpmetis/refinement/rebalance.py (_select_numpy). room[p] = limit - weight of part p (negative
+// for an overweight part); loss = -gain from best_moves (mode 1).
 //
-//   prepare -> threshold -> mark -> flatnonzero -> source_keys -> argsort -> gather ->
-//   cumsum -> group_starts -> select -> argsort -> gather -> cumsum -> group_starts -> apply
+// Items are taken per group (source part, then destination part) in the order of their key
+// (loss bucket, vertex id), found as a radix select over three digits: the loss bucket, then two
+// 8-bit digits of the id. Per group and digit level, a histogram of item weights picks the digit
+// at which the group's limit is reached; items below it are decided (taken), items above it too
+// (not taken), items on it go to the next level. Integer atomics make every sum independent of
+// thread order.
+//
+//   prepare -> (threshold, digit_hist) x 2 -> threshold -> take          (sources)
+//           -> (threshold, digit_hist) x 2 -> threshold -> apply         (destinations)
 
-#define NUM_LOSS_BUCKETS 64
-#define LOSS_BUCKET_OFFSET 16
-#define LOSS_BIAS (1LL << 31)
+#define NUM_DIGITS 256      // histogram width of every level
+#define NUM_LEVELS 3        // loss bucket, high id digit, low id digit
+#define BEYOND NUM_DIGITS   // selected digit of a group whose limit is never reached
+#define NEG_LOSSES 16       // losses -15..15 get a bucket each, smaller ones share bucket 0
+#define MAX_BUCKET 127
 
-__device__ __forceinline__ int loss_bucket(long long loss) {
-    const long long lo = -LOSS_BUCKET_OFFSET, hi = NUM_LOSS_BUCKETS - 1 - LOSS_BUCKET_OFFSET;
-    return (int)((loss < lo ? lo : (loss > hi ? hi : loss)) + LOSS_BUCKET_OFFSET);
+// Loss bucket, monotone in loss: exact for |loss| < 16, four buckets per octave above.
+__device__ __forceinline__ int loss_bucket(const long long loss) {
+    if (loss < 1 - NEG_LOSSES) return 0;
+    if (loss < NEG_LOSSES) return (int)(loss + NEG_LOSSES);
+    const int e = 63 - __clzll(loss);
+    const int b = 2 * NEG_LOSSES + (e - 4) * 4 + (int)((loss >> (e - 2)) & 3);
+    return b < MAX_BUCKET ? b : MAX_BUCKET;
 }
 
-// (group << 32) | loss clipped to 32 bits: sorting these keys orders by group, then loss.
-__device__ __forceinline__ long long group_loss_key(long long group, long long loss) {
-    const long long clipped = loss < -LOSS_BIAS ? -LOSS_BIAS
-                              : (loss > LOSS_BIAS - 1 ? LOSS_BIAS - 1 : loss);
-    return (group << 32) | (clipped + LOSS_BIAS);
+__device__ __forceinline__ int order_digit(
+    const int level, const int v, const long long loss, const int shift_hi, const int shift_lo)
+{
+    if (level == 0) return loss_bucket(loss);
+    return (v >> (level == 1 ? shift_hi : shift_lo)) & (NUM_DIGITS - 1);
+}
+
+// -1 when v's key is below the digits selected for its group, +1 above, 0 on them (undecided
+// after `levels` levels).
+__device__ __forceinline__ int compare_key(
+    const int levels, const int* __restrict__ sel, const int v, const long long loss,
+    const int shift_hi, const int shift_lo)
+{
+    for (int level = 0; level < levels; ++level) {
+        const int d = order_digit(level, v, loss, shift_hi, shift_lo), s = sel[level];
+        if (d != s) return d < s ? -1 : 1;
+    }
+    return 0;
 }
 
 // to[v] = where v would go (dest[v], or `roomiest` when no adjacent part has room) when v sits in
-// an overweight part and that is another part, else -1. hist[part * 64 + bucket(loss)] sums the
-// weights of those movable vertices.
+// an overweight part and that is another part, else -1; group[v] = part[v] for those (the
+// items), else -1. hist[part][loss bucket] sums the items' weights.
 extern "C" __global__ void rebalance_prepare(
     const int n, const int* __restrict__ part, const int* __restrict__ vwgt,
     const int* __restrict__ dest, const long long* __restrict__ gain,
     const long long* __restrict__ room, const int roomiest, int* __restrict__ to,
-    unsigned long long* __restrict__ hist)
+    int* __restrict__ group, unsigned long long* __restrict__ hist)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
     if (v >= n) return;
     const int p = part[v];
     const int target = dest[v] >= 0 ? dest[v] : roomiest;
-    if (room[p] >= 0 || target == p) { to[v] = -1; return; }
-    to[v] = target;
-    atomicAdd(hist + (long long)p * NUM_LOSS_BUCKETS + loss_bucket(-gain[v]),
+    const bool item = room[p] < 0 && target != p;
+    to[v] = item ? target : -1;
+    group[v] = item ? p : -1;
+    if (item)
+        atomicAdd(hist + (long long)p * NUM_DIGITS + loss_bucket(-gain[v]),
+                  (unsigned long long)vwgt[v]);
+}
+
+// Per group g (one thread each) at `level`: the first digit at which the weight taken so far
+// (base[g] plus the histogram's prefix) reaches the limit: >= max(-room[g], 1) for sources
+// (`source` != 0: take until the excess is covered), > room[g] for destinations (take while
+// the moves fit). sel[g * NUM_LEVELS + level] = that digit, or BEYOND; base[g] += the weight of
+// the digits before it. The histogram row is zeroed for the next level.
+extern "C" __global__ void select_threshold(
+    const int ngroups, const int level, const int source, const long long* __restrict__ room,
+    unsigned long long* __restrict__ hist, int* __restrict__ sel, long long* __restrict__ base)
+{
+    const int g = blockIdx.x * blockDim.x + threadIdx.x;
+    if (g >= ngroups) return;
+    unsigned long long* row = hist + (long long)g * NUM_DIGITS;
+    if (level == 0) base[g] = 0;
+    const bool open = level == 0 || sel[g * NUM_LEVELS + level - 1] != BEYOND;
+    const long long limit = source ? (-room[g] > 1 ? -room[g] : 1) : room[g];
+    long long cum = base[g];
+    int d = BEYOND;
+    for (int i = 0; i < NUM_DIGITS; ++i) {
+        const long long w = (long long)row[i];
+        row[i] = 0;
+        if (!open || d != BEYOND) continue;
+        if (source ? cum + w >= limit : cum + w > limit) d = i;
+        else cum += w;
+    }
+    sel[g * NUM_LEVELS + level] = d;
+    base[g] = cum;
+}
+
+// hist[group][digit at `level`] sums the weights of the items still undecided after `level`
+// levels.
+extern "C" __global__ void select_digit_hist(
+    const int n, const int level, const int* __restrict__ group, const long long* __restrict__ gain,
+    const int* __restrict__ vwgt, const int* __restrict__ sel, const int shift_hi,
+    const int shift_lo, unsigned long long* __restrict__ hist)
+{
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= n || group[v] < 0) return;
+    const int g = group[v];
+    const long long loss = -gain[v];
+    if (compare_key(level, sel + g * NUM_LEVELS, v, loss, shift_hi, shift_lo) != 0) return;
+    atomicAdd(hist + (long long)g * NUM_DIGITS + order_digit(level, v, loss, shift_hi, shift_lo),
               (unsigned long long)vwgt[v]);
 }
 
-// threshold[p] = the first loss bucket at which p's movable weight reaches max(excess, 1), or
-// the last bucket when it never does.
-extern "C" __global__ void rebalance_threshold(
-    const int nparts, const long long* __restrict__ room,
-    const unsigned long long* __restrict__ hist, int* __restrict__ threshold)
-{
-    const int p = blockIdx.x * blockDim.x + threadIdx.x;
-    if (p >= nparts) return;
-    const long long need = -room[p] > 1 ? -room[p] : 1;
-    long long cum = 0;
-    int b = 0;
-    for (; b < NUM_LOSS_BUCKETS - 1; ++b) {
-        cum += (long long)hist[(long long)p * NUM_LOSS_BUCKETS + b];
-        if (cum >= need) break;
-    }
-    threshold[p] = b;
-}
-
-// flag[v] = 1 for the movable vertices whose loss bucket is within their part's threshold.
-extern "C" __global__ void rebalance_mark(
-    const int n, const int* __restrict__ part, const int* __restrict__ to,
-    const long long* __restrict__ gain, const int* __restrict__ threshold,
-    unsigned char* __restrict__ flag)
+// Sources decided: an item is taken when its key is below its part's selected digits or on them
+// (the last undecided id range goes too: the excess must be covered). moved_group[v] = to[v] for
+// taken items, else -1; hist[to][loss bucket] starts the destinations' selection.
+extern "C" __global__ void rebalance_take(
+    const int n, const int* __restrict__ group, const int* __restrict__ to,
+    const long long* __restrict__ gain, const int* __restrict__ vwgt, const int* __restrict__ sel,
+    const int shift_hi, const int shift_lo, int* __restrict__ moved_group,
+    unsigned long long* __restrict__ hist)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
     if (v >= n) return;
-    flag[v] = to[v] >= 0 && loss_bucket(-gain[v]) <= threshold[part[v]];
+    const int g = group[v];
+    const long long loss = -gain[v];
+    const bool taken =
+        g >= 0 && compare_key(NUM_LEVELS, sel + g * NUM_LEVELS, v, loss, shift_hi, shift_lo) <= 0;
+    moved_group[v] = taken ? to[v] : -1;
+    if (taken)
+        atomicAdd(hist + (long long)to[v] * NUM_DIGITS + loss_bucket(loss),
+                  (unsigned long long)vwgt[v]);
 }
 
-// key[i] = (part, loss) of candidate cand[i].
-extern "C" __global__ void rebalance_source_keys(
-    const int m, const long long* __restrict__ cand, const int* __restrict__ part,
-    const long long* __restrict__ gain, long long* __restrict__ key)
-{
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= m) return;
-    const long long v = cand[i];
-    key[i] = group_loss_key(part[v], -gain[v]);
-}
-
-// The candidates in sorted order: vertex, group (key >> 32) and weight.
-extern "C" __global__ void rebalance_gather(
-    const int m, const long long* __restrict__ order, const long long* __restrict__ cand,
-    const long long* __restrict__ key, const int* __restrict__ vwgt,
-    long long* __restrict__ out_cand, int* __restrict__ group, long long* __restrict__ w)
-{
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= m) return;
-    const long long j = order[i];
-    const long long v = cand[j];
-    out_cand[i] = v;
-    group[i] = (int)(key[j] >> 32);
-    w[i] = vwgt[v];
-}
-
-// first[g] = the index at which the run of group g starts in the sorted candidates.
-extern "C" __global__ void group_starts(
-    const int m, const int* __restrict__ group, int* __restrict__ first)
-{
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= m) return;
-    if (i == 0 || group[i - 1] != group[i]) first[group[i]] = i;
-}
-
-// Inclusive prefix sum of w within i's group, from the global inclusive prefix sum csum.
-__device__ __forceinline__ long long group_prefix(
-    const int i, const int* __restrict__ group, const long long* __restrict__ csum,
-    const int* __restrict__ first)
-{
-    const int f = first[group[i]];
-    return csum[i] - (f > 0 ? csum[f - 1] : 0);
-}
-
-// Per source part, candidates are taken in (loss, id) order while the weight taken before them
-// is below the part's excess. key2[i] = (destination, loss) for a taken candidate, or the
-// sentinel group nparts (sorted last, never applied) for the others.
-extern "C" __global__ void rebalance_select(
-    const int m, const long long* __restrict__ cand, const int* __restrict__ group,
-    const long long* __restrict__ w, const long long* __restrict__ csum,
-    const int* __restrict__ first, const long long* __restrict__ room,
-    const int* __restrict__ to, const long long* __restrict__ gain, const int nparts,
-    long long* __restrict__ key2)
-{
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= m) return;
-    const long long v = cand[i];
-    const bool taken = group_prefix(i, group, csum, first) - w[i] < -room[group[i]];
-    key2[i] = taken ? group_loss_key(to[v], -gain[v]) : ((long long)nparts << 32);
-}
-
-// Per destination, taken moves in (loss, source order) order are applied while they fit.
+// Destinations decided: a taken item moves when its key is strictly below its destination's
+// selected digits (the last undecided id range stays: the moves must fit). out = the new part.
 extern "C" __global__ void rebalance_apply(
-    const int m, const long long* __restrict__ cand, const int* __restrict__ group,
-    const long long* __restrict__ csum, const int* __restrict__ first,
-    const long long* __restrict__ room, const int nparts, int* __restrict__ part)
+    const int n, const int* __restrict__ part, const int* __restrict__ moved_group,
+    const long long* __restrict__ gain, const int* __restrict__ sel, const int shift_hi,
+    const int shift_lo, int* __restrict__ out)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= m) return;
-    const int g = group[i];
-    if (g < nparts && group_prefix(i, group, csum, first) <= room[g]) part[cand[i]] = g;
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= n) return;
+    const int q = moved_group[v];
+    const bool moves =
+        q >= 0 && compare_key(NUM_LEVELS, sel + q * NUM_LEVELS, v, -gain[v], shift_hi, shift_lo) < 0;
+    out[v] = moves ? q : part[v];
 }

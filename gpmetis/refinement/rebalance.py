@@ -1,10 +1,13 @@
 """Rebalancing: move the cheapest vertices out of overweight parts into parts with room.
 
 One step: every vertex of an overweight part gets its best adjacent destination with room (or,
-when none is adjacent, the part with the most room) and a loss; per source part,
-vertices are taken in (loss, id) order until its excess is covered; per destination, moves are
-kept in the same order while they fit. Sorting makes the choice independent of thread order.
-The GPU path runs the kernels of ``rebalance.cu``; ``_select_numpy`` is their twin.
+when none is adjacent, the part with the most room) and a loss. Per source part, vertices are
+taken in (loss bucket, id) order until its excess is covered; per destination, the taken moves
+are kept in the same order while they fit. The order is resolved by a radix select over three
+digits (loss bucket, two 8-bit digits of the id), so no sort is needed and the choice does not
+depend on thread order; ids are only resolved to their top 16 bits, and within the last id range
+of a part sources take all, destinations none. The GPU path runs the kernels of
+``rebalance.cu``; ``_select_numpy`` is their twin.
 """
 
 from __future__ import annotations
@@ -19,9 +22,10 @@ from gpmetis.metrics import part_weights
 from gpmetis.refinement.jet import MoveRequest, best_moves
 
 CU_FILE = Path(__file__).with_name("rebalance.cu")
-LOSS_BIAS = 1 << 31
-NUM_LOSS_BUCKETS = 64
-LOSS_BUCKET_OFFSET = 16
+NUM_DIGITS = 256
+NUM_LEVELS = 3
+NEG_LOSSES = 16
+MAX_BUCKET = 127
 
 
 def rebalance_step(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray,
@@ -42,105 +46,96 @@ def rebalance_step(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.n
     return _select_numpy(g, part, nparts, room, dest, gain, roomiest)
 
 
+def id_shifts(n: int) -> tuple[int, int]:
+    """Right shifts of a vertex id that give its high and low 8-bit order digits."""
+    bits = max(n - 1, 0).bit_length()
+    return max(bits - 8, 0), max(bits - 16, 0)
+
+
 def _select_cuda(be: Backend, g: DeviceGraph, part, nparts: int, room, dest, gain,
                  roomiest: int):
     xp = be.xp
     n = g.nvtxs
-    to = xp.empty(n, dtype=xp.int32)
-    hist = xp.zeros(nparts * NUM_LOSS_BUCKETS, dtype=xp.uint64)
+    shift_hi, shift_lo = (np.int32(s) for s in id_shifts(n))
+    to = g.scratch("rb_to", n, xp.int32)
+    group = g.scratch("rb_group", n, xp.int32)
+    moved_group = g.scratch("rb_moved_group", n, xp.int32)
+    hist = xp.zeros(nparts * NUM_DIGITS, dtype=xp.uint64)
+    sel = xp.empty(nparts * NUM_LEVELS, dtype=xp.int32)
+    base = xp.empty(nparts, dtype=xp.int64)
+    threshold = be.kernel(CU_FILE, "select_threshold")
+    digit_hist = be.kernel(CU_FILE, "select_digit_hist")
+
+    def select(items, source: int) -> None:
+        for level in range(NUM_LEVELS):
+            if level:
+                be.launch(digit_hist, n, (np.int32(n), np.int32(level), items, gain, g.vwgt,
+                                          sel, shift_hi, shift_lo, hist))
+            be.launch(threshold, nparts, (np.int32(nparts), np.int32(level), np.int32(source),
+                                          room, hist, sel, base))
+
     be.launch(be.kernel(CU_FILE, "rebalance_prepare"), n,
-              (np.int32(n), part, g.vwgt, dest, gain, room, np.int32(roomiest), to, hist))
-    threshold = xp.empty(nparts, dtype=xp.int32)
-    be.launch(be.kernel(CU_FILE, "rebalance_threshold"), nparts,
-              (np.int32(nparts), room, hist, threshold))
-    flag = xp.empty(n, dtype=xp.uint8)
-    be.launch(be.kernel(CU_FILE, "rebalance_mark"), n,
-              (np.int32(n), part, to, gain, threshold, flag))
-    cand = xp.flatnonzero(flag)
-    m = len(cand)
-    if m == 0:
-        return part
-    key = xp.empty(m, dtype=xp.int64)
-    be.launch(be.kernel(CU_FILE, "rebalance_source_keys"), m,
-              (np.int32(m), cand, part, gain, key))
-    cand, group, w, csum, first = _sorted_groups(be, g, cand, key, nparts)
-    key2 = xp.empty(m, dtype=xp.int64)
-    be.launch(be.kernel(CU_FILE, "rebalance_select"), m,
-              (np.int32(m), cand, group, w, csum, first, room, to, gain, np.int32(nparts),
-               key2))
-    cand, group, _, csum, first = _sorted_groups(be, g, cand, key2, nparts)
-    part = part.copy()
-    be.launch(be.kernel(CU_FILE, "rebalance_apply"), m,
-              (np.int32(m), cand, group, csum, first, room, np.int32(nparts), part))
-    return part
+              (np.int32(n), part, g.vwgt, dest, gain, room, np.int32(roomiest), to, group, hist))
+    select(group, 1)
+    be.launch(be.kernel(CU_FILE, "rebalance_take"), n,
+              (np.int32(n), group, to, gain, g.vwgt, sel, shift_hi, shift_lo, moved_group, hist))
+    select(moved_group, 0)
+    out = xp.empty(n, dtype=xp.int32)
+    be.launch(be.kernel(CU_FILE, "rebalance_apply"), n,
+              (np.int32(n), part, moved_group, gain, sel, shift_hi, shift_lo, out))
+    return out
 
 
-def _sorted_groups(be: Backend, g: DeviceGraph, cand, key, nparts: int):
-    """(cand, group, w, csum, first) for the candidates sorted by ``key`` (stable): their group
-    (key >> 32), weight, the inclusive prefix sum of the weights and where each group starts."""
-    xp = be.xp
-    m = len(cand)
-    order = xp.argsort(key)
-    out_cand = xp.empty(m, dtype=xp.int64)
-    group = xp.empty(m, dtype=xp.int32)
-    w = xp.empty(m, dtype=xp.int64)
-    be.launch(be.kernel(CU_FILE, "rebalance_gather"), m,
-              (np.int32(m), order, cand, key, g.vwgt, out_cand, group, w))
-    csum = xp.cumsum(w)
-    first = xp.empty(nparts + 1, dtype=xp.int32)
-    be.launch(be.kernel(CU_FILE, "group_starts"), m, (np.int32(m), group, first))
-    return out_cand, group, w, csum, first
+def loss_bucket(loss: np.ndarray) -> np.ndarray:
+    """``rebalance.cu``'s loss_bucket: monotone, exact for |loss| < 16, four per octave above."""
+    loss = np.asarray(loss, dtype=np.int64)
+    big = np.maximum(loss, NEG_LOSSES)
+    e = np.frexp(np.minimum(big, 1 << 40).astype(np.float64))[1].astype(np.int64) - 1
+    fine = 2 * NEG_LOSSES + (e - 4) * 4 + ((big >> np.maximum(e - 2, 0)) & 3)
+    exact = np.clip(loss, -NEG_LOSSES, NEG_LOSSES - 1) + NEG_LOSSES
+    return np.where(loss < NEG_LOSSES, exact, np.minimum(fine, MAX_BUCKET)).astype(np.int64)
+
+
+def _order_digits(n: int, loss: np.ndarray) -> list[np.ndarray]:
+    shift_hi, shift_lo = id_shifts(n)
+    ids = np.arange(n, dtype=np.int64)
+    return [loss_bucket(loss), (ids >> shift_hi) & (NUM_DIGITS - 1),
+            (ids >> shift_lo) & (NUM_DIGITS - 1)]
+
+
+def ordered_select(group: np.ndarray, digits: list[np.ndarray], w: np.ndarray,
+                   limit: np.ndarray, source: bool) -> np.ndarray:
+    """Mask of the items (``group`` >= 0) taken per group in the order of their ``digits``:
+    sources take while the weight before an item is below ``limit`` (and the last undecided
+    range), destinations while the weight up to and including it is at most ``limit`` (and not
+    the last undecided range). Twin of select_threshold/select_digit_hist."""
+    ngroups = len(limit)
+    undecided = group >= 0
+    taken = np.zeros(len(group), dtype=bool)
+    base = np.zeros(ngroups, dtype=np.int64)
+    for d in digits:
+        idx = np.flatnonzero(undecided)
+        hist = np.bincount(group[idx].astype(np.int64) * NUM_DIGITS + d[idx],
+                           weights=w[idx].astype(np.float64), minlength=ngroups * NUM_DIGITS)
+        cum = base[:, None] + np.cumsum(np.rint(hist).astype(np.int64).reshape(ngroups, -1), 1)
+        reached = cum >= limit[:, None] if source else cum > limit[:, None]
+        sel = np.where(reached.any(axis=1), reached.argmax(axis=1), NUM_DIGITS)
+        before = np.concatenate([base[:, None], cum], axis=1)
+        base = before[np.arange(ngroups), np.minimum(sel, NUM_DIGITS)]
+        mine = np.where(undecided, sel[np.maximum(group, 0)], -1)
+        taken |= undecided & (d < mine)
+        undecided &= d == mine
+    return taken | undecided if source else taken
 
 
 def _select_numpy(g: DeviceGraph, part, nparts: int, room, dest, gain, roomiest: int):
-    to_all = np.where(dest < 0, np.int32(roomiest), dest)
-    movable = (room[part] < 0) & (to_all != part)
-    loss = -gain
-    cand = np.flatnonzero(movable & _within_threshold(g, part, loss, movable, -room, nparts))
-    if len(cand) == 0:
-        return part
-    src = part[cand]
-    order = _ordered(src, loss[cand])
-    cand, src = cand[order], src[order]
-    w = g.vwgt[cand].astype(np.int64)
-    before = _group_prefix(src, w, nparts) - w
-    cand = cand[before < -room[src]]
-    to = to_all[cand]
-    order = _ordered(to, loss[cand])
-    cand, to = cand[order], to[order]
-    fits = _group_prefix(to, g.vwgt[cand].astype(np.int64), nparts) <= room[to]
-    part = part.copy()
-    part[cand[fits]] = to[fits]
-    return part
-
-
-def _group_prefix(groups, weights, ngroups: int):
-    """Inclusive prefix sums of ``weights`` within runs of equal ``groups`` (sorted, < ngroups)."""
-    csum = np.cumsum(weights)
-    first = np.searchsorted(groups, np.arange(ngroups, dtype=groups.dtype))
-    before = np.concatenate([np.zeros(1, dtype=csum.dtype), csum])[first]
-    return csum - before[groups]
-
-
-def _ordered(group, loss):
-    """Order of items by (group, loss, index)."""
-    clipped = np.clip(loss, -LOSS_BIAS, LOSS_BIAS - 1) + LOSS_BIAS
-    return np.argsort((group.astype(np.int64) << 32) | clipped, kind="stable")
-
-
-def _within_threshold(g: DeviceGraph, part, loss, movable, excess, nparts: int):
-    """Mask of the vertices whose loss bucket can be reached before their part's excess is
-    covered. Buckets are monotone in loss, so every vertex the (loss, id)-ordered selection takes
-    is inside the mask: filtering first only shrinks the sorts, never changes their result."""
-    bucket = np.clip(loss, -LOSS_BUCKET_OFFSET, NUM_LOSS_BUCKETS - 1 - LOSS_BUCKET_OFFSET)
-    bucket = (bucket + LOSS_BUCKET_OFFSET).astype(np.int64)
-    key = part.astype(np.int64) * NUM_LOSS_BUCKETS + bucket
-    hist = np.bincount(key, weights=np.where(movable, g.vwgt, 0).astype(np.float64),
-                       minlength=nparts * NUM_LOSS_BUCKETS)
-    cum = np.cumsum(np.rint(hist).astype(np.int64).reshape(nparts, NUM_LOSS_BUCKETS), axis=1)
-    reached = cum >= np.maximum(excess, 1)[:, None]
-    threshold = np.where(reached.any(axis=1), reached.argmax(axis=1), NUM_LOSS_BUCKETS - 1)
-    return bucket <= threshold[part]
+    to = np.where(dest < 0, np.int32(roomiest), dest)
+    items = (room[part] < 0) & (to != part)
+    digits = _order_digits(g.nvtxs, -gain)
+    group = np.where(items, part, -1)
+    taken = ordered_select(group, digits, g.vwgt, np.maximum(-room, 1), source=True)
+    moves = ordered_select(np.where(taken, to, -1), digits, g.vwgt, room, source=False)
+    return np.where(moves, to, part).astype(np.int32)
 
 
 def fill_empty_parts(be: Backend, g: DeviceGraph, part, nparts: int):

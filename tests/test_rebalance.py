@@ -1,0 +1,99 @@
+"""The rebalancing round's selection rule (cpu backend; the GPU kernels are checked against it in
+test_gpu_twins.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import random_graph
+
+from gpmetis.backend import get_backend
+from gpmetis.device_graph import DeviceGraph
+from gpmetis.metrics import part_weights
+from gpmetis.refinement.rebalance import id_shifts, loss_bucket, ordered_select, rebalance_step
+
+CPU = get_backend("cpu")
+
+
+def test_loss_bucket_is_monotone_and_exact_near_zero():
+    loss = np.arange(-100, 1 << 20, dtype=np.int64)
+    b = loss_bucket(loss)
+    assert np.all(np.diff(b) >= 0)
+    assert np.all(np.diff(b[(loss >= -16) & (loss < 16)]) == 1)
+    assert b.min() == 0
+    assert np.array_equal(loss_bucket(np.array([-(1 << 62), 1 << 40, 1 << 62])), [0, 127, 127])
+    # four buckets per octave: 32..63 spans 4 buckets, 64..127 the next 4
+    assert len(np.unique(loss_bucket(np.arange(32, 64)))) == 4
+    assert loss_bucket(np.array([64]))[0] == loss_bucket(np.array([63]))[0] + 1
+
+
+def test_id_shifts_resolve_small_graphs_exactly():
+    for n in (1, 2, 255, 256, 257, 5000, 65536):
+        hi, lo = id_shifts(n)
+        ids = np.arange(n)
+        key = ((ids >> hi) & 255) * 256 + ((ids >> lo) & 255)
+        assert len(np.unique(key)) == n and np.all(np.diff(key) > 0)
+    assert id_shifts(1 << 20) == (12, 4)
+
+
+def _brute_force(group, bucket, w, limit, source):
+    """Per group, items in (bucket, id) order: sources take while the weight before an item is
+    below the limit, destinations while the weight up to it is at most the limit."""
+    taken = np.zeros(len(group), dtype=bool)
+    for g in range(len(limit)):
+        items = [v for v in np.lexsort((np.arange(len(group)), bucket)) if group[v] == g]
+        total = 0
+        for v in items:
+            if source and total >= limit[g]:
+                break
+            total += int(w[v])
+            if not source and total > limit[g]:
+                break
+            taken[v] = True
+    return taken
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("source", [True, False])
+def test_ordered_select_equals_sequential_rule(seed, source):
+    rng = np.random.default_rng(seed)
+    n, ngroups = 3000, 7
+    group = rng.integers(-1, ngroups, n)
+    bucket = rng.integers(0, 6, n)  # many ties: the id decides within a bucket
+    w = rng.integers(0, 10, n)
+    limit = rng.integers(-5, 3000, ngroups)
+    if source:
+        limit = np.maximum(limit, 1)
+    hi, lo = id_shifts(n)
+    ids = np.arange(n)
+    digits = [bucket, (ids >> hi) & 255, (ids >> lo) & 255]
+    got = ordered_select(group, digits, w, limit, source)
+    assert np.array_equal(got, _brute_force(group, bucket, w, limit, source))
+
+
+def test_ordered_select_last_range_goes_to_sources_only():
+    # one group, four items with equal digits: undecided after every level
+    group = np.zeros(4, dtype=np.int64)
+    digits = [np.zeros(4, dtype=np.int64)] * 3
+    w = np.ones(4, dtype=np.int64)
+    assert ordered_select(group, digits, w, np.array([2]), source=True).all()
+    assert not ordered_select(group, digits, w, np.array([2]), source=False).any()
+    assert ordered_select(group, digits, w, np.array([4]), source=False).all()
+
+
+@pytest.mark.parametrize("n", [4000, 150_000])
+def test_rebalance_step_covers_excess_and_fills_no_part_beyond_its_limit(n):
+    graph = random_graph(n, 6, seed=n, weighted=True)
+    g = DeviceGraph.upload(CPU, graph)
+    nparts = 16
+    rng = np.random.default_rng(3)
+    part = (np.arange(n) * nparts // n).astype(np.int32)
+    part[rng.random(n) < 0.15] = 0  # part 0 far over its limit
+    limit = np.full(nparts, int(1.03 * g.vwgt.sum() / nparts), np.int64)
+    pw = part_weights(CPU, g.vwgt[:, None], part, nparts)[:, 0]
+    moved = rebalance_step(CPU, g, part, nparts, limit, pw)
+    after = part_weights(CPU, g.vwgt[:, None], moved, nparts)[:, 0]
+    receivers = after > pw
+    assert receivers.any() and after[0] < pw[0]
+    assert np.all(after[receivers] <= limit[receivers])
+    assert np.all(moved[part != 0] == part[part != 0])
