@@ -2,6 +2,8 @@
 // _afterburner_numpy). Every decision depends on weights, part ids and vertex ids only.
 // Each kernel comes twice: one thread per vertex of degree <= max_degree, and a *_heavy version
 // with one block per listed high-degree vertex (same contract; see jet.py's heavy split).
+// Every kernel does nothing while gate[0] == 0 (the device-driven loop of jet_device.py runs
+// either the label propagation or the rebalancing kernels of an iteration, as its state says).
 #include "../block_reduce.cuh"
 
 #define SCAN_DEGREE 64  // rows up to this long are rescanned instead of hashed (no scratch)
@@ -27,15 +29,16 @@ __device__ __forceinline__ bool first_entry_into(
 //    with vwgt[v] <= room[p] qualify; dest[v] = -1 when none is adjacent, and then
 //    gain[v] = -conn(v,part[v]).
 extern "C" __global__ void best_moves(
-    const int n, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
-    const int* __restrict__ adjwgt, const int* __restrict__ vwgt, const int* __restrict__ part,
+    const int* __restrict__ gate, const int n, const long long* __restrict__ xadj,
+    const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
+    const int* __restrict__ part,
     const unsigned char* __restrict__ locked, const long long* __restrict__ room,
     const int mode, const long long c_num, const long long c_den,
     int* __restrict__ tkeys, int* __restrict__ tvals,
     int* __restrict__ dest, long long* __restrict__ gain, const long long max_degree)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= n || xadj[v + 1] - xadj[v] > max_degree) return;
+    if (gate[0] == 0 || v >= n || xadj[v + 1] - xadj[v] > max_degree) return;
     dest[v] = -1;
     gain[v] = 0;
     const int own = part[v];
@@ -103,13 +106,14 @@ __device__ __forceinline__ long long afterburner_term(
 // (larger gain, ties -> smaller id) is assumed to have moved already; moved[v] is v's part after
 // the kept moves (a new array: part is read by other threads).
 extern "C" __global__ void afterburner(
-    const int n, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
-    const int* __restrict__ adjwgt, const int* __restrict__ part, const int* __restrict__ dest,
+    const int* __restrict__ gate, const int n, const long long* __restrict__ xadj,
+    const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ part,
+    const int* __restrict__ dest,
     const long long* __restrict__ gain, unsigned char* __restrict__ keep,
     int* __restrict__ moved, const long long max_degree)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= n || xadj[v + 1] - xadj[v] > max_degree) return;
+    if (gate[0] == 0 || v >= n || xadj[v + 1] - xadj[v] > max_degree) return;
     const int to = dest[v];
     long long g = 0;
     if (to >= 0) {
@@ -124,12 +128,13 @@ extern "C" __global__ void afterburner(
 // The state of a partition in one pass: out[0] = 2 * edgecut, out[1 + p] = weight of part p.
 // Integer atomic sums do not depend on thread order. Twin: jet.py (_score via metrics).
 extern "C" __global__ void score(
-    const int n, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
-    const int* __restrict__ adjwgt, const int* __restrict__ vwgt, const int* __restrict__ part,
+    const int* __restrict__ gate, const int n, const long long* __restrict__ xadj,
+    const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
+    const int* __restrict__ part,
     unsigned long long* __restrict__ out, const long long max_degree)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= n || xadj[v + 1] - xadj[v] > max_degree) return;
+    if (gate[0] == 0 || v >= n || xadj[v + 1] - xadj[v] > max_degree) return;
     const int p = part[v];
     long long cut = 0;
     for (long long j = xadj[v]; j < xadj[v + 1]; ++j) {
@@ -143,14 +148,16 @@ extern "C" __global__ void score(
 // (nparts ints; integer atomics give the same sums in any order), then a block-wide max of
 // (conn, -p) picks the destination exactly as the thread version does.
 extern "C" __global__ void best_moves_heavy(
-    const int* __restrict__ heavy, const int nparts, const long long* __restrict__ xadj,
-    const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
+    const int* __restrict__ gate, const int* __restrict__ heavy, const int nparts,
+    const long long* __restrict__ xadj, const int* __restrict__ adjncy,
+    const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
     const int* __restrict__ part, const unsigned char* __restrict__ locked,
     const long long* __restrict__ room, const int mode, const long long c_num,
     const long long c_den, int* __restrict__ dest, long long* __restrict__ gain)
 {
     extern __shared__ int conn[];
     __shared__ unsigned long long buf[32];
+    if (gate[0] == 0) return;
     const int v = heavy[blockIdx.x];
     const int own = part[v];
     if (mode == 0 ? locked[v] != 0 : room[own] >= 0) {
@@ -188,12 +195,14 @@ extern "C" __global__ void best_moves_heavy(
 
 // afterburner for the high-degree vertices: the gain re-check summed over the block.
 extern "C" __global__ void afterburner_heavy(
-    const int* __restrict__ heavy, const long long* __restrict__ xadj,
-    const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ part,
+    const int* __restrict__ gate, const int* __restrict__ heavy,
+    const long long* __restrict__ xadj, const int* __restrict__ adjncy,
+    const int* __restrict__ adjwgt, const int* __restrict__ part,
     const int* __restrict__ dest, const long long* __restrict__ gain,
     unsigned char* __restrict__ keep, int* __restrict__ moved)
 {
     __shared__ long long buf[32];
+    if (gate[0] == 0) return;
     const int v = heavy[blockIdx.x];
     const int to = dest[v];
     if (to < 0) {
@@ -211,11 +220,13 @@ extern "C" __global__ void afterburner_heavy(
 
 // score for the high-degree vertices.
 extern "C" __global__ void score_heavy(
-    const int* __restrict__ heavy, const long long* __restrict__ xadj,
-    const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
+    const int* __restrict__ gate, const int* __restrict__ heavy,
+    const long long* __restrict__ xadj, const int* __restrict__ adjncy,
+    const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
     const int* __restrict__ part, unsigned long long* __restrict__ out)
 {
     __shared__ long long buf[32];
+    if (gate[0] == 0) return;
     const int v = heavy[blockIdx.x];
     const int p = part[v];
     long long cut = 0;

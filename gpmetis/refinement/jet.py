@@ -7,6 +7,7 @@ The loop keeps the best state seen (least overweight, then lowest cut) and stops
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,27 +47,48 @@ def best_moves(be: Backend, g: DeviceGraph, part, nparts: int, req: MoveRequest)
     """(dest int32, gain int64) per vertex as ``jet.cu``'s best_moves defines them."""
     if not be.gpu:
         return _best_moves_numpy(g, part, nparts, req)
+    dest = be.xp.empty(g.nvtxs, dtype=be.xp.int32)
+    gain = be.xp.empty(g.nvtxs, dtype=be.xp.int64)
+    launch_best_moves(be, g, part, nparts, req, dest, gain, always_on(be))
+    return dest, gain
+
+
+@functools.cache
+def _ones(xp):
+    return xp.ones(1, dtype=xp.int32)
+
+
+def always_on(be: Backend):
+    """A gate (int32 device array of one element) under which the kernels always run."""
+    return _ones(be.xp)
+
+
+def hash_tables(g: DeviceGraph):
+    """best_moves' scratch tables (as large as adjncy only when some row is too long to rescan)."""
+    table = g.nnz if g.max_degree > SCAN_DEGREE else 1
+    xp = g.be.xp
+    return g.scratch("tkeys", table, xp.int32), g.scratch("tvals", table, xp.int32)
+
+
+def launch_best_moves(be: Backend, g: DeviceGraph, part, nparts: int, req: MoveRequest, dest,
+                      gain, gate) -> None:
+    """Queue best_moves into ``dest``/``gain``; it runs while ``gate[0] != 0``."""
     xp = be.xp
     n = g.nvtxs
-    dest = xp.empty(n, dtype=xp.int32)
-    gain = xp.empty(n, dtype=xp.int64)
     locked = req.locked if req.locked is not None else g.scratch("dummy8", 1, xp.uint8)
     room = req.room if req.room is not None else g.scratch("dummy64", 1, xp.int64)
     max_degree, heavy = g.heavy_split(nparts <= MAX_SHARED_PARTS)
-    # hash tables (indexed like adjncy) only when some row is too long to rescan
-    table = g.nnz if g.max_degree > SCAN_DEGREE else 1
+    tkeys, tvals = hash_tables(g)
     be.launch(be.kernel(CU_FILE, "best_moves"), n,
-              (np.int32(n), g.xadj, g.adjncy, g.adjwgt, g.vwgt, part, locked, room,
-               np.int32(req.mode), np.int64(req.c_num), np.int64(req.c_den),
-               g.scratch("tkeys", table, xp.int32), g.scratch("tvals", table, xp.int32), dest,
+              (gate, np.int32(n), g.xadj, g.adjncy, g.adjwgt, g.vwgt, part, locked, room,
+               np.int32(req.mode), np.int64(req.c_num), np.int64(req.c_den), tkeys, tvals, dest,
                gain, max_degree))
     if heavy is not None:
         be.launch_blocks(be.kernel(CU_FILE, "best_moves_heavy"), len(heavy),
-                         (heavy, np.int32(nparts), g.xadj, g.adjncy, g.adjwgt, g.vwgt, part,
-                          locked, room, np.int32(req.mode), np.int64(req.c_num),
+                         (gate, heavy, np.int32(nparts), g.xadj, g.adjncy, g.adjwgt, g.vwgt,
+                          part, locked, room, np.int32(req.mode), np.int64(req.c_num),
                           np.int64(req.c_den), dest, gain),
                          shared_mem=4 * nparts, block=BLOCK)
-    return dest, gain
 
 
 def _best_moves_numpy(g: DeviceGraph, part, nparts: int, req: MoveRequest):
@@ -105,19 +127,10 @@ def _best_moves_numpy(g: DeviceGraph, part, nparts: int, req: MoveRequest):
 def afterburner(be: Backend, g: DeviceGraph, part, dest, gain, nparts: int):
     """(keep, moved): the uint8 mask of the candidate moves whose gain stays >= 0 after
     higher-priority moves, and the partition with those moves applied (a new array)."""
-    xp = be.xp
-    n = g.nvtxs
     if be.gpu:
-        keep = xp.empty(n, dtype=xp.uint8)
-        moved = xp.empty(n, dtype=xp.int32)
-        max_degree, heavy = g.heavy_split(nparts <= MAX_SHARED_PARTS)
-        be.launch(be.kernel(CU_FILE, "afterburner"), n,
-                  (np.int32(n), g.xadj, g.adjncy, g.adjwgt, part, dest, gain, keep, moved,
-                   max_degree))
-        if heavy is not None:
-            be.launch_blocks(be.kernel(CU_FILE, "afterburner_heavy"), len(heavy),
-                             (heavy, g.xadj, g.adjncy, g.adjwgt, part, dest, gain, keep, moved),
-                             block=BLOCK)
+        keep = be.xp.empty(g.nvtxs, dtype=be.xp.uint8)
+        moved = be.xp.empty(g.nvtxs, dtype=be.xp.int32)
+        launch_afterburner(be, g, part, dest, gain, nparts, keep, moved, always_on(be))
         return keep, moved
     s, u = g.src, g.adjncy
     cand = dest[s] >= 0
@@ -125,9 +138,22 @@ def afterburner(be: Backend, g: DeviceGraph, part, dest, gain, nparts: int):
     first = (dest[u] >= 0) & ((gain[u] > gain[s]) | ((gain[u] == gain[s]) & (u < s)))
     pu = np.where(first, dest[u], part[u])
     delta = np.where(pu == dest[s], w, np.where(pu == part[s], -w, 0))
-    g_after = np.bincount(s, weights=delta, minlength=n)
+    g_after = np.bincount(s, weights=delta, minlength=g.nvtxs)
     keep = (dest >= 0) & (np.rint(g_after) >= 0)
     return keep.astype(np.uint8), np.where(keep, dest, part).astype(np.int32)
+
+
+def launch_afterburner(be: Backend, g: DeviceGraph, part, dest, gain, nparts: int, keep, moved,
+                       gate) -> None:
+    """Queue the afterburner into ``keep``/``moved``; it runs while ``gate[0] != 0``."""
+    max_degree, heavy = g.heavy_split(nparts <= MAX_SHARED_PARTS)
+    be.launch(be.kernel(CU_FILE, "afterburner"), g.nvtxs,
+              (gate, np.int32(g.nvtxs), g.xadj, g.adjncy, g.adjwgt, part, dest, gain, keep,
+               moved, max_degree))
+    if heavy is not None:
+        be.launch_blocks(be.kernel(CU_FILE, "afterburner_heavy"), len(heavy),
+                         (gate, heavy, g.xadj, g.adjncy, g.adjwgt, part, dest, gain, keep, moved),
+                         block=BLOCK)
 
 
 def partition_state(be: Backend, g: DeviceGraph, part, nparts: int) -> tuple[int, np.ndarray]:
@@ -136,14 +162,21 @@ def partition_state(be: Backend, g: DeviceGraph, part, nparts: int) -> tuple[int
         pw = part_weights(be, g.vwgt[:, None], part, nparts)[:, 0]
         return edgecut(be, g.src, g.adjncy, g.adjwgt, part), pw
     out = be.xp.zeros(nparts + 1, dtype=be.xp.uint64)
-    max_degree, heavy = g.heavy_split()
-    be.launch(be.kernel(CU_FILE, "score"), g.nvtxs,
-              (np.int32(g.nvtxs), g.xadj, g.adjncy, g.adjwgt, g.vwgt, part, out, max_degree))
-    if heavy is not None:
-        be.launch_blocks(be.kernel(CU_FILE, "score_heavy"), len(heavy),
-                         (heavy, g.xadj, g.adjncy, g.adjwgt, g.vwgt, part, out), block=BLOCK)
+    launch_score(be, g, part, out, always_on(be))
     host = out.get().astype(np.int64)
     return int(host[0]) // 2, host[1:]
+
+
+def launch_score(be: Backend, g: DeviceGraph, part, out, gate) -> None:
+    """Queue ``score``: adds 2 * edgecut to out[0] and each part's weight to out[1 + p]."""
+    max_degree, heavy = g.heavy_split()
+    be.launch(be.kernel(CU_FILE, "score"), g.nvtxs,
+              (gate, np.int32(g.nvtxs), g.xadj, g.adjncy, g.adjwgt, g.vwgt, part, out,
+               max_degree))
+    if heavy is not None:
+        be.launch_blocks(be.kernel(CU_FILE, "score_heavy"), len(heavy),
+                         (gate, heavy, g.xadj, g.adjncy, g.adjwgt, g.vwgt, part, out),
+                         block=BLOCK)
 
 
 def _score(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray):
@@ -163,11 +196,17 @@ def refine(
     patience: int,
 ):
     """(best partition found by Jet iterations from ``part``, iterations run); ``maxpwgt`` holds
-    the part weight limits on the host."""
+    the part weight limits on the host. The GPU runs the same loop from the device
+    (jet_device.py); this host loop is its twin."""
+    c_num, c_den = FILTER_FINEST if finest else FILTER_COARSE
+    if be.gpu:
+        from gpmetis.refinement.jet_device import refine_on_device
+
+        return refine_on_device(be, g, part, nparts, maxpwgt, c_num=c_num, c_den=c_den,
+                                patience=patience)
     from gpmetis.refinement.rebalance import rebalance_step
 
     xp = be.xp
-    c_num, c_den = FILTER_FINEST if finest else FILTER_COARSE
     locked = xp.zeros(g.nvtxs, dtype=xp.uint8)
     best_score, pwgts = _score(be, g, part, nparts, maxpwgt)
     best = part.copy()

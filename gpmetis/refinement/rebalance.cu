@@ -7,7 +7,7 @@
 // 8-bit digits of the id. Per group and digit level, a histogram of item weights picks the digit
 // at which the group's limit is reached; items below it are decided (taken), items above it too
 // (not taken), items on it go to the next level. Integer atomics make every sum independent of
-// thread order.
+// thread order. Every kernel does nothing while gate[0] == 0 (see jet.cu).
 //
 //   prepare -> (threshold, digit_hist) x 2 -> threshold -> take          (sources)
 //           -> (threshold, digit_hist) x 2 -> threshold -> apply         (destinations)
@@ -47,19 +47,19 @@ __device__ __forceinline__ int compare_key(
     return 0;
 }
 
-// to[v] = where v would go (dest[v], or `roomiest` when no adjacent part has room) when v sits in
+// to[v] = where v would go (dest[v], or roomiest[0] when no adjacent part has room) when v sits in
 // an overweight part and that is another part, else -1; group[v] = part[v] for those (the
 // items), else -1. hist[part][loss bucket] sums the items' weights.
 extern "C" __global__ void rebalance_prepare(
-    const int n, const int* __restrict__ part, const int* __restrict__ vwgt,
-    const int* __restrict__ dest, const long long* __restrict__ gain,
-    const long long* __restrict__ room, const int roomiest, int* __restrict__ to,
+    const int* __restrict__ gate, const int n, const int* __restrict__ part,
+    const int* __restrict__ vwgt, const int* __restrict__ dest, const long long* __restrict__ gain,
+    const long long* __restrict__ room, const int* __restrict__ roomiest, int* __restrict__ to,
     int* __restrict__ group, unsigned long long* __restrict__ hist)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= n) return;
+    if (gate[0] == 0 || v >= n) return;
     const int p = part[v];
-    const int target = dest[v] >= 0 ? dest[v] : roomiest;
+    const int target = dest[v] >= 0 ? dest[v] : roomiest[0];
     const bool item = room[p] < 0 && target != p;
     to[v] = item ? target : -1;
     group[v] = item ? p : -1;
@@ -74,11 +74,12 @@ extern "C" __global__ void rebalance_prepare(
 // the moves fit). sel[g * NUM_LEVELS + level] = that digit, or BEYOND; base[g] += the weight of
 // the digits before it. The histogram row is zeroed for the next level.
 extern "C" __global__ void select_threshold(
-    const int ngroups, const int level, const int source, const long long* __restrict__ room,
-    unsigned long long* __restrict__ hist, int* __restrict__ sel, long long* __restrict__ base)
+    const int* __restrict__ gate, const int ngroups, const int level, const int source,
+    const long long* __restrict__ room, unsigned long long* __restrict__ hist,
+    int* __restrict__ sel, long long* __restrict__ base)
 {
     const int g = blockIdx.x * blockDim.x + threadIdx.x;
-    if (g >= ngroups) return;
+    if (gate[0] == 0 || g >= ngroups) return;
     unsigned long long* row = hist + (long long)g * NUM_DIGITS;
     if (level == 0) base[g] = 0;
     const bool open = level == 0 || sel[g * NUM_LEVELS + level - 1] != BEYOND;
@@ -99,12 +100,12 @@ extern "C" __global__ void select_threshold(
 // hist[group][digit at `level`] sums the weights of the items still undecided after `level`
 // levels.
 extern "C" __global__ void select_digit_hist(
-    const int n, const int level, const int* __restrict__ group, const long long* __restrict__ gain,
-    const int* __restrict__ vwgt, const int* __restrict__ sel, const int shift_hi,
-    const int shift_lo, unsigned long long* __restrict__ hist)
+    const int* __restrict__ gate, const int n, const int level, const int* __restrict__ group,
+    const long long* __restrict__ gain, const int* __restrict__ vwgt, const int* __restrict__ sel,
+    const int shift_hi, const int shift_lo, unsigned long long* __restrict__ hist)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= n || group[v] < 0) return;
+    if (gate[0] == 0 || v >= n || group[v] < 0) return;
     const int g = group[v];
     const long long loss = -gain[v];
     if (compare_key(level, sel + g * NUM_LEVELS, v, loss, shift_hi, shift_lo) != 0) return;
@@ -116,13 +117,13 @@ extern "C" __global__ void select_digit_hist(
 // (the last undecided id range goes too: the excess must be covered). moved_group[v] = to[v] for
 // taken items, else -1; hist[to][loss bucket] starts the destinations' selection.
 extern "C" __global__ void rebalance_take(
-    const int n, const int* __restrict__ group, const int* __restrict__ to,
-    const long long* __restrict__ gain, const int* __restrict__ vwgt, const int* __restrict__ sel,
-    const int shift_hi, const int shift_lo, int* __restrict__ moved_group,
-    unsigned long long* __restrict__ hist)
+    const int* __restrict__ gate, const int n, const int* __restrict__ group,
+    const int* __restrict__ to, const long long* __restrict__ gain, const int* __restrict__ vwgt,
+    const int* __restrict__ sel, const int shift_hi, const int shift_lo,
+    int* __restrict__ moved_group, unsigned long long* __restrict__ hist)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= n) return;
+    if (gate[0] == 0 || v >= n) return;
     const int g = group[v];
     const long long loss = -gain[v];
     const bool taken =
@@ -136,14 +137,14 @@ extern "C" __global__ void rebalance_take(
 // Destinations decided: a taken item moves when its key is strictly below its destination's
 // selected digits (the last undecided id range stays: the moves must fit). out = the new part.
 extern "C" __global__ void rebalance_apply(
-    const int n, const int* __restrict__ part, const int* __restrict__ moved_group,
-    const long long* __restrict__ gain, const int* __restrict__ sel, const int shift_hi,
-    const int shift_lo, int* __restrict__ out)
+    const int* __restrict__ gate, const int n, const int* __restrict__ part,
+    const int* __restrict__ moved_group, const long long* __restrict__ gain,
+    const int* __restrict__ sel, const int shift_hi, const int shift_lo, int* __restrict__ out)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= n) return;
+    if (gate[0] == 0 || v >= n) return;
     const int q = moved_group[v];
-    const bool moves =
-        q >= 0 && compare_key(NUM_LEVELS, sel + q * NUM_LEVELS, v, -gain[v], shift_hi, shift_lo) < 0;
+    const bool moves = q >= 0 &&
+        compare_key(NUM_LEVELS, sel + q * NUM_LEVELS, v, -gain[v], shift_hi, shift_lo) < 0;
     out[v] = moves ? q : part[v];
 }

@@ -19,7 +19,7 @@ import numpy as np
 from gpmetis.backend import Backend
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.metrics import part_weights
-from gpmetis.refinement.jet import MoveRequest, best_moves
+from gpmetis.refinement.jet import MoveRequest, always_on, best_moves
 
 CU_FILE = Path(__file__).with_name("rebalance.cu")
 NUM_DIGITS = 256
@@ -55,35 +55,52 @@ def id_shifts(n: int) -> tuple[int, int]:
 def _select_cuda(be: Backend, g: DeviceGraph, part, nparts: int, room, dest, gain,
                  roomiest: int):
     xp = be.xp
+    out = xp.empty(g.nvtxs, dtype=xp.int32)
+    launch_select(be, g, part, nparts, room, xp.asarray([roomiest], dtype=xp.int32), dest, gain,
+                  xp.zeros(nparts * NUM_DIGITS, dtype=xp.uint64), out, always_on(be))
+    return out
+
+
+def select_buffers(g: DeviceGraph, nparts: int):
+    """launch_select's work arrays: to, group, moved_group (int32 per vertex), sel (int32 per
+    part and level), base (int64 per part)."""
+    xp = g.be.xp
+    n = g.nvtxs
+    return (g.scratch("rb_to", n, xp.int32), g.scratch("rb_group", n, xp.int32),
+            g.scratch("rb_moved_group", n, xp.int32),
+            g.scratch("rb_sel", nparts * NUM_LEVELS, xp.int32),
+            g.scratch("rb_base", nparts, xp.int64))
+
+
+def launch_select(be: Backend, g: DeviceGraph, part, nparts: int, room, roomiest, dest, gain,
+                  hist, out, gate) -> None:
+    """Queue the selection of a rebalancing round from best_moves' (mode 1) ``dest``/``gain``:
+    ``out`` = the new partition. ``room`` (int64 per part) and ``roomiest`` (int32[1]) live on
+    the device; ``hist`` (uint64, nparts * 256) must be zero and is left zero. Runs while
+    ``gate[0] != 0``."""
     n = g.nvtxs
     shift_hi, shift_lo = (np.int32(s) for s in id_shifts(n))
-    to = g.scratch("rb_to", n, xp.int32)
-    group = g.scratch("rb_group", n, xp.int32)
-    moved_group = g.scratch("rb_moved_group", n, xp.int32)
-    hist = xp.zeros(nparts * NUM_DIGITS, dtype=xp.uint64)
-    sel = xp.empty(nparts * NUM_LEVELS, dtype=xp.int32)
-    base = xp.empty(nparts, dtype=xp.int64)
+    to, group, moved_group, sel, base = select_buffers(g, nparts)
     threshold = be.kernel(CU_FILE, "select_threshold")
     digit_hist = be.kernel(CU_FILE, "select_digit_hist")
 
     def select(items, source: int) -> None:
         for level in range(NUM_LEVELS):
             if level:
-                be.launch(digit_hist, n, (np.int32(n), np.int32(level), items, gain, g.vwgt,
-                                          sel, shift_hi, shift_lo, hist))
-            be.launch(threshold, nparts, (np.int32(nparts), np.int32(level), np.int32(source),
-                                          room, hist, sel, base))
+                be.launch(digit_hist, n, (gate, np.int32(n), np.int32(level), items, gain,
+                                          g.vwgt, sel, shift_hi, shift_lo, hist))
+            be.launch(threshold, nparts, (gate, np.int32(nparts), np.int32(level),
+                                          np.int32(source), room, hist, sel, base))
 
     be.launch(be.kernel(CU_FILE, "rebalance_prepare"), n,
-              (np.int32(n), part, g.vwgt, dest, gain, room, np.int32(roomiest), to, group, hist))
+              (gate, np.int32(n), part, g.vwgt, dest, gain, room, roomiest, to, group, hist))
     select(group, 1)
     be.launch(be.kernel(CU_FILE, "rebalance_take"), n,
-              (np.int32(n), group, to, gain, g.vwgt, sel, shift_hi, shift_lo, moved_group, hist))
+              (gate, np.int32(n), group, to, gain, g.vwgt, sel, shift_hi, shift_lo, moved_group,
+               hist))
     select(moved_group, 0)
-    out = xp.empty(n, dtype=xp.int32)
     be.launch(be.kernel(CU_FILE, "rebalance_apply"), n,
-              (np.int32(n), part, moved_group, gain, sel, shift_hi, shift_lo, out))
-    return out
+              (gate, np.int32(n), part, moved_group, gain, sel, shift_hi, shift_lo, out))
 
 
 def loss_bucket(loss: np.ndarray) -> np.ndarray:
