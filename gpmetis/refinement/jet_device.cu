@@ -107,6 +107,19 @@ extern "C" __global__ void copy_if(
     if (gate[0] != 0 && v < n) dst[v] = src[v];
 }
 
+// The next iteration starts from this one's result: part = moved, locked = next_locked, where
+// gate[0] != 0.
+extern "C" __global__ void adopt_if(
+    const int* __restrict__ gate, const int n, const int* __restrict__ moved,
+    int* __restrict__ part, const unsigned char* __restrict__ next_locked,
+    unsigned char* __restrict__ locked)
+{
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (gate[0] == 0 || v >= n) return;
+    part[v] = moved[v];
+    locked[v] = next_locked[v];
+}
+
 // a = 0 where gate[0] != 0.
 extern "C" __global__ void zero_if(
     const int* __restrict__ gate, const int n, unsigned char* __restrict__ a)

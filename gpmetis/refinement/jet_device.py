@@ -2,9 +2,9 @@
 
 Same iterations and result as the host loop of ``jet.refine`` (its twin), but the choice
 between label propagation and rebalancing, the score and the best-state bookkeeping run on the
-GPU (``jet_device.cu``), so an iteration needs no round trip. Two iterations (ping-pong between
-two part buffers) are captured once per level as a CUDA graph and replayed; the host reads
-only the iteration and stale counts, every few replays. Iterations after the stop run no kernel
+GPU (``jet_device.cu``), so an iteration needs no round trip. One iteration is captured once
+per level as a CUDA graph and replayed; the host reads only the iteration and stale counts,
+every few replays. Iterations after the stop run no kernel
 work.
 """
 
@@ -35,7 +35,7 @@ CTL_STALE = 4
 CTL_ITERATIONS = 5
 GATE_LP, GATE_REBALANCE, GATE_RUN, GATE_BEST = range(4)
 CONTROL_BLOCK = 1024
-REPLAYS_BETWEEN_CHECKS = 2  # each replay runs two iterations
+REPLAYS_BETWEEN_CHECKS = 4
 
 
 def refine_on_device(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray, *,
@@ -43,8 +43,8 @@ def refine_on_device(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np
     """(best partition, iterations run), as ``jet.refine``'s host loop computes them."""
     xp = be.xp
     n = g.nvtxs
-    parts = (part.copy(), xp.empty(n, dtype=xp.int32))
-    locks = (xp.zeros(n, dtype=xp.uint8), xp.empty(n, dtype=xp.uint8))
+    cur, nxt = part.copy(), xp.empty(n, dtype=xp.int32)
+    locked, next_locked = xp.zeros(n, dtype=xp.uint8), xp.empty(n, dtype=xp.uint8)
     best = part.copy()
     dest = xp.empty(n, dtype=xp.int32)
     gain = xp.empty(n, dtype=xp.int64)
@@ -59,13 +59,14 @@ def refine_on_device(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np
     gate = [gates[i:i + 1] for i in range(4)]
     begin, end = be.kernel(CU_FILE, "jet_begin"), be.kernel(CU_FILE, "jet_end")
     copy_if, zero_if = be.kernel(CU_FILE, "copy_if"), be.kernel(CU_FILE, "zero_if")
+    adopt_if = be.kernel(CU_FILE, "adopt_if")
     keep_factor = np.float64(1 - IMPROVEMENT)
 
     def finish(init: int) -> None:
         be.launch_blocks(end, 1, (np.int32(init), np.int32(nparts), limits, keep_factor, acc, pw,
                                   ctl, gates), block=CONTROL_BLOCK)
 
-    def iteration(cur, nxt, locked, next_locked) -> None:
+    def iteration() -> None:
         be.launch_blocks(begin, 1, (np.int32(nparts), limits, np.int64(patience),
                                     np.int64(MAX_ITERATIONS), pw, ctl, room, roomiest, gates),
                          block=CONTROL_BLOCK)
@@ -80,8 +81,9 @@ def refine_on_device(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np
         launch_score(be, g, nxt, acc, gate[GATE_RUN])
         finish(0)
         be.launch(copy_if, n, (gate[GATE_BEST], np.int32(n), nxt, best))
+        be.launch(adopt_if, n, (gate[GATE_RUN], np.int32(n), nxt, cur, next_locked, locked))
 
-    launch_score(be, g, parts[0], acc, always_on(be))
+    launch_score(be, g, cur, acc, always_on(be))
     finish(1)
     # everything the capture launches must exist first: a capture may not allocate or sync
     hash_tables(g)
@@ -91,10 +93,9 @@ def refine_on_device(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np
     stream = xp.cuda.Stream(non_blocking=True)
     with stream:
         stream.begin_capture()
-        iteration(parts[0], parts[1], locks[0], locks[1])
-        iteration(parts[1], parts[0], locks[1], locks[0])
+        iteration()
         graph = stream.end_capture()
-    replays = -(-patience // 2)
+    replays = patience
     while True:
         for _ in range(replays):
             graph.launch()
