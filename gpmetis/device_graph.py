@@ -101,21 +101,26 @@ class DeviceGraph:
 
     @classmethod
     def upload(cls, be: Backend, graph: Graph) -> DeviceGraph:
-        """Copy ``graph`` to the backend; the engines need total weights below 2^31."""
+        """Copy ``graph`` to the backend; the engines need total weights below 2^31. Weights the
+        graph does not have (all ones) are made on the backend instead of copied."""
         if graph.ncon != 1:
             raise PartitionError("the gpu and cpu engines handle one constraint; use -engine=metis")
+        n, nnz = graph.nvtxs, len(graph.adjncy)
         vwgt = graph.vwgt[:, 0]
-        if int(vwgt.sum()) > INT32_MAX or int(graph.adjwgt.sum()) > INT32_MAX:
+        total_vwgt = int(vwgt.sum()) if graph.has_vwgt else n
+        total_adjwgt = int(graph.adjwgt.sum()) if graph.has_adjwgt else nnz
+        if total_vwgt > INT32_MAX or total_adjwgt > INT32_MAX:
             raise PartitionError(
                 "total vertex or edge weight exceeds 2^31-1, beyond the gpu and cpu engines; "
                 "use -engine=metis"
             )
+        ones = be.xp.ones
         return cls(
             be,
             be.upload(graph.xadj, np.int64),
             be.upload(graph.adjncy, np.int32),
-            be.upload(graph.adjwgt, np.int32),
-            be.upload(vwgt, np.int32),
+            be.upload(graph.adjwgt, np.int32) if graph.has_adjwgt else ones(nnz, np.int32),
+            be.upload(vwgt, np.int32) if graph.has_vwgt else ones(n, np.int32),
         )
 
     def to_host(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

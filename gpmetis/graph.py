@@ -14,7 +14,8 @@ class Graph:
     Guarantees (checked by the readers and by ``Graph.from_csr``): ``xadj`` is int64 of length
     n + 1, ``adjncy`` int32 with every edge stored in both directions, no self loops, no duplicate
     neighbours, ``adjwgt`` (same length as adjncy, > 0, symmetric) and ``vwgt`` (shape (n, ncon),
-    >= 0) are int64. ``vsize`` (communication size of each vertex) is int64 or None.
+    >= 0) are int64; ``has_vwgt``/``has_adjwgt`` False means those weights are all ones. ``vsize``
+    (communication size of each vertex) is int64 or None.
     """
 
     xadj: np.ndarray
