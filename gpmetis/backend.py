@@ -72,20 +72,13 @@ class Backend:
 
     def sources(self, xadj, nnz: int):
         """The source vertex (int32) of each of the ``nnz`` adjacency entries of a CSR ``xadj``."""
-        xp = self.xp
         n = len(xadj) - 1
         if not self.gpu:
             return np.repeat(np.arange(n, dtype=np.int32), np.diff(xadj))
-        entries = xp.arange(nnz, dtype=xadj.dtype)
-        return (xp.searchsorted(xadj, entries, side="right") - 1).astype(xp.int32)
-
-    def scatter_min(self, target, index, values) -> None:
-        """``target[index[i]] = min(target[index[i]], values[i])`` for int64 arrays."""
-        if self.gpu:
-            kernel = self.kernel(Path(__file__).with_name("metrics.cu"), "scatter_min")
-            self.launch(kernel, len(index), (np.int64(len(index)), target, index, values))
-        else:
-            np.minimum.at(target, index, values)
+        src = self.xp.empty(nnz, dtype=self.xp.int32)
+        kernel = self.kernel(Path(__file__).with_name("metrics.cu"), "csr_sources")
+        self.launch(kernel, nnz, (np.int32(n), np.int64(nnz), xadj, src))
+        return src
 
     def unique(self, a):
         """Sorted distinct values of ``a``. NumPy 2's np.unique hashes, ~20x slower than a sort
@@ -114,10 +107,23 @@ class Backend:
         return _kernel(cu_file, name)
 
     def peak_memory(self) -> int:
-        """Bytes CuPy's memory pool holds: it keeps freed blocks, so this is its high-water mark."""
+        """The most bytes CuPy's memory pool has held in this process (freed blocks stay in the
+        pool until ``release_free_memory``, which records the mark first)."""
         if not self.gpu:
             return 0
-        return int(self.xp.get_default_memory_pool().total_bytes())
+        return max(_HIGH_WATER[0], int(self.xp.get_default_memory_pool().total_bytes()))
+
+    def release_free_memory(self) -> None:
+        """Give the pool's free blocks back to the device: arrays allocated next come from fresh
+        blocks instead of fragments of freed ones."""
+        if not self.gpu:
+            return
+        pool = self.xp.get_default_memory_pool()
+        _HIGH_WATER[0] = max(_HIGH_WATER[0], int(pool.total_bytes()))
+        pool.free_all_blocks()
+
+
+_HIGH_WATER = [0]  # the GPU pool's high-water mark before its last release_free_memory
 
 
 @functools.cache

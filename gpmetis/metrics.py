@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -36,39 +37,61 @@ def boundary_pairs(be: Backend, src, adjncy, part, nparts: int, cut=None):
     return be.unique(keys)
 
 
-def connected_components(be: Backend, n: int, src, dst):
-    """Component label of every vertex (the smallest vertex id in its component).
+def connected_components(be: Backend, xadj, adjncy, part=None):
+    """Component label of every vertex: the smallest vertex id in its component, over all edges,
+    or with ``part`` over the edges whose ends share a part (the parts' components)."""
+    n = len(xadj) - 1
+    if be.gpu:
+        return _components_cuda(be, n, xadj, adjncy, part)
+    src = be.sources(xadj, len(adjncy))
+    keep = src < adjncy
+    if part is not None:
+        keep &= part[src] == part[adjncy]
+    return _components_numpy(n, src[keep].astype(np.int64), adjncy[keep].astype(np.int64))
 
-    Hook-and-shortcut: each round hooks the larger label of every unsettled edge onto the
-    smaller one, then jumps pointers until every label is a root. Edges whose ends already
-    share a label stay settled and are dropped, so rounds get cheaper as they go.
-    """
-    xp = be.xp
-    label = xp.arange(n, dtype=xp.int64)
-    once = src < dst
-    src, dst = src[once], dst[once]
-    first = True
+
+def _components_numpy(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Hook-and-shortcut over the edge list (src, dst): each round hooks the larger label of
+    every unsettled edge onto the smaller one, then jumps pointers until every label is a root;
+    settled edges are dropped."""
+    label = np.arange(n, dtype=np.int64)
     while len(src):
-        # labels start as the ids themselves: the first round needs no gather
-        lu, lv = (src, dst) if first else (label[src], label[dst])
-        first = False
+        lu, lv = label[src], label[dst]
         open_ = lu != lv
-        if not bool(open_.any()):
+        if not open_.any():
             break
         src, dst, lu, lv = src[open_], dst[open_], lu[open_], lv[open_]
-        hi = xp.maximum(lu, lv).astype(xp.int64)
-        be.scatter_min(label, hi, xp.minimum(lu, lv).astype(xp.int64))
+        np.minimum.at(label, np.maximum(lu, lv), np.minimum(lu, lv))
         while True:
             jumped = label[label]
-            if bool((jumped == label).all()):
+            if (jumped == label).all():
                 break
             label = jumped
-    return label
+    return label.astype(np.int32)
 
 
-def count_components(be: Backend, n: int, src, dst) -> int:
-    label = connected_components(be, n, src, dst)
-    return int((label == be.xp.arange(n)).sum())
+def _components_cuda(be: Backend, n: int, xadj, adjncy, part):
+    """The same labels from kernels that walk the CSR rows (no edge list: 4 bytes per vertex)."""
+    xp = be.xp
+    cu_file = Path(__file__).with_name("metrics.cu")
+    hook = be.kernel(cu_file, "components_hook")
+    compress = be.kernel(cu_file, "components_compress")
+    label = xp.arange(n, dtype=xp.int32)
+    changed = xp.zeros(1, dtype=xp.int32)
+    use_part = part is not None
+    part_arg = part if use_part else changed
+    while True:
+        be.launch(hook, n, (np.int32(n), xadj, adjncy, part_arg, np.int32(use_part), label,
+                            changed))
+        if not int(changed.get()[0]):
+            return label
+        changed.fill(0)
+        be.launch(compress, n, (np.int32(n), label))
+
+
+def count_components(be: Backend, xadj, adjncy) -> int:
+    label = connected_components(be, xadj, adjncy)
+    return int((label == be.xp.arange(len(xadj) - 1)).sum())
 
 
 @dataclass
@@ -133,12 +156,13 @@ def compute_metrics(
     part_pairs = be.unique(part[owners].astype(xp.int64) * nparts + pairs % nparts)
     ndom = be.asnumpy(xp.bincount(part_pairs // nparts, minlength=nparts))
 
-    inside = ~cut_mask
-    label = connected_components(be, n, src[inside], adjncy[inside])
-    roots = label == xp.arange(n)
+    del src, cut_mask, pairs, owners, part_pairs
+    label = connected_components(be, xadj, adjncy, part)
+    roots = label == xp.arange(n, dtype=xp.int32)
+    del label
     comps_per_part = be.asnumpy(xp.bincount(part[roots], minlength=nparts))
     contiguous = int(comps_per_part.sum()) == nparts
-    ncomponents = None if contiguous else count_components(be, n, src, adjncy)
+    ncomponents = None if contiguous else count_components(be, xadj, adjncy)
     return PartitionMetrics(
         edgecut=cut,
         volume=volume,

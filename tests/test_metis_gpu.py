@@ -76,6 +76,9 @@ REJECTED = {  # inputs the CPU reader rejects or warns about
     "letter": b"3 2\n2\n1 x\n2\n",
     "wrong edge count": b"3 3\n2\n1 3\n2\n",
     "repeat in an unsorted row": b"3 3\n3 2 3\n1\n1 1\n",
+    "asymmetric at a row's end": b"3 2\n2 3\n1\n2\n",
+    "asymmetric, unsorted row": b"3 2\n2\n3 1\n\n",
+    "weights differ, unsorted row": b"3 2 1\n2 4\n3 5 1 4\n2 6\n",
 }
 OTHER_SYNTAX = {  # valid files outside the fast path
     "sign": b"3 2\n+2\n1 3\n2\n",

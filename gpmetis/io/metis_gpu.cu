@@ -131,13 +131,12 @@ extern "C" __global__ void row_offsets(const int nvtxs, const long long* __restr
     if (shift && v < nvtxs && ((tok_xadj[v + 1] - tok_xadj[v]) & 1)) atomicOr(flags, FLAG_ODD);
 }
 
-// Entry e of row u = line[e * stride]: adjncy (0-based), adjwgt and the keys u * n + v and
-// v * n + u (its reverse). Keys must rise strictly along the array (sorted rows, no repeats).
+// Entry e of row u = line[e * stride]: adjncy (0-based) and adjwgt. Rows must rise strictly
+// (sorted, no repeats), else FLAG_ORDER.
 extern "C" __global__ void entries(const long long nnz, const int* __restrict__ value,
                                    const int* __restrict__ line, const int stride,
                                    const int nvtxs, int* __restrict__ adjncy,
-                                   long long* __restrict__ adjwgt, long long* __restrict__ key,
-                                   long long* __restrict__ rkey, int* __restrict__ flags) {
+                                   long long* __restrict__ adjwgt, int* __restrict__ flags) {
     long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= nnz) return;
     long long u = line[e * stride];
@@ -153,32 +152,72 @@ extern "C" __global__ void entries(const long long nnz, const int* __restrict__ 
         if (w <= 0) atomicOr(flags, FLAG_WEIGHT);
         adjwgt[e] = w;
     }
-    key[e] = u * nvtxs + v;
-    rkey[e] = v * nvtxs + u;
     if (e > 0) {
         long long pu = line[(e - 1) * stride];
         long long pv = (long long)value[(e - 1) * stride] - 1;
-        if (pu * nvtxs + pv >= key[e]) atomicOr(flags, FLAG_ORDER);
+        if (pu * nvtxs + pv >= u * nvtxs + v) atomicOr(flags, FLAG_ORDER);
     }
 }
 
-// key_sorted[e] (entry korder[e] when `reordered`, else entry e) must equal rkey_sorted[e]
-// (entry rorder[e]): then every entry has its reverse; with `weighted`, of the same weight.
+// The row holding entry e: the last u with xadj[u] <= e.
+__device__ __forceinline__ int row_of(const long long e, const int nvtxs,
+                                      const long long* __restrict__ xadj) {
+    int lo = 0, hi = nvtxs;
+    while (hi - lo > 1) {
+        const int mid = lo + (hi - lo) / 2;
+        if (xadj[mid] <= e) lo = mid; else hi = mid;
+    }
+    return lo;
+}
+
+// With sorted rows: entry e = (u, v) has its reverse when a binary search finds u in row v;
+// with `weighted`, of the same weight. Needs no memory beyond the CSR arrays.
+extern "C" __global__ void find_reverse(const long long nnz, const int nvtxs,
+                                        const long long* __restrict__ xadj,
+                                        const int* __restrict__ adjncy,
+                                        const long long* __restrict__ adjwgt, const int weighted,
+                                        int* __restrict__ flags) {
+    long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= nnz) return;
+    const int u = row_of(e, nvtxs, xadj), v = adjncy[e];
+    long long lo = xadj[v], hi = xadj[v + 1];  // search [lo, hi)
+    while (lo < hi) {
+        const long long mid = lo + (hi - lo) / 2;
+        if (adjncy[mid] < u) lo = mid + 1; else hi = mid;
+    }
+    if (lo == xadj[v + 1] || adjncy[lo] != u || (weighted && adjwgt[lo] != adjwgt[e]))
+        atomicOr(flags, FLAG_ASYM);
+}
+
+// Keys of entry e = (u, v) for rows that are not sorted: u * n + v and its reverse v * n + u.
+extern "C" __global__ void entry_keys(const long long nnz, const int nvtxs,
+                                      const long long* __restrict__ xadj,
+                                      const int* __restrict__ adjncy, long long* __restrict__ key,
+                                      long long* __restrict__ rkey) {
+    long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= nnz) return;
+    const long long u = row_of(e, nvtxs, xadj), v = adjncy[e];
+    key[e] = u * nvtxs + v;
+    rkey[e] = v * nvtxs + u;
+}
+
+// After sorting both (unsorted rows): key_sorted[e] (entry korder[e] when weighted) must equal
+// rkey_sorted[e] (entry rorder[e]): then every entry has its reverse; with `weighted`, of the
+// same weight. Equal neighbouring keys are repeated neighbours.
 extern "C" __global__ void compare_reverse(const long long nnz,
                                            const long long* __restrict__ key_sorted,
                                            const long long* __restrict__ korder,
                                            const long long* __restrict__ rkey_sorted,
                                            const long long* __restrict__ rorder,
                                            const long long* __restrict__ adjwgt,
-                                           const int reordered, const int weighted,
-                                           int* __restrict__ flags) {
+                                           const int weighted, int* __restrict__ flags) {
     long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= nnz) return;
     if (key_sorted[e] != rkey_sorted[e]) {
         atomicOr(flags, FLAG_ASYM);
-    } else if (reordered && e > 0 && key_sorted[e - 1] == key_sorted[e]) {
+    } else if (e > 0 && key_sorted[e - 1] == key_sorted[e]) {
         atomicOr(flags, FLAG_REPEAT);
-    } else if (weighted && adjwgt[rorder[e]] != adjwgt[reordered ? korder[e] : e]) {
+    } else if (weighted && adjwgt[rorder[e]] != adjwgt[korder[e]]) {
         atomicOr(flags, FLAG_ASYM);
     }
 }

@@ -40,8 +40,8 @@ def read_metis_gpu(be: Backend, data, path: str) -> Graph | None:
         return _parse(be, data, path, body, n, nnz, readew)
     except MemoryError:  # cupy's OutOfMemoryError is one: the CPU reader needs no GPU memory
         return None
-    finally:  # the parse's temporaries (~5x the CSR bytes) go back to the device
-        be.xp.get_default_memory_pool().free_all_blocks()
+    finally:  # the parse's temporaries go back to the device
+        be.release_free_memory()
 
 
 def _parse(be: Backend, data, path: str, body: int, n: int, nnz: int, readew: int):
@@ -78,30 +78,18 @@ def _parse(be: Backend, data, path: str, body: int, n: int, nnz: int, readew: in
     del tok_xadj
     adjncy = xp.empty(nnz, dtype=xp.int32)
     adjwgt = xp.empty(nnz if readew else 1, dtype=xp.int64)
-    key = xp.empty(nnz, dtype=xp.int64)
-    rkey = xp.empty(nnz, dtype=xp.int64)
     be.launch(kernel(CU_FILE, "entries"), nnz,
               (np.int64(nnz), value, line, np.int32(1 + readew), np.int32(n), adjncy, adjwgt,
-               key, rkey, flags))
+               flags))
     del value, line
     found = int(flags.get()[0])
     if found & ~FLAG_ORDER:
         return None
-    reordered = bool(found & FLAG_ORDER)  # unsorted rows: compare sorted copies of the keys
-    korder = rorder = flags  # placeholders where not needed
-    if reordered and readew:
-        korder = xp.argsort(key)
-        key = key[korder]
-    elif reordered:
-        key = xp.sort(key)
-    if readew:
-        rorder = xp.argsort(rkey)
-        rkey = rkey[rorder]
+    if found & FLAG_ORDER:
+        _check_unsorted(be, n, nnz, xadj, adjncy, adjwgt, readew, flags)
     else:
-        rkey = xp.sort(rkey)
-    be.launch(kernel(CU_FILE, "compare_reverse"), nnz,
-              (np.int64(nnz), key, korder, rkey, rorder, adjwgt, np.int32(reordered),
-               np.int32(readew), flags))
+        be.launch(kernel(CU_FILE, "find_reverse"), nnz,
+                  (np.int64(nnz), np.int32(n), xadj, adjncy, adjwgt, np.int32(readew), flags))
     if int(flags.get()[0]) & ~FLAG_ORDER:
         return None
     return Graph(
@@ -113,6 +101,25 @@ def _parse(be: Backend, data, path: str, body: int, n: int, nnz: int, readew: in
         has_vwgt=False,
         has_adjwgt=bool(readew),
     )
+
+
+def _check_unsorted(be: Backend, n: int, nnz: int, xadj, adjncy, adjwgt, readew: int,
+                    flags) -> None:
+    """Symmetry and repeats of a graph whose rows are not sorted: both key orders, sorted."""
+    xp = be.xp
+    key = xp.empty(nnz, dtype=xp.int64)
+    rkey = xp.empty(nnz, dtype=xp.int64)
+    be.launch(be.kernel(CU_FILE, "entry_keys"), nnz,
+              (np.int64(nnz), np.int32(n), xadj, adjncy, key, rkey))
+    korder = rorder = flags  # placeholders where not needed
+    if readew:
+        korder, rorder = xp.argsort(key), xp.argsort(rkey)
+        key, rkey = key[korder], rkey[rorder]
+    else:
+        key.sort()
+        rkey.sort()
+    be.launch(be.kernel(CU_FILE, "compare_reverse"), nnz,
+              (np.int64(nnz), key, korder, rkey, rorder, adjwgt, np.int32(readew), flags))
 
 
 def _header(data) -> tuple[int, int, int, int] | None:

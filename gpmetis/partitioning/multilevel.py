@@ -20,6 +20,7 @@ from gpmetis.refinement.jet import refine
 from gpmetis.refinement.rebalance import fill_empty_parts
 
 INITIAL_TRIALS = 8
+RELEASE_FRACTION = 16  # levels of at least 1/16 of the input start from released pool memory
 IPTYPE_CODES = {"grow": 0, "random": 1, "edge": 2, "node": 3, "metisrb": 4}
 
 
@@ -31,7 +32,6 @@ class RunStats:
     coarsening: float = 0.0
     initial: float = 0.0
     refinement: float = 0.0
-    peak_gpu_bytes: int = 0
 
 
 def multilevel_partition(
@@ -46,11 +46,11 @@ def multilevel_partition(
     ub = options.ubfactors(1)
     maxpwgt = max_part_weights(np.array([g.total_vwgt]), tpwgts, ub)[:, 0]
     levels = coarsen(be, g, nparts, seed, options.ctype == "shem", not options.no2hop)
+    be.release_free_memory()
     t1 = time.perf_counter()
     stats.coarsening = t1 - t0
 
-    coarsest = levels[-1].graph
-    xadj, adjncy, vwgt, adjwgt = coarsest.to_host()
+    xadj, adjncy, vwgt, adjwgt = levels[-1].graph.to_host()
     part0 = initial_partition(
         xadj, adjncy, vwgt, adjwgt, nparts, maxpwgt, _explicit_tpwgts(tpwgts),
         seed=seed, ntrials=INITIAL_TRIALS, ufactor=options.effective_ufactor,
@@ -62,15 +62,18 @@ def multilevel_partition(
     # -niter: iterations without a 0.1% gain before a level stops refining
     patience = options.niter + 2
     part = xp.asarray(part0, dtype=xp.int32)
-    part, levels[-1].iterations = refine(be, coarsest, part, nparts, maxpwgt,
+    part, levels[-1].iterations = refine(be, levels[-1].graph, part, nparts, maxpwgt,
                                          finest=len(levels) == 1, patience=patience)
     for depth in range(len(levels) - 2, -1, -1):
         level = levels[depth]
         level.graph.reload()
         part = part[level.cmap]
+        # the coarser level is done with: its memory serves this level's refinement
+        levels[depth + 1].graph = level.cmap = None
+        if level.nvtxs * RELEASE_FRACTION >= g.nvtxs:
+            be.release_free_memory()  # the larger arrays of this level would not fit in fragments
         part, level.iterations = refine(be, level.graph, part, nparts, maxpwgt,
                                         finest=depth == 0, patience=patience)
-        levels[depth + 1].graph = None
     part = fill_empty_parts(be, g, part, nparts)
     be.synchronize()
     stats.refinement = time.perf_counter() - t2
@@ -79,7 +82,6 @@ def multilevel_partition(
          "refine_iterations": lvl.iterations}
         for i, lvl in enumerate(levels)
     ]
-    stats.peak_gpu_bytes = be.peak_memory()
     return part, stats
 
 

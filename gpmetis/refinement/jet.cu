@@ -7,6 +7,7 @@
 #include "../block_reduce.cuh"
 
 #define SCAN_DEGREE 64  // rows up to this long are rescanned instead of hashed (no scratch)
+#define SCORE_SHARED_PARTS 2048  // score sums part weights per block up to this many parts
 
 // Whether entry j is the first of v's row (starting at begin) leading into part p.
 __device__ __forceinline__ bool first_entry_into(
@@ -35,7 +36,7 @@ extern "C" __global__ void best_moves(
     const unsigned char* __restrict__ locked, const long long* __restrict__ room,
     const int mode, const long long c_num, const long long c_den,
     int* __restrict__ tkeys, int* __restrict__ tvals,
-    int* __restrict__ dest, long long* __restrict__ gain, const long long max_degree)
+    int* __restrict__ dest, int* __restrict__ gain, const long long max_degree)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
     if (gate[0] == 0 || v >= n || xadj[v + 1] - xadj[v] > max_degree) return;
@@ -80,13 +81,13 @@ extern "C" __global__ void best_moves(
             if (tkeys[s] >= 0) offer(tkeys[s], tvals[s]);
     }
     if (best_p < 0) {
-        if (mode == 1) gain[v] = -own_conn;
+        if (mode == 1) gain[v] = (int)-own_conn;
         return;
     }
     const long long g = best_conn - own_conn;
     if (mode == 0 && g < 0 && -g >= (c_num * own_conn) / c_den) return;
     dest[v] = best_p;
-    gain[v] = g;
+    gain[v] = (int)g;
 }
 
 // The change of v's gain (moving from -> to) due to its edge to u, counting u in its new part
@@ -94,7 +95,7 @@ extern "C" __global__ void best_moves(
 __device__ __forceinline__ long long afterburner_term(
     const int v, const int to, const int from, const long long gv, const int u, const int w,
     const int* __restrict__ part, const int* __restrict__ dest,
-    const long long* __restrict__ gain)
+    const int* __restrict__ gain)
 {
     int pu = part[u];
     const int du = dest[u];
@@ -109,7 +110,7 @@ extern "C" __global__ void afterburner(
     const int* __restrict__ gate, const int n, const long long* __restrict__ xadj,
     const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ part,
     const int* __restrict__ dest,
-    const long long* __restrict__ gain, unsigned char* __restrict__ keep,
+    const int* __restrict__ gain, unsigned char* __restrict__ keep,
     int* __restrict__ moved, const long long max_degree)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
@@ -126,22 +127,39 @@ extern "C" __global__ void afterburner(
 }
 
 // The state of a partition in one pass: out[0] = 2 * edgecut, out[1 + p] = weight of part p.
-// Integer atomic sums do not depend on thread order. Twin: jet.py (_score via metrics).
+// A block sums its cut and, when nparts <= SCORE_SHARED_PARTS, its part weights (dynamic shared
+// memory, 4 * nparts bytes) before adding them to out, so few atomics meet on one address.
+// Integer sums do not depend on thread order. Twin: jet.py (_score via metrics).
 extern "C" __global__ void score(
-    const int* __restrict__ gate, const int n, const long long* __restrict__ xadj,
-    const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
-    const int* __restrict__ part,
+    const int* __restrict__ gate, const int n, const int nparts,
+    const long long* __restrict__ xadj, const int* __restrict__ adjncy,
+    const int* __restrict__ adjwgt, const int* __restrict__ vwgt, const int* __restrict__ part,
     unsigned long long* __restrict__ out, const long long max_degree)
 {
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (gate[0] == 0 || v >= n || xadj[v + 1] - xadj[v] > max_degree) return;
-    const int p = part[v];
-    long long cut = 0;
-    for (long long j = xadj[v]; j < xadj[v + 1]; ++j) {
-        if (part[adjncy[j]] != p) cut += adjwgt[j];
+    extern __shared__ unsigned int block_pw[];
+    __shared__ long long buf[32];
+    if (gate[0] == 0) return;
+    const bool shared = nparts <= SCORE_SHARED_PARTS;
+    if (shared) {
+        for (int p = threadIdx.x; p < nparts; p += blockDim.x) block_pw[p] = 0;
+        __syncthreads();
     }
-    if (cut) atomicAdd(out, (unsigned long long)cut);
-    atomicAdd(out + 1 + p, (unsigned long long)vwgt[v]);
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    long long cut = 0;
+    if (v < n && xadj[v + 1] - xadj[v] <= max_degree) {
+        const int p = part[v];
+        for (long long j = xadj[v]; j < xadj[v + 1]; ++j) {
+            if (part[adjncy[j]] != p) cut += adjwgt[j];
+        }
+        if (shared) atomicAdd(block_pw + p, (unsigned int)vwgt[v]);
+        else atomicAdd(out + 1 + p, (unsigned long long)vwgt[v]);
+    }
+    cut = block_sum_i64(cut, buf);
+    if (threadIdx.x == 0 && cut) atomicAdd(out, (unsigned long long)cut);
+    if (!shared) return;
+    __syncthreads();
+    for (int p = threadIdx.x; p < nparts; p += blockDim.x)
+        if (block_pw[p]) atomicAdd(out + 1 + p, (unsigned long long)block_pw[p]);
 }
 
 // best_moves for the high-degree vertices heavy[0..nheavy): conn(v, p) summed in shared memory
@@ -153,7 +171,7 @@ extern "C" __global__ void best_moves_heavy(
     const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
     const int* __restrict__ part, const unsigned char* __restrict__ locked,
     const long long* __restrict__ room, const int mode, const long long c_num,
-    const long long c_den, int* __restrict__ dest, long long* __restrict__ gain)
+    const long long c_den, int* __restrict__ dest, int* __restrict__ gain)
 {
     extern __shared__ int conn[];
     __shared__ unsigned long long buf[32];
@@ -183,14 +201,14 @@ extern "C" __global__ void best_moves_heavy(
     dest[v] = -1;
     gain[v] = 0;
     if (best == 0) {
-        if (mode == 1) gain[v] = -own_conn;
+        if (mode == 1) gain[v] = (int)-own_conn;
         return;
     }
     const int best_p = (int)(0xFFFFFFFFU - (unsigned)(best & 0xFFFFFFFFULL));
     const long long g = (long long)(best >> 32) - own_conn;
     if (mode == 0 && g < 0 && -g >= (c_num * own_conn) / c_den) return;
     dest[v] = best_p;
-    gain[v] = g;
+    gain[v] = (int)g;
 }
 
 // afterburner for the high-degree vertices: the gain re-check summed over the block.
@@ -198,7 +216,7 @@ extern "C" __global__ void afterburner_heavy(
     const int* __restrict__ gate, const int* __restrict__ heavy,
     const long long* __restrict__ xadj, const int* __restrict__ adjncy,
     const int* __restrict__ adjwgt, const int* __restrict__ part,
-    const int* __restrict__ dest, const long long* __restrict__ gain,
+    const int* __restrict__ dest, const int* __restrict__ gain,
     unsigned char* __restrict__ keep, int* __restrict__ moved)
 {
     __shared__ long long buf[32];

@@ -20,6 +20,7 @@ from gpmetis.metrics import edgecut, part_weights
 CU_FILE = Path(__file__).with_name("jet.cu")
 MAX_SHARED_PARTS = 8192  # the heavy kernels keep one int per part in shared memory
 SCAN_DEGREE = 64  # as in jet.cu: shorter rows need no hash-table scratch
+SCORE_SHARED_PARTS = 2048  # as in jet.cu: score sums part weights per block up to this many
 BLOCK = 256
 MAX_ITERATIONS = 300
 IMPROVEMENT = 0.001
@@ -44,11 +45,12 @@ class MoveRequest:
 
 
 def best_moves(be: Backend, g: DeviceGraph, part, nparts: int, req: MoveRequest):
-    """(dest int32, gain int64) per vertex as ``jet.cu``'s best_moves defines them."""
+    """(dest int32, gain) per vertex as ``jet.cu``'s best_moves defines them (gain int32 on the
+    GPU, int64 in the twin: |gain| is at most a weighted degree, below 2^31)."""
     if not be.gpu:
         return _best_moves_numpy(g, part, nparts, req)
     dest = be.xp.empty(g.nvtxs, dtype=be.xp.int32)
-    gain = be.xp.empty(g.nvtxs, dtype=be.xp.int64)
+    gain = be.xp.empty(g.nvtxs, dtype=be.xp.int32)
     launch_best_moves(be, g, part, nparts, req, dest, gain, always_on(be))
     return dest, gain
 
@@ -170,9 +172,11 @@ def partition_state(be: Backend, g: DeviceGraph, part, nparts: int) -> tuple[int
 def launch_score(be: Backend, g: DeviceGraph, part, out, gate) -> None:
     """Queue ``score``: adds 2 * edgecut to out[0] and each part's weight to out[1 + p]."""
     max_degree, heavy = g.heavy_split()
-    be.launch(be.kernel(CU_FILE, "score"), g.nvtxs,
-              (gate, np.int32(g.nvtxs), g.xadj, g.adjncy, g.adjwgt, g.vwgt, part, out,
-               max_degree))
+    nparts = len(out) - 1
+    be.launch_blocks(be.kernel(CU_FILE, "score"), -(-g.nvtxs // BLOCK),
+                     (gate, np.int32(g.nvtxs), np.int32(nparts), g.xadj, g.adjncy, g.adjwgt,
+                      g.vwgt, part, out, max_degree),
+                     shared_mem=4 * nparts if nparts <= SCORE_SHARED_PARTS else 0, block=BLOCK)
     if heavy is not None:
         be.launch_blocks(be.kernel(CU_FILE, "score_heavy"), len(heavy),
                          (gate, heavy, g.xadj, g.adjncy, g.adjwgt, g.vwgt, part, out),
@@ -196,8 +200,8 @@ def refine(
     patience: int,
 ):
     """(best partition found by Jet iterations from ``part``, iterations run); ``maxpwgt`` holds
-    the part weight limits on the host. The GPU runs the same loop from the device
-    (jet_device.py); this host loop is its twin."""
+    the part weight limits on the host. ``part`` is consumed (the GPU overwrites it). The GPU
+    runs the same loop from the device (jet_device.py); this host loop is its twin."""
     c_num, c_den = FILTER_FINEST if finest else FILTER_COARSE
     if be.gpu:
         from gpmetis.refinement.jet_device import refine_on_device

@@ -99,31 +99,18 @@ extern "C" __global__ void jet_end(
     ctl[CTL_BEST_CUT] = cut;
 }
 
-// dst = src where gate[0] != 0.
-extern "C" __global__ void copy_if(
-    const int* __restrict__ gate, const int n, const int* __restrict__ src, int* __restrict__ dst)
-{
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (gate[0] != 0 && v < n) dst[v] = src[v];
-}
-
-// The next iteration starts from this one's result: part = moved, locked = next_locked, where
-// gate[0] != 0.
-extern "C" __global__ void adopt_if(
-    const int* __restrict__ gate, const int n, const int* __restrict__ moved,
-    int* __restrict__ part, const unsigned char* __restrict__ next_locked,
+// End of an iteration, per vertex: best = moved when it is the best partition so far; while the
+// loop runs, the next iteration starts from moved, with the locks of this label propagation
+// (none after a rebalancing round).
+extern "C" __global__ void jet_commit(
+    const int* __restrict__ gates, const int n, const int* __restrict__ moved,
+    int* __restrict__ best, int* __restrict__ part, const unsigned char* __restrict__ next_locked,
     unsigned char* __restrict__ locked)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (gate[0] == 0 || v >= n) return;
+    if (v >= n) return;
+    if (gates[GATE_BEST]) best[v] = moved[v];
+    if (!gates[GATE_RUN]) return;
     part[v] = moved[v];
-    locked[v] = next_locked[v];
-}
-
-// a = 0 where gate[0] != 0.
-extern "C" __global__ void zero_if(
-    const int* __restrict__ gate, const int n, unsigned char* __restrict__ a)
-{
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (gate[0] != 0 && v < n) a[v] = 0;
+    locked[v] = gates[GATE_REBALANCE] ? 0 : next_locked[v];
 }

@@ -43,11 +43,11 @@ def refine_on_device(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np
     """(best partition, iterations run), as ``jet.refine``'s host loop computes them."""
     xp = be.xp
     n = g.nvtxs
-    cur, nxt = part.copy(), xp.empty(n, dtype=xp.int32)
+    cur, nxt = part, xp.empty(n, dtype=xp.int32)  # part is refined in place
     locked, next_locked = xp.zeros(n, dtype=xp.uint8), xp.empty(n, dtype=xp.uint8)
     best = part.copy()
     dest = xp.empty(n, dtype=xp.int32)
-    gain = xp.empty(n, dtype=xp.int64)
+    gain = xp.empty(n, dtype=xp.int32)
     limits = xp.asarray(maxpwgt, dtype=xp.int64)
     acc = xp.zeros(nparts + 1, dtype=xp.uint64)
     pw = xp.empty(nparts, dtype=xp.int64)
@@ -58,8 +58,7 @@ def refine_on_device(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np
     gates = xp.zeros(4, dtype=xp.int32)
     gate = [gates[i:i + 1] for i in range(4)]
     begin, end = be.kernel(CU_FILE, "jet_begin"), be.kernel(CU_FILE, "jet_end")
-    copy_if, zero_if = be.kernel(CU_FILE, "copy_if"), be.kernel(CU_FILE, "zero_if")
-    adopt_if = be.kernel(CU_FILE, "adopt_if")
+    commit = be.kernel(CU_FILE, "jet_commit")
     keep_factor = np.float64(1 - IMPROVEMENT)
 
     def finish(init: int) -> None:
@@ -77,11 +76,9 @@ def refine_on_device(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np
         launch_best_moves(be, g, cur, nparts, rb, dest, gain, gate[GATE_REBALANCE])
         launch_select(be, g, cur, nparts, room, roomiest, dest, gain, hist, nxt,
                       gate[GATE_REBALANCE])
-        be.launch(zero_if, n, (gate[GATE_REBALANCE], np.int32(n), next_locked))
         launch_score(be, g, nxt, acc, gate[GATE_RUN])
         finish(0)
-        be.launch(copy_if, n, (gate[GATE_BEST], np.int32(n), nxt, best))
-        be.launch(adopt_if, n, (gate[GATE_RUN], np.int32(n), nxt, cur, next_locked, locked))
+        be.launch(commit, n, (gates, np.int32(n), nxt, best, cur, next_locked, locked))
 
     launch_score(be, g, cur, acc, always_on(be))
     finish(1)

@@ -47,104 +47,129 @@ __device__ __forceinline__ int compare_key(
     return 0;
 }
 
-// to[v] = where v would go (dest[v], or roomiest[0] when no adjacent part has room) when v sits in
-// an overweight part and that is another part, else -1; group[v] = part[v] for those (the
-// items), else -1. hist[part][loss bucket] sums the items' weights.
+// In place on best_moves' dest (mode 1): to[v] = where v would go (dest[v], or roomiest[0] when
+// no adjacent part has room) when v sits in an overweight part and that is another part, else
+// -1. Those vertices are the items; an item's group is its part. hist[part][loss bucket] sums
+// the items' weights.
 extern "C" __global__ void rebalance_prepare(
     const int* __restrict__ gate, const int n, const int* __restrict__ part,
-    const int* __restrict__ vwgt, const int* __restrict__ dest, const long long* __restrict__ gain,
-    const long long* __restrict__ room, const int* __restrict__ roomiest, int* __restrict__ to,
-    int* __restrict__ group, unsigned long long* __restrict__ hist)
+    const int* __restrict__ vwgt, const int* __restrict__ gain,
+    const long long* __restrict__ room, const int* __restrict__ roomiest, int* to,
+    unsigned long long* __restrict__ hist)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
     if (gate[0] == 0 || v >= n) return;
     const int p = part[v];
-    const int target = dest[v] >= 0 ? dest[v] : roomiest[0];
+    const int target = to[v] >= 0 ? to[v] : roomiest[0];
     const bool item = room[p] < 0 && target != p;
     to[v] = item ? target : -1;
-    group[v] = item ? p : -1;
     if (item)
-        atomicAdd(hist + (long long)p * NUM_DIGITS + loss_bucket(-gain[v]),
+        atomicAdd(hist + (long long)p * NUM_DIGITS + loss_bucket(-(long long)gain[v]),
                   (unsigned long long)vwgt[v]);
 }
 
-// Per group g (one thread each) at `level`: the first digit at which the weight taken so far
-// (base[g] plus the histogram's prefix) reaches the limit: >= max(-room[g], 1) for sources
-// (`source` != 0: take until the excess is covered), > room[g] for destinations (take while
-// the moves fit). sel[g * NUM_LEVELS + level] = that digit, or BEYOND; base[g] += the weight of
-// the digits before it. The histogram row is zeroed for the next level.
+// Per group g (one block of NUM_DIGITS threads, one per digit) at `level`: the first digit at
+// which the weight taken so far (base[g] plus the histogram's prefix) reaches the limit:
+// >= max(-room[g], 1) for sources (`source` != 0: take until the excess is covered), > room[g]
+// for destinations (take while the moves fit). sel[g * NUM_LEVELS + level] = that digit, or
+// BEYOND; base[g] += the weight of the digits before it. The histogram row is zeroed for the
+// next level.
 extern "C" __global__ void select_threshold(
-    const int* __restrict__ gate, const int ngroups, const int level, const int source,
+    const int* __restrict__ gate, const int level, const int source,
     const long long* __restrict__ room, unsigned long long* __restrict__ hist,
     int* __restrict__ sel, long long* __restrict__ base)
 {
-    const int g = blockIdx.x * blockDim.x + threadIdx.x;
-    if (gate[0] == 0 || g >= ngroups) return;
+    __shared__ long long prefix[NUM_DIGITS];
+    __shared__ int first;
+    if (gate[0] == 0) return;
+    const int g = blockIdx.x, i = threadIdx.x;
     unsigned long long* row = hist + (long long)g * NUM_DIGITS;
-    if (level == 0) base[g] = 0;
+    const long long w = (long long)row[i];
+    row[i] = 0;
     const bool open = level == 0 || sel[g * NUM_LEVELS + level - 1] != BEYOND;
+    const long long before = level == 0 ? 0 : base[g];
     const long long limit = source ? (-room[g] > 1 ? -room[g] : 1) : room[g];
-    long long cum = base[g];
-    int d = BEYOND;
-    for (int i = 0; i < NUM_DIGITS; ++i) {
-        const long long w = (long long)row[i];
-        row[i] = 0;
-        if (!open || d != BEYOND) continue;
-        if (source ? cum + w >= limit : cum + w > limit) d = i;
-        else cum += w;
+    prefix[i] = w;
+    if (i == 0) first = BEYOND;
+    __syncthreads();
+    for (int o = 1; o < NUM_DIGITS; o <<= 1) {  // inclusive prefix sums of the row
+        const long long x = i >= o ? prefix[i - o] : 0;
+        __syncthreads();
+        prefix[i] += x;
+        __syncthreads();
     }
-    sel[g * NUM_LEVELS + level] = d;
-    base[g] = cum;
+    const long long through = before + prefix[i];  // weight up to and including digit i
+    if (open && (source ? through >= limit : through > limit)) atomicMin(&first, i);
+    __syncthreads();
+    const int d = first;
+    if (d == BEYOND ? i == 0 : i == d) {
+        sel[g * NUM_LEVELS + level] = d;
+        base[g] = !open ? before : (d == BEYOND ? before + prefix[NUM_DIGITS - 1] : through - w);
+    }
+}
+
+// The group of item v: its part while sources are selected, its destination after (`to` holds
+// the destinations of the taken items only by then), -1 for a vertex that is not an item.
+__device__ __forceinline__ int item_group(
+    const int source, const int v, const int* __restrict__ to, const int* __restrict__ part)
+{
+    const int t = to[v];
+    return t < 0 ? -1 : (source ? part[v] : t);
 }
 
 // hist[group][digit at `level`] sums the weights of the items still undecided after `level`
 // levels.
 extern "C" __global__ void select_digit_hist(
-    const int* __restrict__ gate, const int n, const int level, const int* __restrict__ group,
-    const long long* __restrict__ gain, const int* __restrict__ vwgt, const int* __restrict__ sel,
-    const int shift_hi, const int shift_lo, unsigned long long* __restrict__ hist)
+    const int* __restrict__ gate, const int n, const int level, const int source,
+    const int* __restrict__ to, const int* __restrict__ part, const int* __restrict__ gain,
+    const int* __restrict__ vwgt, const int* __restrict__ sel, const int shift_hi,
+    const int shift_lo, unsigned long long* __restrict__ hist)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (gate[0] == 0 || v >= n || group[v] < 0) return;
-    const int g = group[v];
-    const long long loss = -gain[v];
+    if (gate[0] == 0 || v >= n) return;
+    const int g = item_group(source, v, to, part);
+    if (g < 0) return;
+    const long long loss = -(long long)gain[v];
     if (compare_key(level, sel + g * NUM_LEVELS, v, loss, shift_hi, shift_lo) != 0) return;
     atomicAdd(hist + (long long)g * NUM_DIGITS + order_digit(level, v, loss, shift_hi, shift_lo),
               (unsigned long long)vwgt[v]);
 }
 
-// Sources decided: an item is taken when its key is below its part's selected digits or on them
-// (the last undecided id range goes too: the excess must be covered). moved_group[v] = to[v] for
-// taken items, else -1; hist[to][loss bucket] starts the destinations' selection.
+// Sources decided, in place on `to`: an item is taken when its key is below its part's selected
+// digits or on them (the last undecided id range goes too: the excess must be covered); to[v]
+// stays the destination of a taken item and becomes -1 for the others. hist[to][loss bucket]
+// starts the destinations' selection.
 extern "C" __global__ void rebalance_take(
-    const int* __restrict__ gate, const int n, const int* __restrict__ group,
-    const int* __restrict__ to, const long long* __restrict__ gain, const int* __restrict__ vwgt,
-    const int* __restrict__ sel, const int shift_hi, const int shift_lo,
-    int* __restrict__ moved_group, unsigned long long* __restrict__ hist)
+    const int* __restrict__ gate, const int n, const int* __restrict__ part, int* to,
+    const int* __restrict__ gain, const int* __restrict__ vwgt, const int* __restrict__ sel,
+    const int shift_hi, const int shift_lo, unsigned long long* __restrict__ hist)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
     if (gate[0] == 0 || v >= n) return;
-    const int g = group[v];
-    const long long loss = -gain[v];
+    const int g = item_group(1, v, to, part);
+    const long long loss = -(long long)gain[v];
     const bool taken =
         g >= 0 && compare_key(NUM_LEVELS, sel + g * NUM_LEVELS, v, loss, shift_hi, shift_lo) <= 0;
-    moved_group[v] = taken ? to[v] : -1;
-    if (taken)
-        atomicAdd(hist + (long long)to[v] * NUM_DIGITS + loss_bucket(loss),
-                  (unsigned long long)vwgt[v]);
+    if (!taken) {
+        to[v] = -1;
+        return;
+    }
+    atomicAdd(hist + (long long)to[v] * NUM_DIGITS + loss_bucket(loss),
+              (unsigned long long)vwgt[v]);
 }
 
 // Destinations decided: a taken item moves when its key is strictly below its destination's
 // selected digits (the last undecided id range stays: the moves must fit). out = the new part.
 extern "C" __global__ void rebalance_apply(
     const int* __restrict__ gate, const int n, const int* __restrict__ part,
-    const int* __restrict__ moved_group, const long long* __restrict__ gain,
+    const int* __restrict__ to, const int* __restrict__ gain,
     const int* __restrict__ sel, const int shift_hi, const int shift_lo, int* __restrict__ out)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
     if (gate[0] == 0 || v >= n) return;
-    const int q = moved_group[v];
-    const bool moves = q >= 0 &&
-        compare_key(NUM_LEVELS, sel + q * NUM_LEVELS, v, -gain[v], shift_hi, shift_lo) < 0;
+    const int q = to[v];
+    const long long loss = -(long long)gain[v];
+    const bool moves =
+        q >= 0 && compare_key(NUM_LEVELS, sel + q * NUM_LEVELS, v, loss, shift_hi, shift_lo) < 0;
     out[v] = moves ? q : part[v];
 }

@@ -62,45 +62,41 @@ def _select_cuda(be: Backend, g: DeviceGraph, part, nparts: int, room, dest, gai
 
 
 def select_buffers(g: DeviceGraph, nparts: int):
-    """launch_select's work arrays: to, group, moved_group (int32 per vertex), sel (int32 per
-    part and level), base (int64 per part)."""
+    """launch_select's work arrays: sel (int32 per part and level), base (int64 per part)."""
     xp = g.be.xp
-    n = g.nvtxs
-    return (g.scratch("rb_to", n, xp.int32), g.scratch("rb_group", n, xp.int32),
-            g.scratch("rb_moved_group", n, xp.int32),
-            g.scratch("rb_sel", nparts * NUM_LEVELS, xp.int32),
+    return (g.scratch("rb_sel", nparts * NUM_LEVELS, xp.int32),
             g.scratch("rb_base", nparts, xp.int64))
 
 
 def launch_select(be: Backend, g: DeviceGraph, part, nparts: int, room, roomiest, dest, gain,
                   hist, out, gate) -> None:
     """Queue the selection of a rebalancing round from best_moves' (mode 1) ``dest``/``gain``:
-    ``out`` = the new partition. ``room`` (int64 per part) and ``roomiest`` (int32[1]) live on
-    the device; ``hist`` (uint64, nparts * 256) must be zero and is left zero. Runs while
-    ``gate[0] != 0``."""
+    ``out`` = the new partition; ``dest`` is overwritten (it holds the items' destinations).
+    ``room`` (int64 per part) and ``roomiest`` (int32[1]) live on the device; ``hist`` (uint64,
+    nparts * 256) must be zero and is left zero. Runs while ``gate[0] != 0``."""
     n = g.nvtxs
     shift_hi, shift_lo = (np.int32(s) for s in id_shifts(n))
-    to, group, moved_group, sel, base = select_buffers(g, nparts)
+    sel, base = select_buffers(g, nparts)
     threshold = be.kernel(CU_FILE, "select_threshold")
     digit_hist = be.kernel(CU_FILE, "select_digit_hist")
 
-    def select(items, source: int) -> None:
+    def select(source: int) -> None:
         for level in range(NUM_LEVELS):
             if level:
-                be.launch(digit_hist, n, (gate, np.int32(n), np.int32(level), items, gain,
-                                          g.vwgt, sel, shift_hi, shift_lo, hist))
-            be.launch(threshold, nparts, (gate, np.int32(nparts), np.int32(level),
-                                          np.int32(source), room, hist, sel, base))
+                be.launch(digit_hist, n, (gate, np.int32(n), np.int32(level), np.int32(source),
+                                          dest, part, gain, g.vwgt, sel, shift_hi, shift_lo,
+                                          hist))
+            be.launch_blocks(threshold, nparts, (gate, np.int32(level), np.int32(source), room,
+                                                 hist, sel, base), block=NUM_DIGITS)
 
     be.launch(be.kernel(CU_FILE, "rebalance_prepare"), n,
-              (gate, np.int32(n), part, g.vwgt, dest, gain, room, roomiest, to, group, hist))
-    select(group, 1)
+              (gate, np.int32(n), part, g.vwgt, gain, room, roomiest, dest, hist))
+    select(1)
     be.launch(be.kernel(CU_FILE, "rebalance_take"), n,
-              (gate, np.int32(n), group, to, gain, g.vwgt, sel, shift_hi, shift_lo, moved_group,
-               hist))
-    select(moved_group, 0)
+              (gate, np.int32(n), part, dest, gain, g.vwgt, sel, shift_hi, shift_lo, hist))
+    select(0)
     be.launch(be.kernel(CU_FILE, "rebalance_apply"), n,
-              (gate, np.int32(n), part, moved_group, gain, sel, shift_hi, shift_lo, out))
+              (gate, np.int32(n), part, dest, gain, sel, shift_hi, shift_lo, out))
 
 
 def loss_bucket(loss: np.ndarray) -> np.ndarray:

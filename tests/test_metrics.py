@@ -1,0 +1,89 @@
+"""Partition metrics: connected components (parts' and the whole graph's) and the report fields
+built on them, against a union-find written plainly; the GPU kernels against the NumPy twin."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import load_fixture, random_graph, requires_cuda
+
+from gpmetis.backend import get_backend
+from gpmetis.balance import uniform_tpwgts
+from gpmetis.graph import Graph
+from gpmetis.metrics import compute_metrics, connected_components
+
+
+def _union_find_labels(graph: Graph, part=None) -> np.ndarray:
+    """Smallest vertex id of each vertex's component, by a sequential union-find."""
+    parent = list(range(graph.nvtxs))
+
+    def root(v: int) -> int:
+        while parent[v] != v:
+            v = parent[v]
+        return v
+
+    for v in range(graph.nvtxs):
+        for u in graph.adjncy[graph.xadj[v]:graph.xadj[v + 1]]:
+            if part is not None and part[u] != part[v]:
+                continue
+            a, b = root(v), root(int(u))
+            parent[max(a, b)] = min(a, b)
+    return np.array([root(v) for v in range(graph.nvtxs)], dtype=np.int32)
+
+
+def _cases():
+    return [random_graph(3000, 4, seed=9, isolated=200, components=3),
+            random_graph(2000, 3, seed=2, components=5), load_fixture("power")]
+
+
+@pytest.mark.parametrize("case", range(3))
+def test_components_equal_union_find(case):
+    graph = _cases()[case]
+    part = np.random.default_rng(case).integers(0, 7, graph.nvtxs).astype(np.int32)
+    cpu = get_backend("cpu")
+    whole = connected_components(cpu, graph.xadj, graph.adjncy)
+    np.testing.assert_array_equal(whole, _union_find_labels(graph))
+    inside = connected_components(cpu, graph.xadj, graph.adjncy, part)
+    np.testing.assert_array_equal(inside, _union_find_labels(graph, part))
+
+
+def test_metrics_count_components_of_parts():
+    # two triangles joined by the edge 2-3; part 0 = {0, 1, 4}: two pieces (0-1 and 4)
+    edges = [(0, 1), (1, 2), (0, 2), (2, 3), (3, 4), (4, 5), (3, 5)]
+    n = 6
+    adj = [[] for _ in range(n)]
+    for a, b in edges:
+        adj[a].append(b)
+        adj[b].append(a)
+    xadj = np.cumsum([0] + [len(a) for a in adj]).astype(np.int64)
+    adjncy = np.array([u for a in adj for u in a], dtype=np.int32)
+    vwgt = np.ones((n, 1), dtype=np.int32)
+    adjwgt = np.ones(len(adjncy), dtype=np.int32)
+    part = np.array([0, 0, 1, 1, 0, 1], dtype=np.int32)
+    m = compute_metrics(xadj, adjncy, vwgt, adjwgt, part, 2, uniform_tpwgts(2, 1))
+    assert m.edgecut == 4
+    assert (m.part_components, m.noncontiguous, m.max_part_components) == (3, 1, 2)
+    assert m.max_components_pid == 0
+    assert m.ncomponents == 1
+
+
+@pytest.mark.gpu
+@requires_cuda
+@pytest.mark.parametrize("case", range(3))
+def test_gpu_metrics_equal_twin(case):
+    graph = _cases()[case]
+    cpu, gpu = get_backend("cpu"), get_backend("gpu")
+    xp = gpu.xp
+    part = np.random.default_rng(case).integers(0, 7, graph.nvtxs).astype(np.int32)
+    dxadj, dadjncy = xp.asarray(graph.xadj), xp.asarray(graph.adjncy)
+    np.testing.assert_array_equal(gpu.sources(dxadj, len(graph.adjncy)).get(),
+                                  cpu.sources(graph.xadj, len(graph.adjncy)))
+    for p in (None, part):
+        np.testing.assert_array_equal(
+            connected_components(gpu, dxadj, dadjncy, None if p is None else xp.asarray(p)).get(),
+            connected_components(cpu, graph.xadj, graph.adjncy, p))
+    tpwgts = uniform_tpwgts(7, 1)
+    args = (graph.vwgt, graph.adjwgt, part)
+    host = compute_metrics(graph.xadj, graph.adjncy, *args, 7, tpwgts)
+    device = compute_metrics(dxadj, dadjncy, *(xp.asarray(a) for a in args), 7, tpwgts, be=gpu)
+    assert host == device
