@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 
 import numpy as np
 
@@ -11,6 +12,7 @@ from gpmetis.backend import Backend
 from gpmetis.errors import PartitionError
 from gpmetis.graph import Graph
 
+CU_FILE = Path(__file__).with_name("device_graph.cu")
 INT32_MAX = np.iinfo(np.int32).max
 HEAVY_DEGREE = 256
 NO_DEGREE_LIMIT = np.int64(2**62)
@@ -73,13 +75,23 @@ class DeviceGraph:
 
     @cached_property
     def max_degree(self) -> int:
-        return int((self.xadj[1:] - self.xadj[:-1]).max()) if self.nvtxs else 0
+        """The longest row's length (no per-vertex temporary on the GPU)."""
+        if not self.nvtxs:
+            return 0
+        if not self.be.gpu:
+            return int(np.diff(self.xadj).max())
+        out = self.be.xp.zeros(1, dtype=self.be.xp.uint64)
+        self.be.launch(self.be.kernel(CU_FILE, "max_row_degree"), self.nvtxs,
+                       (np.int32(self.nvtxs), self.xadj, out))
+        return int(out.get()[0])
 
     def heavy_split(self, enabled: bool = True):
         """(max_degree, heavy): thread-per-vertex kernels take vertices of degree <= max_degree,
         block-per-vertex kernels the int32 ids in ``heavy`` (None when there are none)."""
         if not enabled:
             return NO_DEGREE_LIMIT, None
+        if "heavy" not in self._scratch and self.max_degree <= HEAVY_DEGREE:
+            self._scratch["heavy"] = None
         if "heavy" not in self._scratch:
             deg = self.xadj[1:] - self.xadj[:-1]
             ids = self.be.xp.flatnonzero(deg > HEAVY_DEGREE).astype(self.be.xp.int32)

@@ -35,6 +35,27 @@ __device__ __forceinline__ bool first_entry_to(
     return true;
 }
 
+// Per coarse vertex c (members r = rep[c] and match[r]): cap[c] = the members' degrees summed,
+// cvwgt[c] = their weights summed.
+extern "C" __global__ void coarse_vertices(
+    const int nc, const long long* __restrict__ xadj, const int* __restrict__ vwgt,
+    const int* __restrict__ match, const int* __restrict__ rep, long long* __restrict__ cap,
+    int* __restrict__ cvwgt)
+{
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= nc) return;
+    const int r = rep[c];
+    const int mate = match[r];
+    long long degree = xadj[r + 1] - xadj[r];
+    int weight = vwgt[r];
+    if (mate != r) {
+        degree += xadj[mate + 1] - xadj[mate];
+        weight += vwgt[mate];
+    }
+    cap[c] = degree;
+    cvwgt[c] = weight;
+}
+
 // cdeg[c] = number of distinct coarse neighbours of c (self loops dropped); fills c's table
 // when it has one.
 extern "C" __global__ void contract_count(

@@ -32,43 +32,48 @@ def contract(be: Backend, g: DeviceGraph, match, cmap, rep) -> DeviceGraph:
     """The coarse graph: member weights summed, parallel edges merged, self loops dropped.
     Both backends give each row the same neighbours and weights; the NumPy twin sorts them,
     the GPU leaves them in hash-table order (nothing downstream depends on the order)."""
-    xp = be.xp
-    mate = match[rep]
-    paired = mate != rep
-    cvwgt = g.vwgt[rep] + xp.where(paired, g.vwgt[mate], 0)
     if be.gpu:
-        cxadj, cadjncy, cadjwgt = _contract_cuda(be, g, match, cmap, rep, mate, paired)
-    else:
-        cxadj, cadjncy, cadjwgt = _contract_numpy(g, cmap, len(rep))
-    return DeviceGraph(be, cxadj, cadjncy, cadjwgt, cvwgt.astype(xp.int32))
+        return _contract_cuda(be, g, match, cmap, rep)
+    mate = match[rep]
+    cvwgt = g.vwgt[rep] + np.where(mate != rep, g.vwgt[mate], 0)
+    cxadj, cadjncy, cadjwgt = _contract_numpy(g, cmap, len(rep))
+    return DeviceGraph(be, cxadj, cadjncy, cadjwgt, cvwgt.astype(np.int32))
 
 
-def _contract_cuda(be: Backend, g: DeviceGraph, match, cmap, rep, mate, paired):
+def _contract_cuda(be: Backend, g: DeviceGraph, match, cmap, rep) -> DeviceGraph:
     xp = be.xp
     nc = len(rep)
-    deg = g.xadj[1:] - g.xadj[:-1]
-    cap = deg[rep] + xp.where(paired, deg[mate], 0)
+    cap = xp.empty(nc, dtype=xp.int64)
+    cvwgt = xp.empty(nc, dtype=xp.int32)
+    be.launch(be.kernel(CU_FILE, "coarse_vertices"), nc,
+              (np.int32(nc), g.xadj, g.vwgt, match, rep, cap, cvwgt))
+    max_cap = int(cap.max()) if nc else 0
     # hash tables only for coarse vertices with more than SCAN_CAP candidate entries
-    off = xp.zeros(nc + 1, dtype=xp.int64)
-    xp.cumsum(xp.where(cap > SCAN_CAP, cap, 0), out=off[1:])
-    table_size = max(int(off[-1]), 1)
-    tkeys = xp.empty(table_size, dtype=xp.int32)
-    tvals = xp.empty(table_size, dtype=xp.int32)
+    off = g.scratch("dummy64", 1, xp.int64)
+    tkeys = tvals = g.scratch("dummy32", 1, xp.int32)
+    if max_cap > SCAN_CAP:
+        off = xp.zeros(nc + 1, dtype=xp.int64)
+        xp.cumsum(xp.where(cap > SCAN_CAP, cap, 0), out=off[1:])
+        table_size = int(off[-1])
+        tkeys = xp.empty(table_size, dtype=xp.int32)
+        tvals = xp.empty(table_size, dtype=xp.int32)
     cdeg = xp.empty(nc, dtype=xp.int64)
     rows = (g.xadj, g.adjncy, g.adjwgt, match, cmap, rep, cap, off)
     be.launch(be.kernel(CU_FILE, "contract_count"), nc,
               (np.int32(nc), *rows, tkeys, tvals, cdeg, np.int64(HEAVY_DEGREE)))
-    heavy = xp.flatnonzero(cap > HEAVY_DEGREE).astype(xp.int32)
-    be.launch_blocks(be.kernel(CU_FILE, "contract_count_heavy"), len(heavy),
-                     (heavy, *rows, tkeys, tvals, cdeg))
+    if max_cap > HEAVY_DEGREE:
+        heavy = xp.flatnonzero(cap > HEAVY_DEGREE).astype(xp.int32)
+        be.launch_blocks(be.kernel(CU_FILE, "contract_count_heavy"), len(heavy),
+                         (heavy, *rows, tkeys, tvals, cdeg))
     cxadj = xp.zeros(nc + 1, dtype=xp.int64)
     xp.cumsum(cdeg, out=cxadj[1:])
+    del cdeg
     cnnz = int(cxadj[-1])
     cadjncy = xp.empty(cnnz, dtype=xp.int32)
     cadjwgt = xp.empty(cnnz, dtype=xp.int32)
     be.launch(be.kernel(CU_FILE, "contract_fill"), nc,
               (np.int32(nc), *rows, tkeys, tvals, cxadj, cadjncy, cadjwgt))
-    return cxadj, cadjncy, cadjwgt
+    return DeviceGraph(be, cxadj, cadjncy, cadjwgt, cvwgt)
 
 
 def _contract_numpy(g: DeviceGraph, cmap, nc: int):
