@@ -12,8 +12,6 @@ from types import ModuleType
 
 import numpy as np
 
-PINNED_MIN_BYTES = 1 << 22
-
 
 def sorted_unique(a: np.ndarray) -> np.ndarray:
     """Sorted distinct values of a NumPy array, by sorting (see ``Backend.unique``)."""
@@ -52,19 +50,9 @@ class Backend:
         return self.xp.asarray(a, dtype=dtype)
 
     def upload(self, host: np.ndarray, dtype):
-        """``host`` as a ``dtype`` array on the backend. Large arrays go to the GPU through a
-        pinned staging buffer: one host copy, then a DMA at full PCIe speed."""
-        host = np.ascontiguousarray(host, dtype=dtype)
-        if not self.gpu or host.nbytes < PINNED_MIN_BYTES:
-            return self.xp.asarray(host)
-        xp = self.xp
-        staging_mem = xp.cuda.alloc_pinned_memory(host.nbytes)
-        staging = np.frombuffer(staging_mem, host.dtype, host.size).reshape(host.shape)
-        staging[...] = host
-        out = xp.empty(host.shape, dtype=host.dtype)
-        out.set(staging)
-        self.synchronize()  # the copy must finish before the staging buffer is released
-        return out
+        """``host`` as a ``dtype`` array on the backend (a plain copy: on the H100 machine a
+        pinned staging buffer was no faster warm and cost ~0.15 s to pin 190 MB cold)."""
+        return self.xp.asarray(np.ascontiguousarray(host, dtype=dtype))
 
     def synchronize(self) -> None:
         if self.gpu:

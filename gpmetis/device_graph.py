@@ -127,11 +127,18 @@ class DeviceGraph:
                 "use -engine=metis"
             )
         ones = be.xp.ones
+        if be.gpu and graph.device is not None:  # read on this GPU: taken over, not copied
+            xadj, adjncy, adjwgt = graph.device
+            graph.device = None
+            adjwgt = adjwgt.astype(np.int32) if adjwgt is not None else None
+        else:
+            xadj, adjncy = be.upload(graph.xadj, np.int64), be.upload(graph.adjncy, np.int32)
+            adjwgt = be.upload(graph.adjwgt, np.int32) if graph.has_adjwgt else None
         return cls(
             be,
-            be.upload(graph.xadj, np.int64),
-            be.upload(graph.adjncy, np.int32),
-            be.upload(graph.adjwgt, np.int32) if graph.has_adjwgt else ones(nnz, np.int32),
+            xadj,
+            adjncy,
+            adjwgt if adjwgt is not None else ones(nnz, np.int32),
             be.upload(vwgt, np.int32) if graph.has_vwgt else ones(n, np.int32),
         )
 

@@ -15,7 +15,9 @@ class Graph:
     n + 1, ``adjncy`` int32 with every edge stored in both directions, no self loops, no duplicate
     neighbours, ``adjwgt`` (same length as adjncy, > 0, symmetric) and ``vwgt`` (shape (n, ncon),
     >= 0) are int64; ``has_vwgt``/``has_adjwgt`` False means those weights are all ones. ``vsize``
-    (communication size of each vertex) is int64 or None.
+    (communication size of each vertex) is int64 or None. ``device``, set by the GPU reader, holds
+    the same xadj, adjncy and (with has_adjwgt) adjwgt as CuPy arrays; the gpu engine's upload
+    takes them over instead of copying the host arrays back.
     """
 
     xadj: np.ndarray
@@ -27,6 +29,7 @@ class Graph:
     has_vwgt: bool = False
     has_adjwgt: bool = False
     warnings: list[str] = field(default_factory=list)
+    device: tuple | None = field(default=None, compare=False, repr=False)
 
     @property
     def nvtxs(self) -> int:

@@ -139,6 +139,21 @@ class TestOnTheGpu:
         assert graph is not None
         _assert_same(graph, read_metis(data, "r.graph"))
 
+    @pytest.mark.parametrize("weights", [False, True])
+    def test_upload_takes_over_the_device_arrays(self, be, weights):
+        from gpmetis.device_graph import DeviceGraph
+        from gpmetis.io.metis_gpu import read_metis_gpu
+
+        base = random_graph(3000, 6, 5, weighted=True)
+        graph = read_metis_gpu(be, _metis_text(base, weights=weights), "r.graph")
+        xadj, adjncy, _ = graph.device
+        g = DeviceGraph.upload(be, graph)
+        assert graph.device is None and g.xadj is xadj and g.adjncy is adjncy
+        fresh = DeviceGraph.upload(be, graph)  # from the host arrays this time
+        for a, b in [(g.xadj, fresh.xadj), (g.adjncy, fresh.adjncy), (g.adjwgt, fresh.adjwgt),
+                     (g.vwgt, fresh.vwgt)]:
+            assert a.dtype == b.dtype and bool((a == b).all())
+
     @pytest.mark.parametrize("case", sorted(DECLINED))
     def test_declines_what_the_cpu_reader_treats(self, be, case):
         from gpmetis.io.metis_gpu import read_metis_gpu

@@ -100,6 +100,7 @@ def _parse(be: Backend, data, path: str, body: int, n: int, nnz: int, readew: in
         name=path,
         has_vwgt=False,
         has_adjwgt=bool(readew),
+        device=(xadj, adjncy, adjwgt if readew else None),
     )
 
 
