@@ -90,12 +90,12 @@ class DeviceGraph:
         block-per-vertex kernels the int32 ids in ``heavy`` (None when there are none)."""
         if not enabled:
             return NO_DEGREE_LIMIT, None
-        if "heavy" not in self._scratch and self.max_degree <= HEAVY_DEGREE:
-            self._scratch["heavy"] = None
         if "heavy" not in self._scratch:
-            deg = self.xadj[1:] - self.xadj[:-1]
-            ids = self.be.xp.flatnonzero(deg > HEAVY_DEGREE).astype(self.be.xp.int32)
-            self._scratch["heavy"] = ids if len(ids) else None
+            ids = None
+            if self.max_degree > HEAVY_DEGREE:  # the degree array only when some row is heavy
+                deg = self.xadj[1:] - self.xadj[:-1]
+                ids = self.be.xp.flatnonzero(deg > HEAVY_DEGREE).astype(self.be.xp.int32)
+            self._scratch["heavy"] = ids
         heavy = self._scratch["heavy"]
         return (np.int64(HEAVY_DEGREE), heavy) if heavy is not None else (NO_DEGREE_LIMIT, None)
 

@@ -4,8 +4,7 @@ Same iterations and result as the host loop of ``jet.refine`` (its twin), but th
 between label propagation and rebalancing, the score and the best-state bookkeeping run on the
 GPU (``jet_device.cu``), so an iteration needs no round trip. One iteration is captured once
 per level as a CUDA graph and replayed; the host reads only the iteration and stale counts,
-every few replays. Iterations after the stop run no kernel
-work.
+every few replays. Iterations after the stop run no kernel work.
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ from gpmetis.device_graph import DeviceGraph
 from gpmetis.refinement.jet import (
     IMPROVEMENT,
     MAX_ITERATIONS,
-    MAX_SHARED_PARTS,
     MoveRequest,
     always_on,
     hash_tables,
@@ -33,7 +31,8 @@ CU_FILE = Path(__file__).with_name("jet_device.cu")
 CTL_SIZE = 8
 CTL_STALE = 4
 CTL_ITERATIONS = 5
-GATE_LP, GATE_REBALANCE, GATE_RUN, GATE_BEST = range(4)
+GATE_LP, GATE_REBALANCE, GATE_RUN = range(3)  # as in jet_device.cu
+NUM_GATES = 4  # the fourth, GATE_BEST, is written and read on the device only
 CONTROL_BLOCK = 1024
 REPLAYS_BETWEEN_CHECKS = 4
 
@@ -55,8 +54,8 @@ def refine_on_device(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np
     roomiest = xp.empty(1, dtype=xp.int32)
     hist = xp.zeros(nparts * NUM_DIGITS, dtype=xp.uint64)
     ctl = xp.zeros(CTL_SIZE, dtype=xp.int64)
-    gates = xp.zeros(4, dtype=xp.int32)
-    gate = [gates[i:i + 1] for i in range(4)]
+    gates = xp.zeros(NUM_GATES, dtype=xp.int32)
+    gate = [gates[i:i + 1] for i in range(NUM_GATES)]
     begin, end = be.kernel(CU_FILE, "jet_begin"), be.kernel(CU_FILE, "jet_end")
     commit = be.kernel(CU_FILE, "jet_commit")
     keep_factor = np.float64(1 - IMPROVEMENT)
@@ -85,7 +84,6 @@ def refine_on_device(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np
     # everything the capture launches must exist first: a capture may not allocate or sync
     hash_tables(g)
     select_buffers(g, nparts)
-    g.heavy_split(nparts <= MAX_SHARED_PARTS)
     g.heavy_split()
     stream = xp.cuda.Stream(non_blocking=True)
     with stream:
