@@ -21,13 +21,14 @@ NO_DEGREE_LIMIT = np.int64(2**62)
 @dataclass
 class DeviceGraph:
     """CSR arrays on one backend: xadj int64, adjncy/adjwgt/vwgt int32 (ncon = 1). Rows need
-    not be sorted."""
+    not be sorted. ``unit_adjwgt``: every edge weight is 1 (the array can be rebuilt)."""
 
     be: Backend
     xadj: object
     adjncy: object
     adjwgt: object
     vwgt: object
+    unit_adjwgt: bool = False
 
     def __post_init__(self) -> None:
         self._scratch: dict = {}
@@ -36,7 +37,7 @@ class DeviceGraph:
     @property
     def nbytes(self) -> int:
         arrays = self._host or (self.xadj, self.adjncy, self.adjwgt, self.vwgt)
-        return sum(int(a.nbytes) for a in arrays)
+        return sum(int(a.nbytes) for a in arrays if a is not None)
 
     @property
     def offloaded(self) -> bool:
@@ -51,8 +52,16 @@ class DeviceGraph:
         self.xadj = self.adjncy = self.adjwgt = self.vwgt = None
         self._scratch.clear()
 
+    def drop_unit_adjwgt(self) -> None:
+        """Free the edge weights until ``reload`` when they are all ones (rebuilt, not copied)."""
+        if self.unit_adjwgt and self.adjwgt is not None:
+            self.adjwgt = None
+            self._scratch.clear()
+
     def reload(self) -> None:
-        """Bring offloaded arrays back to the GPU."""
+        """Bring offloaded or dropped arrays back."""
+        if self.adjwgt is None and self._host is None:
+            self.adjwgt = self.be.xp.ones(self.nnz, dtype=self.be.xp.int32)
         if self._host is None:
             return
         self.xadj, self.adjncy, self.adjwgt, self.vwgt = (
@@ -140,6 +149,7 @@ class DeviceGraph:
             adjncy,
             adjwgt if adjwgt is not None else ones(nnz, np.int32),
             be.upload(vwgt, np.int32) if graph.has_vwgt else ones(n, np.int32),
+            unit_adjwgt=adjwgt is None,
         )
 
     def to_host(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -115,6 +115,7 @@ def test_output_option_and_json(graph_file, tmp_path):
     [
         (["-ptype=rb", "-engine=cpu"], "-ptype"),
         (["-contig", "-engine=cpu"], "-contig"),
+        (["-iptype=node", "-engine=cpu"], "-iptype"),
         (["-objtype=vol", "-engine=cpu"], "-objtype"),
         (["-ondisk"], "-ondisk"),
         (["-engine=gpu"], "-engine"),

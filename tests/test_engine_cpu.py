@@ -72,6 +72,21 @@ def test_coarsening_stops_small():
     assert levels[-1].nvtxs < 0.1 * graph.nvtxs
     sizes = [lvl.nvtxs for lvl in levels]
     assert all(b < 0.9 * a for a, b in zip(sizes, sizes[1:]))
+    # unit edge weights of the finest level are freed while coarser levels work, then rebuilt
+    finest = levels[0].graph
+    assert finest.unit_adjwgt and finest.adjwgt is None
+    assert finest.nbytes == finest.xadj.nbytes + finest.adjncy.nbytes + finest.vwgt.nbytes
+    finest.reload()
+    assert finest.adjwgt.dtype == np.int32 and (finest.adjwgt == 1).all()
+    assert len(finest.adjwgt) == len(finest.adjncy)
+
+
+def test_edge_weights_that_are_not_all_ones_stay():
+    g = DeviceGraph.upload(CPU, random_graph(300, 6, seed=2, weighted=True))
+    before = g.adjwgt.copy()
+    g.drop_unit_adjwgt()
+    assert not g.unit_adjwgt
+    np.testing.assert_array_equal(g.adjwgt, before)
 
 
 @pytest.mark.parametrize(

@@ -65,8 +65,10 @@ def coarsen(
 
 
 def _offload_to_budget(levels: list[Level], budget: float) -> None:
-    """Offload the oldest intermediate levels (neither the finest nor the coarsest) until the
+    """Drop the finest level's edge weights if they are all ones (rebuilt for its refinement),
+    then offload the oldest intermediate levels (neither the finest nor the coarsest) until the
     ones left on the GPU fit in ``budget`` bytes."""
+    levels[0].graph.drop_unit_adjwgt()
     resident = [lvl.graph for lvl in levels[1:-1] if not lvl.graph.offloaded]
     total = sum(g.nbytes for g in resident)
     for g in resident:

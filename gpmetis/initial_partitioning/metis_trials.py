@@ -1,8 +1,13 @@
-"""Initial partition of the coarsest graph: several METIS (pymetis) trials on the CPU cores.
+"""Initial partition of the coarsest graph: METIS trials on the CPU cores.
 
-The trials use seeds ``seed, seed+1, ...`` and the winner is the lowest cut among the trials that
-meet the balance limit (else the least imbalanced), ties to the earlier trial, so the result does
-not depend on how many cores ran them.
+When coarsening reached its target, the coarsest graph is what METIS's own k-way scheme would
+split by recursive bisection, and so it is (``METIS_PartGraphRecursive``); the k-way
+refinement METIS would run next is the GPU's refinement of the coarsest level, which also
+restores the balance, so the lowest cut wins. When coarsening stalled (power-law graphs), the
+graph is left to METIS's whole k-way scheme, which coarsens it further first; the lowest cut
+among the trials within the balance limit wins (else the least excess). The trials use seeds
+``seed, seed+1, ...`` and ties go to the earlier trial, so the result does not depend on how
+many cores ran them.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 import numpy as np
 
 PARALLEL_MIN_NNZ = 2_000
+IPTYPE_GROW, IPTYPE_RANDOM = 0, 1  # METIS's METIS_IPTYPE_* codes for a bisection's start
 _pool: Executor | None = None
 
 
@@ -49,10 +55,8 @@ def _kill(pid: int) -> None:
 def _trial(args: tuple) -> np.ndarray:
     import pymetis
 
-    xadj, adjncy, vwgt, adjwgt, nparts, tpwgts, seed, ufactor, niter, iptype = args
-    options = pymetis.Options(seed=seed, ufactor=ufactor, niter=niter)
-    if iptype is not None:
-        options.iptype = iptype
+    xadj, adjncy, vwgt, adjwgt, nparts, tpwgts, seed, ufactor, niter, iptype, recursive = args
+    options = pymetis.Options(seed=seed, ufactor=ufactor, niter=niter, iptype=iptype)
     result = pymetis.part_graph(
         nparts,
         pymetis.CSRAdjacency(xadj, adjncy),
@@ -60,7 +64,7 @@ def _trial(args: tuple) -> np.ndarray:
         eweights=adjwgt,
         tpwgts=tpwgts,
         options=options,
-        recursive=False,
+        recursive=recursive,
     )
     return np.asarray(result.vertex_part, dtype=np.int32)
 
@@ -78,16 +82,21 @@ def initial_partition(
     ntrials: int,
     ufactor: int,
     niter: int,
-    iptype: int | None = None,
+    recursive: bool,
+    random_bisections: bool = False,
 ) -> np.ndarray:
-    """The best of ``ntrials`` METIS k-way partitions of the (host, row-sorted) coarsest graph."""
+    """The best of ``ntrials`` METIS partitions of the (host, row-sorted) coarsest graph into
+    ``nparts`` parts: recursive bisections (balanced per bisection, not to ``maxpwgt``; lowest
+    cut) or k-way ones (lowest cut within ``maxpwgt``). ``random_bisections``: bisections
+    start from random ones instead of grown regions (METIS's ``-iptype=random``)."""
     n = len(xadj) - 1
     if nparts == 1 or n == 0:
         return np.zeros(n, dtype=np.int32)
     if nparts >= n:
         return np.arange(n, dtype=np.int32) % nparts
+    iptype = IPTYPE_RANDOM if random_bisections else IPTYPE_GROW
     jobs = [
-        (xadj, adjncy, vwgt, adjwgt, nparts, tpwgts, seed + t, ufactor, niter, iptype)
+        (xadj, adjncy, vwgt, adjwgt, nparts, tpwgts, seed + t, ufactor, niter, iptype, recursive)
         for t in range(ntrials)
     ]
     if _pool is not None and ntrials > 1 and len(adjncy) >= PARALLEL_MIN_NNZ:
@@ -97,9 +106,8 @@ def initial_partition(
     src = np.repeat(np.arange(n), np.diff(xadj))
     scores = []
     for part in parts:
-        cut = int(adjwgt[part[src] != part[adjncy]].sum()) // 2
+        cut = int(adjwgt[part[src] != part[adjncy]].sum())
         pw = np.bincount(part, weights=vwgt, minlength=nparts)
-        excess = float(np.maximum(pw - maxpwgt, 0).sum())
+        excess = 0.0 if recursive else float(np.maximum(pw - maxpwgt, 0).sum())
         scores.append((excess, cut))
-    best = min(range(ntrials), key=lambda t: scores[t])
-    return parts[best]
+    return parts[scores.index(min(scores))]

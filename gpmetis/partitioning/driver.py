@@ -60,6 +60,10 @@ def unsupported_by_multilevel(graph: Graph, options: Options) -> list[tuple[str,
         problems.append(("ptype", "'rb' (recursive bisection) runs only with -engine=metis"))
     if options.objtype == "vol":
         problems.append(("objtype", "'vol' runs only with -engine=metis"))
+    if options.iptype in ("edge", "node"):
+        problems.append(("iptype", f"'{options.iptype}' (a separator's start, as for ndmetis) "
+                                   "runs only with -engine=metis; the gpu/cpu engines' bisections "
+                                   "start from grown regions (grow, metisrb) or random ones"))
     if options.contig:
         problems.append(("contig", "runs only with -engine=metis"))
     if options.minconn:
@@ -168,6 +172,7 @@ def _best_of_cuts(graph: Graph, nparts, options, tpwgts, engine: str, seed: int)
             if best is None or score < best[0]:
                 best = (score, part, run)
         _, part, run = best
+        be.release_free_memory()  # the metrics' arrays from fresh blocks, not the pool's fragments
         metrics_start = time.perf_counter()
         metrics = compute_metrics(g.xadj, g.adjncy, g.vwgt[:, None], g.adjwgt, part, nparts,
                                   tpwgts, None if graph.vsize is None else
