@@ -1,18 +1,35 @@
-// GPU kernels of metrics.py: CSR row ids and connected components. Twins: backend.sources
-// (numpy.repeat) and metrics.py (_components_numpy).
+// GPU kernels of metrics.py: CSR row ids, cut entries and connected components. Twins:
+// backend.sources (numpy.repeat) and metrics.py (cut_edges, _components_numpy).
 
-// src[j] = the row holding entry j of a CSR with n rows: the last v with xadj[v] <= j.
-extern "C" __global__ void csr_sources(
-    const int n, const long long nnz, const long long* __restrict__ xadj, int* __restrict__ src)
+// The row holding entry j of a CSR with n rows: the last v with xadj[v] <= j.
+__device__ int row_of(const int n, const long long* __restrict__ xadj, const long long j)
 {
-    const long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= nnz) return;
     int lo = 0, hi = n;  // xadj[lo] <= j < xadj[hi]
     while (hi - lo > 1) {
         const int mid = lo + (hi - lo) / 2;
         if (xadj[mid] <= j) lo = mid; else hi = mid;
     }
-    src[j] = lo;
+    return lo;
+}
+
+// src[j] = the row holding entry j.
+extern "C" __global__ void csr_sources(
+    const int n, const long long nnz, const long long* __restrict__ xadj, int* __restrict__ src)
+{
+    const long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= nnz) return;
+    src[j] = row_of(n, xadj, j);
+}
+
+// cut[j] = 1 when entry j of the CSR joins vertices of different parts (no per-entry source
+// array: its row is found by row_of).
+extern "C" __global__ void cut_edges(
+    const int n, const long long nnz, const long long* __restrict__ xadj,
+    const int* __restrict__ adjncy, const int* __restrict__ part, bool* __restrict__ cut)
+{
+    const long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= nnz) return;
+    cut[j] = part[row_of(n, xadj, j)] != part[adjncy[j]];
 }
 
 // One hooking round of the components labelling: for every edge {v, u} (u > v; with use_part,

@@ -27,14 +27,25 @@ def part_weights(be: Backend, vwgt, part, nparts: int):
     return out
 
 
-def boundary_pairs(be: Backend, src, adjncy, part, nparts: int, cut=None):
-    """Unique (vertex, other part) pairs over cut edges, as sorted int64 keys v*nparts+p
-    (``cut``: the mask ``part[src] != part[adjncy]`` when the caller has it)."""
+def cut_edges(be: Backend, xadj, adjncy, part):
+    """The bool mask of the adjacency entries whose ends lie in different parts (on the GPU
+    without a per-entry source array)."""
+    if not be.gpu:
+        return part[be.sources(xadj, len(adjncy))] != part[adjncy]
+    nnz = len(adjncy)
+    cut = be.xp.empty(nnz, dtype=be.xp.bool_)
+    be.launch(be.kernel(Path(__file__).with_name("metrics.cu"), "cut_edges"), nnz,
+              (np.int32(len(xadj) - 1), np.int64(nnz), xadj, adjncy, part, cut))
+    return cut
+
+
+def boundary_pairs(be: Backend, xadj, adjncy, part, nparts: int, cut):
+    """Unique (vertex, other part) pairs over the cut entries (mask ``cut``), as sorted int64
+    keys v*nparts+p."""
     xp = be.xp
-    if cut is None:
-        cut = part[src] != part[adjncy]
-    keys = src[cut].astype(xp.int64) * nparts + part[adjncy[cut]]
-    return be.unique(keys)
+    at = xp.flatnonzero(cut)
+    src = xp.searchsorted(xadj, at, side="right") - 1
+    return be.unique(src * nparts + part[adjncy[at]])
 
 
 def connected_components(be: Backend, xadj, adjncy, part=None):
@@ -135,12 +146,11 @@ def compute_metrics(
     be = be or get_backend("cpu")
     xp = be.xp
     n = len(xadj) - 1
-    src = be.sources(xadj, len(adjncy))
     part = part.astype(xp.int32)
-    cut_mask = part[src] != part[adjncy]
+    cut_mask = cut_edges(be, xadj, adjncy, part)
     cut = int(xp.sum(adjwgt[cut_mask], dtype=xp.int64)) // 2
 
-    pairs = boundary_pairs(be, src, adjncy, part, nparts, cut_mask)
+    pairs = boundary_pairs(be, xadj, adjncy, part, nparts, cut_mask)
     owners = pairs // nparts
     volume = int(xp.sum(vsize[owners])) if vsize is not None else int(len(pairs))
 
@@ -156,7 +166,7 @@ def compute_metrics(
     part_pairs = be.unique(part[owners].astype(xp.int64) * nparts + pairs % nparts)
     ndom = be.asnumpy(xp.bincount(part_pairs // nparts, minlength=nparts))
 
-    del src, cut_mask, pairs, owners, part_pairs
+    del cut_mask, pairs, owners, part_pairs
     label = connected_components(be, xadj, adjncy, part)
     roots = label == xp.arange(n, dtype=xp.int32)
     del label

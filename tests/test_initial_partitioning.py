@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import load_fixture
+from conftest import load_fixture, random_graph
 
 from gpmetis.initial_partitioning import metis_trials
 from gpmetis.initial_partitioning.metis_trials import (
@@ -115,7 +115,9 @@ def test_bisections_unless_coarsening_stalled(monkeypatch):
     leaves = 6000
     xadj = np.concatenate([[0, leaves], leaves + np.arange(1, leaves + 1)])
     adjncy = np.concatenate([np.arange(1, leaves + 1), np.zeros(leaves, np.int64)])
-    star = Graph(xadj=xadj.astype(np.int64), adjncy=adjncy.astype(np.int64),
+    star = Graph(xadj=xadj.astype(np.int64), adjncy=adjncy.astype(np.int32),
                  vwgt=np.ones((leaves + 1, 1), np.int64), adjwgt=np.ones(2 * leaves, np.int64))
     partition(star, 2, engine="cpu", no2hop=True)
-    assert calls == [True, False]
+    # below the coarsening target (taken whole) but dense
+    partition(random_graph(1500, 80, seed=4), 2, engine="cpu")
+    assert calls == [True, False, False]

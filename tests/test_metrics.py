@@ -10,7 +10,7 @@ from conftest import load_fixture, random_graph, requires_cuda
 from gpmetis.backend import get_backend
 from gpmetis.balance import uniform_tpwgts
 from gpmetis.graph import Graph
-from gpmetis.metrics import compute_metrics, connected_components
+from gpmetis.metrics import compute_metrics, connected_components, cut_edges
 
 
 def _union_find_labels(graph: Graph, part=None) -> np.ndarray:
@@ -78,6 +78,8 @@ def test_gpu_metrics_equal_twin(case):
     dxadj, dadjncy = xp.asarray(graph.xadj), xp.asarray(graph.adjncy)
     np.testing.assert_array_equal(gpu.sources(dxadj, len(graph.adjncy)).get(),
                                   cpu.sources(graph.xadj, len(graph.adjncy)))
+    np.testing.assert_array_equal(cut_edges(gpu, dxadj, dadjncy, xp.asarray(part)).get(),
+                                  cut_edges(cpu, graph.xadj, graph.adjncy, part))
     for p in (None, part):
         np.testing.assert_array_equal(
             connected_components(gpu, dxadj, dadjncy, None if p is None else xp.asarray(p)).get(),

@@ -3,9 +3,10 @@
 When coarsening reached its target, the coarsest graph is what METIS's own k-way scheme would
 split by recursive bisection, and so it is (``METIS_PartGraphRecursive``); the k-way
 refinement METIS would run next is the GPU's refinement of the coarsest level, which also
-restores the balance, so the lowest cut wins. When coarsening stalled (power-law graphs), the
-graph is left to METIS's whole k-way scheme, which coarsens it further first; the lowest cut
-among the trials within the balance limit wins (else the least excess). The trials use seeds
+restores the balance, so the lowest cut wins. When coarsening stalled, or left a dense graph
+(power-law graphs, where METIS's own k-way refinement matters most and bisections save no
+time), the graph goes to METIS's whole k-way scheme; the lowest cut among the trials within the
+balance limit wins (else the least excess). The trials use seeds
 ``seed, seed+1, ...`` and ties go to the earlier trial, so the result does not depend on how
 many cores ran them.
 """
@@ -21,6 +22,8 @@ import numpy as np
 
 PARALLEL_MIN_NNZ = 2_000
 IPTYPE_GROW, IPTYPE_RANDOM = 0, 1  # METIS's METIS_IPTYPE_* codes for a bisection's start
+STALLED = 2  # a coarsest graph above this many times the coarsening target: coarsening stalled
+DENSE_DEGREE = 64  # a coarsest graph of a higher average degree is dense
 _pool: Executor | None = None
 
 
@@ -50,6 +53,12 @@ def _kill(pid: int) -> None:
         os.waitpid(pid, 0)
     except OSError:
         pass
+
+
+def bisects(nvtxs: int, nnz: int, target: int) -> bool:
+    """Whether a coarsest graph of ``nvtxs`` vertices and ``nnz`` adjacency entries, where
+    coarsening aimed at ``target`` vertices, is split by recursive bisection (else k-way)."""
+    return nvtxs <= STALLED * target and nnz <= DENSE_DEGREE * nvtxs
 
 
 def _trial(args: tuple) -> np.ndarray:
