@@ -46,6 +46,7 @@ def coarsen(
     10%. A vertex pair never weighs more than METIS's limit of 1.5 * total / coarsen_to.
     """
     target = coarsen_to(graph.nvtxs, nparts)
+    budget = LEVEL_MEMORY_BUDGET * graph.nbytes  # before the finest level drops any array
     maxvwgt = max(int(1.5 * graph.total_vwgt / target), 1)
     levels = [Level(graph)]
     while graph.nvtxs > target and len(levels) < MAX_LEVELS:
@@ -60,7 +61,7 @@ def coarsen(
         levels[-1].seconds = time.perf_counter() - start
         levels.append(Level(coarse))
         graph = coarse
-        _offload_to_budget(levels, LEVEL_MEMORY_BUDGET * levels[0].graph.nbytes)
+        _offload_to_budget(levels, budget)
     return levels
 
 
