@@ -6,9 +6,8 @@ refinement METIS would run next is the GPU's refinement of the coarsest level, w
 restores the balance, so the lowest cut wins. When coarsening stalled, or left a dense graph
 (power-law graphs, where METIS's own k-way refinement matters most and bisections save no
 time), the graph goes to METIS's whole k-way scheme; the lowest cut among the trials within the
-balance limit wins (else the least excess). The trials use seeds
-``seed, seed+1, ...`` and ties go to the earlier trial, so the result does not depend on how
-many cores ran them.
+balance limit wins (else the least excess). The trials use seeds ``seed, seed+1, ...`` and ties
+go to the earlier trial, so the result does not depend on how many cores ran them.
 """
 
 from __future__ import annotations
