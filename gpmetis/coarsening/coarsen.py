@@ -61,15 +61,14 @@ def coarsen(
         levels[-1].seconds = time.perf_counter() - start
         levels.append(Level(coarse))
         graph = coarse
+        levels[0].graph.drop_unit_adjwgt()  # not needed again until its refinement rebuilds it
         _offload_to_budget(levels, budget)
     return levels
 
 
 def _offload_to_budget(levels: list[Level], budget: float) -> None:
-    """Drop the finest level's edge weights if they are all ones (rebuilt for its refinement),
-    then offload the oldest intermediate levels (neither the finest nor the coarsest) until the
+    """Offload the oldest intermediate levels (neither the finest nor the coarsest) until the
     ones left on the GPU fit in ``budget`` bytes."""
-    levels[0].graph.drop_unit_adjwgt()
     resident = [lvl.graph for lvl in levels[1:-1] if not lvl.graph.offloaded]
     total = sum(g.nbytes for g in resident)
     for g in resident:

@@ -112,10 +112,11 @@ def initial_partition(
     else:
         parts = [_trial(job) for job in jobs]
     src = np.repeat(np.arange(n), np.diff(xadj))
-    scores = []
-    for part in parts:
-        cut = int(adjwgt[part[src] != part[adjncy]].sum())
-        pw = np.bincount(part, weights=vwgt, minlength=nparts)
-        excess = 0.0 if recursive else float(np.maximum(pw - maxpwgt, 0).sum())
-        scores.append((excess, cut))
+    scores = [(0.0 if recursive else _excess(part, vwgt, nparts, maxpwgt),
+               int(adjwgt[part[src] != part[adjncy]].sum())) for part in parts]
     return parts[scores.index(min(scores))]
+
+
+def _excess(part: np.ndarray, vwgt: np.ndarray, nparts: int, maxpwgt: np.ndarray) -> float:
+    """The part weights' total excess over ``maxpwgt``."""
+    return float(np.maximum(np.bincount(part, weights=vwgt, minlength=nparts) - maxpwgt, 0).sum())
