@@ -121,3 +121,21 @@ def test_bisections_unless_coarsening_stalled(monkeypatch):
     # below the coarsening target (taken whole) but dense
     partition(random_graph(1500, 80, seed=4), 2, engine="cpu")
     assert calls == [True, False, False]
+
+
+def test_dense_graphs_get_fewer_trials(monkeypatch):
+    dense = random_graph(1500, 80, seed=4, weighted=True)
+    xadj, adjncy = dense.xadj, dense.adjncy
+    assert len(adjncy) > metis_trials.DENSE_DEGREE * dense.nvtxs
+    seeds = []
+    monkeypatch.setattr(metis_trials, "_trial", lambda job: seeds.append(job[6]) or _trial(job))
+    stop_workers()  # the trials run here, where the spy sees them
+    initial_partition(xadj, adjncy, dense.vwgt[:, 0], dense.adjwgt, 4, np.full(4, 1e9), None,
+                      seed=7, ntrials=16, ufactor=30, niter=10, recursive=False)
+    assert seeds == [7 + t for t in range(metis_trials.DENSE_TRIALS)]
+    seeds.clear()
+    sparse = load_fixture("4elt")
+    initial_partition(sparse.xadj, sparse.adjncy, sparse.vwgt[:, 0], sparse.adjwgt, 4,
+                      np.full(4, 1e9), None, seed=7, ntrials=6, ufactor=30, niter=10,
+                      recursive=False)
+    assert seeds == [7 + t for t in range(6)]
