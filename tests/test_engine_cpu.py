@@ -126,3 +126,15 @@ def test_ncuts_never_worse():
     one = partition(graph, 8, engine="cpu", seed=3)
     three = partition(graph, 8, engine="cpu", seed=3, ncuts=3)
     assert three.edgecut <= one.edgecut
+
+
+def test_accept_counts_the_vertices_it_matches():
+    from gpmetis.backend import get_backend
+    from gpmetis.coarsening.matching import accept
+
+    be = get_backend("cpu")
+    match = np.array([-1, -1, -1, -1, 5, 4], dtype=np.int32)  # 4 and 5 matched before
+    prop = np.array([1, 0, 0, -1, 0, 0], dtype=np.int32)  # 0<->1 mutual, 2 -> 0 one-sided
+    matched = np.array([2], dtype=np.int32)
+    accept(be, prop, match, matched)
+    assert match.tolist() == [1, 0, -1, -1, 5, 4] and matched[0] == 4

@@ -57,13 +57,16 @@ def test_matching_equals_twin(name):
     cpu, gpu = gc.be, gg.be
     match_c = np.full(gc.nvtxs, -1, np.int32)
     match_g = gpu.xp.asarray(match_c)
+    matched_c, matched_g = np.zeros(1, np.int32), gpu.xp.zeros(1, gpu.xp.int32)
     for seed in (1, 77, 12345):
         prop_c = propose(cpu, gc, match_c, 50, seed, True)
         prop_g = propose(gpu, gg, match_g, 50, seed, True)
         _eq(prop_c, prop_g)
-        match_c = accept(cpu, prop_c, match_c)
-        match_g = accept(gpu, prop_g, match_g)
+        match_c = accept(cpu, prop_c, match_c, matched_c)
+        match_g = accept(gpu, prop_g, match_g, matched_g)
         _eq(match_c, match_g)
+        _eq(matched_c, matched_g)
+        assert matched_c[0] == np.count_nonzero(match_c >= 0)
     for use_weights in (True, False):
         full_c = heavy_edge_matching(cpu, gc, 40, 5, use_weights, True)
         full_g = heavy_edge_matching(gpu, gg, 40, 5, use_weights, True)

@@ -77,12 +77,18 @@ extern "C" __global__ void propose_heavy(
 }
 
 // A free vertex whose proposal is returned takes its partner: match[v] = u iff prop[u] == v.
-extern "C" __global__ void accept(const int n, const int* __restrict__ prop, int* __restrict__ match)
+// matched[0] counts the vertices matched (one atomic per warp).
+extern "C" __global__ void accept(
+    const int n, const int* __restrict__ prop, int* __restrict__ match, int* __restrict__ matched)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= n || match[v] >= 0) return;
-    const int u = prop[v];
-    if (u >= 0 && prop[u] == v) match[v] = u;
+    bool now = false;
+    if (v < n && match[v] < 0) {
+        const int u = prop[v];
+        if (u >= 0 && prop[u] == v) { match[v] = u; now = true; }
+    }
+    const unsigned int ballot = __ballot_sync(0xffffffffU, now);
+    if ((threadIdx.x & 31) == 0 && ballot) atomicAdd(matched, __popc(ballot));
 }
 
 // anchor[i] = the smallest neighbour of vertices[i], or -1 when it has none (rows need not be

@@ -76,16 +76,18 @@ def _propose_numpy(g: DeviceGraph, match, maxvwgt: int, seed: int, use_weights: 
     return prop
 
 
-def accept(be: Backend, prop, match):
-    """Match every free v with prop[v] when prop[prop[v]] == v (updates ``match`` in place)."""
+def accept(be: Backend, prop, match, matched):
+    """Match every free v with prop[v] when prop[prop[v]] == v (updates ``match`` in place) and
+    add the number of vertices matched to ``matched[0]`` (a one-element int32 array)."""
     xp = be.xp
     n = len(match)
     if be.gpu:
-        be.launch(be.kernel(CU_FILE, "accept"), n, (np.int32(n), prop, match))
+        be.launch(be.kernel(CU_FILE, "accept"), n, (np.int32(n), prop, match, matched))
         return match
     v = np.arange(n, dtype=np.int32)
     mutual = (match < 0) & (prop >= 0) & (prop[xp.maximum(prop, 0)] == v)
     match[mutual] = prop[mutual]
+    matched[0] += np.count_nonzero(mutual)
     return match
 
 
@@ -135,16 +137,17 @@ def heavy_edge_matching(
     xp = be.xp
     n = g.nvtxs
     match = xp.full(n, -1, dtype=xp.int32)
-    free_before = n
+    matched = xp.zeros(1, dtype=xp.int32)
+    free_before = free_now = n
     for round_ in range(MAX_ROUNDS):
         prop = propose(be, g, match, maxvwgt, (seed + round_ * 0x9E3779B1) & 0xFFFFFFFF,
                        use_weights)
-        match = accept(be, prop, match)
-        free_now = int((match < 0).sum())
+        match = accept(be, prop, match, matched)
+        free_now = n - int(matched[0])
         if free_before - free_now < MIN_ROUND_GAIN * n:
             break
         free_before = free_now
-    if two_hop and int((match < 0).sum()) > TWO_HOP_THRESHOLD * n:
+    if two_hop and free_now > TWO_HOP_THRESHOLD * n:
         match = two_hop_match(be, g, match, maxvwgt)
     unmatched = match < 0
     match[unmatched] = xp.arange(n, dtype=xp.int32)[unmatched]
