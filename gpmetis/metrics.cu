@@ -1,16 +1,7 @@
 // GPU kernels of metrics.py: CSR row ids, cut entries and connected components. Twins:
 // backend.sources (numpy.repeat) and metrics.py (cut_edges, _components_numpy).
 
-// The row holding entry j of a CSR with n rows: the last v with xadj[v] <= j.
-__device__ int row_of(const int n, const long long* __restrict__ xadj, const long long j)
-{
-    int lo = 0, hi = n;  // xadj[lo] <= j < xadj[hi]
-    while (hi - lo > 1) {
-        const int mid = lo + (hi - lo) / 2;
-        if (xadj[mid] <= j) lo = mid; else hi = mid;
-    }
-    return lo;
-}
+#include "csr.cuh"
 
 // src[j] = the row holding entry j.
 extern "C" __global__ void csr_sources(

@@ -57,10 +57,14 @@ def _kill(pid: int) -> None:
         pass
 
 
+def _dense(nvtxs: int, nnz: int) -> bool:
+    return nnz > DENSE_DEGREE * nvtxs
+
+
 def bisects(nvtxs: int, nnz: int, target: int) -> bool:
     """Whether a coarsest graph of ``nvtxs`` vertices and ``nnz`` adjacency entries, where
     coarsening aimed at ``target`` vertices, is split by recursive bisection (else k-way)."""
-    return nvtxs <= STALLED * target and nnz <= DENSE_DEGREE * nvtxs
+    return nvtxs <= STALLED * target and not _dense(nvtxs, nnz)
 
 
 def _trial(args: tuple) -> np.ndarray:
@@ -106,7 +110,7 @@ def initial_partition(
         return np.zeros(n, dtype=np.int32)
     if nparts >= n:
         return np.arange(n, dtype=np.int32) % nparts
-    if len(adjncy) > DENSE_DEGREE * n:
+    if _dense(n, len(adjncy)):
         ntrials = min(ntrials, DENSE_TRIALS)
     iptype = IPTYPE_RANDOM if random_bisections else IPTYPE_GROW
     jobs = [

@@ -1,6 +1,7 @@
 // Kernels of the GPU METIS reader (metis_gpu.py). The body of the file (the bytes after the
 // header line) is parsed in place: tokens are runs of digits, lines end with '\n'. Whatever
 // the fast path does not cover sets a bit of `flags`; the caller then reads the file on the CPU.
+#include "../csr.cuh"
 typedef unsigned char uint8_t;  // NVRTC has no <cstdint>
 
 #define FLAG_BYTE 1      // a byte other than a digit, ' ', '\t', '\r' or '\n'
@@ -159,17 +160,6 @@ extern "C" __global__ void entries(const long long nnz, const int* __restrict__ 
     }
 }
 
-// The row holding entry e: the last u with xadj[u] <= e.
-__device__ __forceinline__ int row_of(const long long e, const int nvtxs,
-                                      const long long* __restrict__ xadj) {
-    int lo = 0, hi = nvtxs;
-    while (hi - lo > 1) {
-        const int mid = lo + (hi - lo) / 2;
-        if (xadj[mid] <= e) lo = mid; else hi = mid;
-    }
-    return lo;
-}
-
 // With sorted rows: entry e = (u, v) has its reverse when a binary search finds u in row v;
 // with `weighted`, of the same weight. Needs no memory beyond the CSR arrays.
 extern "C" __global__ void find_reverse(const long long nnz, const int nvtxs,
@@ -179,7 +169,7 @@ extern "C" __global__ void find_reverse(const long long nnz, const int nvtxs,
                                         int* __restrict__ flags) {
     long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= nnz) return;
-    const int u = row_of(e, nvtxs, xadj), v = adjncy[e];
+    const int u = row_of(nvtxs, xadj, e), v = adjncy[e];
     long long lo = xadj[v], hi = xadj[v + 1];  // search [lo, hi)
     while (lo < hi) {
         const long long mid = lo + (hi - lo) / 2;
@@ -196,7 +186,7 @@ extern "C" __global__ void entry_keys(const long long nnz, const int nvtxs,
                                       long long* __restrict__ rkey) {
     long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= nnz) return;
-    const long long u = row_of(e, nvtxs, xadj), v = adjncy[e];
+    const long long u = row_of(nvtxs, xadj, e), v = adjncy[e];
     key[e] = u * nvtxs + v;
     rkey[e] = v * nvtxs + u;
 }
