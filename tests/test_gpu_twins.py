@@ -20,7 +20,7 @@ from gpmetis.coarsening.matching import accept, heavy_edge_matching, propose
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.metrics import part_weights
 from gpmetis.refinement.jet import MoveRequest, afterburner, best_moves, refine
-from gpmetis.refinement.rebalance import rebalance_step
+from gpmetis.refinement.rebalance import cap_inflow, rebalance_step
 
 pytestmark = [pytest.mark.gpu, requires_cuda]
 
@@ -106,6 +106,15 @@ def test_refinement_kernels_equal_twins(name, nparts):
         _eq(gain_c, gain_g)
         for a, b in zip(afterburner(gc.be, gc, part_c, dest_c, gain_c, nparts),
                         afterburner(gg.be, gg, part_g, dest_g, gain_g, nparts)):
+            _eq(a, b)
+        # the step capped per destination (tight limits: part weights near them)
+        moved_c = afterburner(gc.be, gc, part_c, dest_c, gain_c, nparts)[1]
+        pw_c = part_weights(gc.be, gc.vwgt[:, None], part_c, nparts)[:, 0]
+        tight = np.maximum(pw_c + pw_c // 50, 1)
+        capped_c = cap_inflow(gc.be, gc, part_c, moved_c, gain_c, nparts, tight, pw_c)
+        capped_g = cap_inflow(gg.be, gg, part_g, xp.asarray(moved_c), gain_g, nparts, tight,
+                              pw_c)
+        for a, b in zip(capped_c, capped_g):
             _eq(a, b)
     total = int(gc.vwgt.sum())
     maxpw_c = np.full(nparts, int(1.03 * total / nparts), np.int64)

@@ -10,7 +10,15 @@ from conftest import random_graph
 from gpmetis.backend import get_backend
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.metrics import part_weights
-from gpmetis.refinement.rebalance import id_shifts, loss_bucket, ordered_select, rebalance_step
+from gpmetis.refinement.rebalance import (
+    INFLOW_SLACK,
+    MAX_BUCKET,
+    cap_inflow,
+    id_shifts,
+    loss_bucket,
+    ordered_select,
+    rebalance_step,
+)
 
 CPU = get_backend("cpu")
 
@@ -97,3 +105,29 @@ def test_rebalance_step_covers_excess_and_fills_no_part_beyond_its_limit(n):
     assert receivers.any() and after[0] < pw[0]
     assert np.all(after[receivers] <= limit[receivers])
     assert np.all(moved[part != 0] == part[part != 0])
+
+
+def test_cap_inflow_keeps_the_highest_gains_that_fit():
+    graph = random_graph(3000, 6, seed=12, weighted=True)
+    g = DeviceGraph.upload(CPU, graph)
+    nparts = 8
+    rng = np.random.default_rng(5)
+    part = (np.arange(g.nvtxs) * nparts // g.nvtxs).astype(np.int32)
+    moved = part.copy()
+    step = rng.random(g.nvtxs) < 0.4
+    moved[step] = rng.choice([1, 2], step.sum())  # a step that piles into parts 1 and 2
+    moved[step & (moved == part)] = 0
+    gain = rng.integers(-40, 5000, g.nvtxs)
+    pw = part_weights(CPU, g.vwgt[:, None], part, nparts)[:, 0]
+    maxpwgt = np.full(nparts, int(1.03 * g.vwgt.sum() / nparts), np.int64)
+    keep, capped = cap_inflow(CPU, g, part, moved, gain, nparts, maxpwgt, pw)
+    items = moved != part
+    assert np.array_equal(capped, np.where(keep == 1, moved, part))
+    assert keep[~items].sum() == 0 and 0 < keep[items].sum() < items.sum()
+    # per destination: the sequential rule over (gain bucket high to low, id), with the room,
+    # the slack and what the step moves out of the part
+    outflow = np.bincount(part[items], weights=g.vwgt[items], minlength=nparts).astype(np.int64)
+    limit = maxpwgt - pw + maxpwgt // INFLOW_SLACK + outflow
+    bucket = MAX_BUCKET - loss_bucket(gain)
+    expected = _brute_force(np.where(items, moved, -1), bucket, g.vwgt, limit, source=False)
+    assert np.array_equal(keep == 1, expected)

@@ -1,5 +1,6 @@
 """Jet-style refinement: label propagation with a negative-gain filter, an afterburner that
-re-checks each move against higher-priority moves, vertex locking, and rebalancing.
+re-checks each move against higher-priority moves, a cap on what a step moves into each part,
+vertex locking, and rebalancing.
 
 The loop keeps the best state seen (least overweight, then lowest cut) and stops after
 ``patience`` iterations without a > 0.1% improvement.
@@ -208,7 +209,7 @@ def refine(
 
         return refine_on_device(be, g, part, nparts, maxpwgt, c_num=c_num, c_den=c_den,
                                 patience=patience)
-    from gpmetis.refinement.rebalance import rebalance_step
+    from gpmetis.refinement.rebalance import cap_inflow, rebalance_step
 
     xp = be.xp
     locked = xp.zeros(g.nvtxs, dtype=xp.uint8)
@@ -221,7 +222,8 @@ def refine(
         iterations += 1
         if score[0] == 0:
             dest, gain = best_moves(be, g, part, nparts, MoveRequest(0, locked, c_num, c_den))
-            locked, part = afterburner(be, g, part, dest, gain, nparts)
+            _, moved = afterburner(be, g, part, dest, gain, nparts)
+            locked, part = cap_inflow(be, g, part, moved, gain, nparts, maxpwgt, pwgts)
         else:
             part = rebalance_step(be, g, part, nparts, maxpwgt, pwgts)
             locked[:] = 0

@@ -25,7 +25,12 @@ from gpmetis.refinement.jet import (
     launch_best_moves,
     launch_score,
 )
-from gpmetis.refinement.rebalance import NUM_DIGITS, launch_select, select_buffers
+from gpmetis.refinement.rebalance import (
+    NUM_DIGITS,
+    launch_cap_inflow,
+    launch_select,
+    select_buffers,
+)
 
 CU_FILE = Path(__file__).with_name("jet_device.cu")
 CTL_SIZE = 8
@@ -53,6 +58,7 @@ def refine_on_device(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np
     room = xp.empty(nparts, dtype=xp.int64)
     roomiest = xp.empty(1, dtype=xp.int32)
     hist = xp.zeros(nparts * NUM_DIGITS, dtype=xp.uint64)
+    inflow = (dest, hist, xp.zeros(nparts, dtype=xp.uint64), xp.empty(nparts, dtype=xp.int64))
     ctl = xp.zeros(CTL_SIZE, dtype=xp.int64)
     gates = xp.zeros(NUM_GATES, dtype=xp.int32)
     gate = [gates[i:i + 1] for i in range(NUM_GATES)]
@@ -71,6 +77,8 @@ def refine_on_device(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np
         lp = MoveRequest(0, locked, c_num, c_den, room)
         launch_best_moves(be, g, cur, nparts, lp, dest, gain, gate[GATE_LP])
         launch_afterburner(be, g, cur, dest, gain, nparts, next_locked, nxt, gate[GATE_LP])
+        launch_cap_inflow(be, g, cur, nxt, gain, nparts, room, limits, inflow, next_locked,
+                          gate[GATE_LP])
         rb = MoveRequest(1, locked, room=room)
         launch_best_moves(be, g, cur, nparts, rb, dest, gain, gate[GATE_REBALANCE])
         launch_select(be, g, cur, nparts, room, roomiest, dest, gain, hist, nxt,

@@ -173,3 +173,66 @@ extern "C" __global__ void rebalance_apply(
         q >= 0 && compare_key(NUM_LEVELS, sel + q * NUM_LEVELS, v, loss, shift_hi, shift_lo) < 0;
     out[v] = moves ? q : part[v];
 }
+
+// ---- The inflow cap of a label-propagation step (jet.py: cap_inflow; twin _cap_inflow_numpy).
+// The step's moves (moved[v] != part[v]) are items grouped by destination and taken in the order
+// (MAX_BUCKET - loss_bucket(gain), id), highest gains first, while they fit in the destination's
+// limit (room + maxpwgt / INFLOW_SLACK + the weight the step moves out of it). The destination
+// selection above does the choosing: each item's gain is replaced by the smallest loss of the
+// bucket that is its order digit.
+
+// The smallest loss whose loss_bucket is b (0 <= b <= MAX_BUCKET).
+__device__ __forceinline__ long long bucket_loss(const int b) {
+    if (b < 2 * NEG_LOSSES) return (long long)b - NEG_LOSSES;
+    const int e = 4 + (b - 2 * NEG_LOSSES) / 4, m = (b - 2 * NEG_LOSSES) % 4;
+    return (long long)(4 + m) << (e - 2);
+}
+
+// to[v] = moved[v] for a moved vertex, else -1; its gain becomes -bucket_loss(order digit);
+// outflow[part] sums the weights moved out, hist[to][digit] the items' weights.
+extern "C" __global__ void inflow_prepare(
+    const int* __restrict__ gate, const int n, const int* __restrict__ part,
+    const int* __restrict__ moved, const int* __restrict__ vwgt, int* __restrict__ gain,
+    int* __restrict__ to, unsigned long long* __restrict__ outflow,
+    unsigned long long* __restrict__ hist)
+{
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (gate[0] == 0 || v >= n) return;
+    const int q = moved[v], p = part[v];
+    to[v] = q != p ? q : -1;
+    if (q == p) return;
+    const int digit = MAX_BUCKET - loss_bucket((long long)gain[v]);
+    gain[v] = (int)(-bucket_loss(digit));
+    atomicAdd(outflow + p, (unsigned long long)vwgt[v]);
+    atomicAdd(hist + (long long)q * NUM_DIGITS + digit, (unsigned long long)vwgt[v]);
+}
+
+// limit[p] = room[p] + maxpwgt[p] / slack + outflow[p]; outflow is zeroed for the next step.
+extern "C" __global__ void inflow_limits(
+    const int* __restrict__ gate, const int nparts, const long long* __restrict__ room,
+    const long long* __restrict__ maxpwgt, const long long slack,
+    unsigned long long* __restrict__ outflow, long long* __restrict__ limit)
+{
+    const int p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (gate[0] == 0 || p >= nparts) return;
+    limit[p] = room[p] + maxpwgt[p] / slack + (long long)outflow[p];
+    outflow[p] = 0;
+}
+
+// An item keeps its move when its key is strictly below its destination's selected digits;
+// moved[v] = v's part after the step, keep[v] = 1 for a kept move.
+extern "C" __global__ void inflow_apply(
+    const int* __restrict__ gate, const int n, const int* __restrict__ part,
+    const int* __restrict__ to, const int* __restrict__ gain, const int* __restrict__ sel,
+    const int shift_hi, const int shift_lo, int* __restrict__ moved,
+    unsigned char* __restrict__ keep)
+{
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (gate[0] == 0 || v >= n) return;
+    const int q = to[v];
+    const bool kept = q >= 0 &&
+        compare_key(NUM_LEVELS, sel + q * NUM_LEVELS, v, -(long long)gain[v], shift_hi,
+                    shift_lo) < 0;
+    moved[v] = kept ? q : part[v];
+    keep[v] = kept ? 1 : 0;
+}

@@ -8,6 +8,9 @@ digits (loss bucket, two 8-bit digits of the id), so no sort is needed and the c
 depend on thread order; ids are only resolved to their top 16 bits, and within the last id range
 of a part sources take all, destinations none. The GPU path runs the kernels of
 ``rebalance.cu``; ``_select_numpy`` is their twin.
+
+The same destination selection caps what a label-propagation step moves into each part
+(``cap_inflow``): highest gains first, while they fit.
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ NUM_DIGITS = 256
 NUM_LEVELS = 3
 NEG_LOSSES = 16
 MAX_BUCKET = 127
+# label propagation may fill a part up to maxpwgt + maxpwgt // INFLOW_SLACK (rebalancing then
+# restores the limit): unbounded, it piled half of a power-law level into a few parts
+INFLOW_SLACK = 5
 
 
 def rebalance_step(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray,
@@ -76,27 +82,81 @@ def launch_select(be: Backend, g: DeviceGraph, part, nparts: int, room, roomiest
     nparts * 256) must be zero and is left zero. Runs while ``gate[0] != 0``."""
     n = g.nvtxs
     shift_hi, shift_lo = (np.int32(s) for s in id_shifts(n))
+    sel, _ = select_buffers(g, nparts)
+    be.launch(be.kernel(CU_FILE, "rebalance_prepare"), n,
+              (gate, np.int32(n), part, g.vwgt, gain, room, roomiest, dest, hist))
+    _launch_select_pass(be, g, nparts, 1, room, dest, part, gain, hist, gate)
+    be.launch(be.kernel(CU_FILE, "rebalance_take"), n,
+              (gate, np.int32(n), part, dest, gain, g.vwgt, sel, shift_hi, shift_lo, hist))
+    _launch_select_pass(be, g, nparts, 0, room, dest, part, gain, hist, gate)
+    be.launch(be.kernel(CU_FILE, "rebalance_apply"), n,
+              (gate, np.int32(n), part, dest, gain, sel, shift_hi, shift_lo, out))
+
+
+def _launch_select_pass(be: Backend, g: DeviceGraph, nparts: int, source: int, room, to, part,
+                        gain, hist, gate) -> None:
+    """The radix select of one side (sources or destinations) over the items in ``to``, from
+    the level-0 histogram already in ``hist``."""
+    n = g.nvtxs
+    shift_hi, shift_lo = (np.int32(s) for s in id_shifts(n))
     sel, base = select_buffers(g, nparts)
     threshold = be.kernel(CU_FILE, "select_threshold")
     digit_hist = be.kernel(CU_FILE, "select_digit_hist")
+    for level in range(NUM_LEVELS):
+        if level:
+            be.launch(digit_hist, n, (gate, np.int32(n), np.int32(level), np.int32(source), to,
+                                      part, gain, g.vwgt, sel, shift_hi, shift_lo, hist))
+        be.launch_blocks(threshold, nparts, (gate, np.int32(level), np.int32(source), room,
+                                             hist, sel, base), block=NUM_DIGITS)
 
-    def select(source: int) -> None:
-        for level in range(NUM_LEVELS):
-            if level:
-                be.launch(digit_hist, n, (gate, np.int32(n), np.int32(level), np.int32(source),
-                                          dest, part, gain, g.vwgt, sel, shift_hi, shift_lo,
-                                          hist))
-            be.launch_blocks(threshold, nparts, (gate, np.int32(level), np.int32(source), room,
-                                                 hist, sel, base), block=NUM_DIGITS)
 
-    be.launch(be.kernel(CU_FILE, "rebalance_prepare"), n,
-              (gate, np.int32(n), part, g.vwgt, gain, room, roomiest, dest, hist))
-    select(1)
-    be.launch(be.kernel(CU_FILE, "rebalance_take"), n,
-              (gate, np.int32(n), part, dest, gain, g.vwgt, sel, shift_hi, shift_lo, hist))
-    select(0)
-    be.launch(be.kernel(CU_FILE, "rebalance_apply"), n,
-              (gate, np.int32(n), part, dest, gain, sel, shift_hi, shift_lo, out))
+def cap_inflow(be: Backend, g: DeviceGraph, part, moved, gain, nparts: int,
+               maxpwgt: np.ndarray, pwgts: np.ndarray):
+    """(keep, capped): a label-propagation step from ``part`` to ``moved`` with, per destination,
+    only the highest-gain moves (gain bucket, then id) that fit in its room plus
+    maxpwgt // INFLOW_SLACK plus what the step moves out of it (host ``maxpwgt``/``pwgts``).
+    ``keep`` is the uint8 mask of the moves kept; ``gain`` is consumed on the GPU."""
+    if not be.gpu:
+        return _cap_inflow_numpy(g, part, moved, gain, nparts, maxpwgt, pwgts)
+    xp = be.xp
+    limits = xp.asarray(maxpwgt, dtype=xp.int64)
+    room = limits - xp.asarray(pwgts, dtype=xp.int64)
+    keep = xp.empty(g.nvtxs, dtype=xp.uint8)
+    work = (xp.empty(g.nvtxs, dtype=xp.int32), xp.zeros(nparts * NUM_DIGITS, dtype=xp.uint64),
+            xp.zeros(nparts, dtype=xp.uint64), xp.empty(nparts, dtype=xp.int64))
+    launch_cap_inflow(be, g, part, moved, gain, nparts, room, limits, work, keep, always_on(be))
+    return keep, moved
+
+
+def launch_cap_inflow(be: Backend, g: DeviceGraph, part, moved, gain, nparts: int, room,
+                      maxpwgt, work: tuple, keep, gate) -> None:
+    """Queue cap_inflow on device arrays (``room``, ``maxpwgt``: int64 per part): ``moved``
+    becomes the capped partition and ``keep`` its mask. ``work`` = (to: int32 per vertex,
+    hist: uint64 nparts * 256, zero, outflow: uint64 per part, zero, limit: int64 per part);
+    hist and outflow are left zero. Runs while ``gate[0] != 0``."""
+    n = g.nvtxs
+    to, hist, outflow, limit = work
+    sel, _ = select_buffers(g, nparts)
+    shift_hi, shift_lo = (np.int32(s) for s in id_shifts(n))
+    be.launch(be.kernel(CU_FILE, "inflow_prepare"), n,
+              (gate, np.int32(n), part, moved, g.vwgt, gain, to, outflow, hist))
+    be.launch(be.kernel(CU_FILE, "inflow_limits"), nparts,
+              (gate, np.int32(nparts), room, maxpwgt, np.int64(INFLOW_SLACK), outflow, limit))
+    _launch_select_pass(be, g, nparts, 0, limit, to, part, gain, hist, gate)
+    be.launch(be.kernel(CU_FILE, "inflow_apply"), n,
+              (gate, np.int32(n), part, to, gain, sel, shift_hi, shift_lo, moved, keep))
+
+
+def _cap_inflow_numpy(g: DeviceGraph, part, moved, gain, nparts: int, maxpwgt: np.ndarray,
+                      pwgts: np.ndarray):
+    items = moved != part
+    maxpwgt = np.asarray(maxpwgt).astype(np.int64)
+    outflow = np.bincount(part[items], weights=g.vwgt[items], minlength=nparts)
+    limit = maxpwgt - pwgts + maxpwgt // INFLOW_SLACK + np.rint(outflow).astype(np.int64)
+    digits = _order_digits(g.nvtxs, -gain)
+    digits[0] = MAX_BUCKET - loss_bucket(gain)
+    keep = ordered_select(np.where(items, moved, -1), digits, g.vwgt, limit, source=False)
+    return keep.astype(np.uint8), np.where(keep, moved, part).astype(np.int32)
 
 
 def loss_bucket(loss: np.ndarray) -> np.ndarray:
