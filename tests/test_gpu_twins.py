@@ -18,6 +18,7 @@ from gpmetis.backend import get_backend
 from gpmetis.coarsening.contraction import coarse_map, contract
 from gpmetis.coarsening.matching import accept, heavy_edge_matching, propose
 from gpmetis.device_graph import DeviceGraph
+from gpmetis.initial_partitioning.thinning import heaviest_edges
 from gpmetis.metrics import part_weights
 from gpmetis.refinement.jet import MoveRequest, afterburner, best_moves, refine
 from gpmetis.refinement.rebalance import cap_inflow, rebalance_step
@@ -84,6 +85,16 @@ def test_contraction_equals_twin(name):
     coarse_c = contract(gc.be, gc, match, cmap_c, rep_c)
     coarse_g = contract(gg.be, gg, gg.be.xp.asarray(match), cmap_g, rep_g)
     for a, b in zip(coarse_c.to_host(), coarse_g.to_host()):
+        assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", CASES)
+@pytest.mark.parametrize("degree", [1, 16, 300])
+def test_thinning_equals_twin(name, degree):
+    gc, gg = _both(_graph(name))
+    thin_c = heaviest_edges(gc.be, gc, degree, seed=11)
+    thin_g = heaviest_edges(gg.be, gg, degree, seed=11)
+    for a, b in zip(thin_c.to_host(), thin_g.to_host()):
         assert np.array_equal(a, b)
 
 

@@ -4,23 +4,39 @@ import numpy as np
 import pytest
 from conftest import load_fixture, random_graph
 
+from gpmetis.backend import get_backend
+from gpmetis.device_graph import DeviceGraph
+from gpmetis.edge_hash import edge_hash
 from gpmetis.initial_partitioning import metis_trials
 from gpmetis.initial_partitioning.metis_trials import (
     IPTYPE_GROW,
     IPTYPE_RANDOM,
+    THIN_DEGREE,
     _trial,
     initial_partition,
     start_workers,
     stop_workers,
 )
+from gpmetis.initial_partitioning.thinning import heaviest_edges
 
 NPARTS = 16
+TARGET = 40 * NPARTS  # 4elt (15,606 vertices) is far above it: taken as coarsening stalled
+SMALL_TARGET = 20_000  # 4elt is below it: split by bisections
+
+
+def _device(g) -> DeviceGraph:
+    return DeviceGraph.upload(get_backend("cpu"), g)
 
 
 @pytest.fixture(scope="module")
-def graph():
-    g = load_fixture("4elt")
-    return g.xadj, g.adjncy, g.vwgt[:, 0].astype(np.int64), g.adjwgt
+def fixture4elt():
+    return _device(load_fixture("4elt"))
+
+
+@pytest.fixture(scope="module")
+def graph(fixture4elt):
+    """4elt as the host arrays METIS sees (rows sorted)."""
+    return fixture4elt.to_host()
 
 
 def _cut(graph, part) -> int:
@@ -33,9 +49,9 @@ def _maxpwgt(graph, ufactor: int = 30) -> np.ndarray:
     return np.full(NPARTS, graph[2].sum() / NPARTS * (1 + ufactor / 1000))
 
 
-def _run(graph, **kw):
-    kw = {"seed": 3, "ntrials": 4, "ufactor": 30, "niter": 10, "recursive": True} | kw
-    return initial_partition(*graph, NPARTS, _maxpwgt(graph), None, **kw)
+def _run(dg, graph, **kw):
+    kw = {"seed": 3, "ntrials": 4, "ufactor": 30, "niter": 10, "target": SMALL_TARGET} | kw
+    return initial_partition(dg, NPARTS, _maxpwgt(graph), None, **kw)
 
 
 def _trials(graph, recursive: bool, ufactor: int = 30, iptype: int = IPTYPE_GROW):
@@ -43,17 +59,17 @@ def _trials(graph, recursive: bool, ufactor: int = 30, iptype: int = IPTYPE_GROW
             for t in range(4)]
 
 
-def test_bisections_the_winner_is_the_lowest_cut_of_the_trials(graph):
+def test_bisections_the_winner_is_the_lowest_cut_of_the_trials(fixture4elt, graph):
     trials = _trials(graph, recursive=True)
     cuts = [_cut(graph, p) for p in trials]
     assert len(set(cuts)) > 1  # the seeds matter, so choosing among them can go wrong
-    part = _run(graph)
+    part = _run(fixture4elt, graph)
     assert _cut(graph, part) == min(cuts)
     np.testing.assert_array_equal(part, trials[cuts.index(min(cuts))])
     assert set(np.unique(part)) == set(range(NPARTS))
 
 
-def test_kway_the_winner_is_the_lowest_cut_within_the_balance_limit(graph):
+def test_kway_the_winner_is_the_lowest_cut_within_the_balance_limit(fixture4elt, graph):
     # METIS may go 4.5% over here, the winner must keep within 3%
     trials = _trials(graph, recursive=False, ufactor=45)
     maxpwgt = _maxpwgt(graph)
@@ -61,38 +77,38 @@ def test_kway_the_winner_is_the_lowest_cut_within_the_balance_limit(graph):
     cuts = [_cut(graph, p) for p in trials]
     assert not fits[cuts.index(min(cuts))] and any(fits)  # the lowest cut alone would be wrong
     best = min((c, t) for t, (c, ok) in enumerate(zip(cuts, fits)) if ok)[1]
-    part = initial_partition(*graph, NPARTS, maxpwgt, None, seed=3, ntrials=4, ufactor=45,
-                             niter=10, recursive=False)
+    part = initial_partition(fixture4elt, NPARTS, maxpwgt, None, seed=3, ntrials=4,
+                             ufactor=45, niter=10, target=TARGET)
     np.testing.assert_array_equal(part, trials[best])
 
 
-def test_workers_or_not_the_same_partition(graph, monkeypatch):
+def test_workers_or_not_the_same_partition(fixture4elt, graph, monkeypatch):
     monkeypatch.setattr(metis_trials.os, "cpu_count", lambda: 4)
     stop_workers()
-    serial = _run(graph)
+    serial = _run(fixture4elt, graph)
     start_workers(4)
     try:
         assert metis_trials._pool is not None
-        pooled = _run(graph)
+        pooled = _run(fixture4elt, graph)
     finally:
         stop_workers()
     np.testing.assert_array_equal(serial, pooled)
 
 
-def test_random_bisections_are_metis_random_iptype(graph):
-    part = _run(graph, ntrials=1, random_bisections=True)
+def test_random_bisections_are_metis_random_iptype(fixture4elt, graph):
+    part = _run(fixture4elt, graph, ntrials=1, random_bisections=True)
     expected = _trials(graph, recursive=True, iptype=IPTYPE_RANDOM)[0]
     np.testing.assert_array_equal(part, expected)
-    assert not np.array_equal(part, _run(graph, ntrials=1))
+    assert not np.array_equal(part, _run(fixture4elt, graph, ntrials=1))
 
 
 @pytest.mark.parametrize("nparts,n", [(1, 5), (8, 5), (4, 0)])
 def test_trivial_cases(nparts, n):
-    xadj = np.zeros(n + 1, dtype=np.int64)
-    empty = np.zeros(0, dtype=np.int64)
-    part = initial_partition(xadj, empty, np.ones(n, np.int64), empty, nparts,
-                             np.ones(nparts), None, seed=1, ntrials=2, ufactor=30, niter=10,
-                             recursive=True)
+    empty = np.zeros(0, dtype=np.int32)
+    dg = DeviceGraph(get_backend("cpu"), np.zeros(n + 1, dtype=np.int64), empty, empty,
+                     np.ones(n, np.int32))
+    part = initial_partition(dg, nparts, np.ones(nparts), None, seed=1, ntrials=2, ufactor=30,
+                             niter=10, target=1)
     assert part.shape == (n,) and part.dtype == np.int32
     assert (part < nparts).all() and len(np.unique(part)) == min(n, nparts)
 
@@ -100,15 +116,15 @@ def test_trivial_cases(nparts, n):
 def test_bisections_unless_coarsening_stalled(monkeypatch):
     from gpmetis import partition
     from gpmetis.graph import Graph
-    from gpmetis.partitioning import multilevel
 
     calls = []
+    bisects = metis_trials.bisects
 
-    def spy(*args, **kw):
-        calls.append(kw["recursive"])
-        return initial_partition(*args, **kw)
+    def spy(*args):
+        calls.append(bisects(*args))
+        return calls[-1]
 
-    monkeypatch.setattr(multilevel, "initial_partition", spy)
+    monkeypatch.setattr(metis_trials, "bisects", spy)
     partition(load_fixture("4elt"), 8, engine="cpu")
     # a star without two-hop matching: one pair per round, so coarsening stops far above its
     # target
@@ -123,19 +139,48 @@ def test_bisections_unless_coarsening_stalled(monkeypatch):
     assert calls == [True, False, False]
 
 
-def test_dense_graphs_get_fewer_trials(monkeypatch):
-    dense = random_graph(1500, 80, seed=4, weighted=True)
-    xadj, adjncy = dense.xadj, dense.adjncy
-    assert len(adjncy) > metis_trials.DENSE_DEGREE * dense.nvtxs
-    seeds = []
-    monkeypatch.setattr(metis_trials, "_trial", lambda job: seeds.append(job[6]) or _trial(job))
-    stop_workers()  # the trials run here, where the spy sees them
-    initial_partition(xadj, adjncy, dense.vwgt[:, 0], dense.adjwgt, 4, np.full(4, 1e9), None,
-                      seed=7, ntrials=16, ufactor=30, niter=10, recursive=False)
-    assert seeds == [7 + t for t in range(metis_trials.DENSE_TRIALS)]
-    seeds.clear()
-    sparse = load_fixture("4elt")
-    initial_partition(sparse.xadj, sparse.adjncy, sparse.vwgt[:, 0], sparse.adjwgt, 4,
-                      np.full(4, 1e9), None, seed=7, ntrials=6, ufactor=30, niter=10,
-                      recursive=False)
-    assert seeds == [7 + t for t in range(6)]
+def _edge_keys(xadj, adjncy, adjwgt, seed):
+    src = np.repeat(np.arange(len(xadj) - 1), np.diff(xadj))
+    return src, (adjwgt.astype(np.uint64) << np.uint64(32)) | edge_hash(src, adjncy, seed)
+
+
+@pytest.mark.parametrize("degree", [1, 5, 30])
+def test_thinning_keeps_the_heaviest_edges_of_either_end(degree):
+    g = _device(random_graph(400, 20, seed=8, hubs=2, weighted=True))
+    thin = heaviest_edges(g.be, g, degree, seed=5)
+    src, key = _edge_keys(g.xadj, g.adjncy, g.adjwgt, 5)
+    top = set()  # (v, u) for the degree heaviest edges of each v, by brute force
+    for v in range(g.nvtxs):
+        row = range(g.xadj[v], g.xadj[v + 1])
+        top |= {(v, g.adjncy[j]) for j in sorted(row, key=lambda j: -int(key[j]))[:degree]}
+    expected = {(v, u) for v, u in zip(src, g.adjncy) if (v, u) in top or (u, v) in top}
+    tsrc = np.repeat(np.arange(thin.nvtxs), np.diff(thin.xadj))
+    kept = list(zip(tsrc, thin.adjncy))
+    assert len(kept) == len(set(kept)) and set(kept) == expected
+    assert {(u, v) for v, u in kept} == expected  # symmetric
+    assert len(expected) < g.nnz  # something was dropped
+    weight = dict(zip(zip(src, g.adjncy), g.adjwgt))
+    assert all(weight[e] == w for e, w in zip(kept, thin.adjwgt))
+    np.testing.assert_array_equal(thin.vwgt, g.vwgt)
+
+
+def test_dense_graphs_metis_sees_the_thinned_graph_the_winner_is_the_lowest_full_cut(monkeypatch):
+    dense = _device(random_graph(1500, 80, seed=4, weighted=True))
+    seen = []
+    monkeypatch.setattr(metis_trials, "_trial", lambda args: seen.append(args) or _trial(args))
+    stop_workers()
+    maxpwgt = np.full(4, dense.total_vwgt / 4 * 1.03)
+    part = initial_partition(dense, 4, maxpwgt, None, seed=2, ntrials=6, ufactor=30, niter=10,
+                             target=2000)
+    thin = heaviest_edges(dense.be, dense, THIN_DEGREE, seed=2).to_host()
+    assert len(seen) == 6 and all(not args[-1] for args in seen)  # k-way trials
+    for args in seen:
+        for a, b in zip(args[:4], thin):
+            np.testing.assert_array_equal(a, b)
+    full = dense.to_host()
+    trials = [_trial(args) for args in seen]
+    fits = [bool((np.bincount(p, full[2], 4) <= maxpwgt).all()) for p in trials]
+    full_cuts = [_cut(full, p) if ok else np.inf for p, ok in zip(trials, fits)]
+    thin_cuts = [_cut(thin, p) if ok else np.inf for p, ok in zip(trials, fits)]
+    assert np.argmin(full_cuts) != np.argmin(thin_cuts)  # scoring on the thin graph would fail
+    np.testing.assert_array_equal(part, trials[int(np.argmin(full_cuts))])

@@ -3,19 +3,7 @@
 // Decisions depend only on edge weights, vertex ids and a seeded hash, never on thread timing.
 // propose takes vertices of degree <= max_degree; propose_heavy the listed high-degree ones.
 #include "../block_reduce.cuh"
-
-__device__ __forceinline__ unsigned int mix32(unsigned int x) {
-    x ^= x >> 16; x *= 0x7feb352dU;
-    x ^= x >> 15; x *= 0x846ca68bU;
-    x ^= x >> 16;
-    return x;
-}
-
-// Symmetric hash of the edge {a, b}: both ends rank their shared edge the same.
-__device__ __forceinline__ unsigned int edge_hash(int a, int b, unsigned int seed) {
-    unsigned int lo = (unsigned int)min(a, b), hi = (unsigned int)max(a, b);
-    return mix32(mix32(lo ^ seed) + hi);
-}
+#include "../edge_hash.cuh"
 
 // prop[v] = the free neighbour u maximising (adjwgt * use_weights, edge_hash), ties -> smaller u;
 // -1 when v is matched or has no free neighbour u with vwgt[v] + vwgt[u] <= maxvwgt.

@@ -14,29 +14,12 @@ import numpy as np
 
 from gpmetis.backend import Backend
 from gpmetis.device_graph import DeviceGraph
+from gpmetis.edge_hash import edge_hash
 
 CU_FILE = Path(__file__).with_name("matching.cu")
 MAX_ROUNDS = 8
 MIN_ROUND_GAIN = 0.01
 TWO_HOP_THRESHOLD = 0.25
-
-
-def mix32(x: np.ndarray) -> np.ndarray:
-    """The 32-bit integer hash of ``matching.cu`` (uint32 in, uint32 out)."""
-    x = x.astype(np.uint32)
-    x ^= x >> np.uint32(16)
-    x *= np.uint32(0x7FEB352D)
-    x ^= x >> np.uint32(15)
-    x *= np.uint32(0x846CA68B)
-    x ^= x >> np.uint32(16)
-    return x
-
-
-def edge_hash(a: np.ndarray, b: np.ndarray, seed: int) -> np.ndarray:
-    """Symmetric seeded hash of the edges {a[i], b[i]} (uint32), equal to ``matching.cu``'s."""
-    lo = np.minimum(a, b).astype(np.uint32)
-    hi = np.maximum(a, b).astype(np.uint32)
-    return mix32(mix32(lo ^ np.uint32(seed)) + hi)
 
 
 def propose(be: Backend, g: DeviceGraph, match, maxvwgt: int, seed: int, use_weights: bool):

@@ -6,8 +6,10 @@ refinement METIS would run next is the GPU's refinement of the coarsest level, w
 restores the balance, so the lowest cut wins. When coarsening stalled, or left a dense graph
 (power-law graphs, where METIS's own k-way refinement matters most and bisections save no
 time), the graph goes to METIS's whole k-way scheme; the lowest cut among the trials within the
-balance limit wins (else the least excess). The trials use seeds ``seed, seed+1, ...`` and ties
-go to the earlier trial, so the result does not depend on how many cores ran them.
+balance limit wins (else the least excess). A dense graph is thinned first (``thinning``): METIS
+sees each vertex's heaviest edges, the trials are scored on every edge. The trials use seeds
+``seed, seed+1, ...`` and ties go to the earlier trial, so the result does not depend on how
+many cores ran them.
 """
 
 from __future__ import annotations
@@ -19,13 +21,15 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 
 import numpy as np
 
+from gpmetis.device_graph import DeviceGraph
+from gpmetis.initial_partitioning.thinning import heaviest_edges
+from gpmetis.metrics import cut_edges
+
 PARALLEL_MIN_NNZ = 2_000
 IPTYPE_GROW, IPTYPE_RANDOM = 0, 1  # METIS's METIS_IPTYPE_* codes for a bisection's start
 STALLED = 2  # a coarsest graph above this many times the coarsening target: coarsening stalled
 DENSE_DEGREE = 64  # a coarsest graph of a higher average degree is dense
-# k-way trials on a dense coarsest graph: one takes most of a second, and 16 at once on 16 cores
-# took 1.14 s against 0.84 s for 4 (rmat 20 at k=64 on the H100 machine, cut within 0.1%)
-DENSE_TRIALS = 4
+THIN_DEGREE = 16  # METIS sees each vertex of a dense coarsest graph with its heaviest edges
 _pool: Executor | None = None
 
 
@@ -85,33 +89,31 @@ def _trial(args: tuple) -> np.ndarray:
 
 
 def initial_partition(
-    xadj: np.ndarray,
-    adjncy: np.ndarray,
-    vwgt: np.ndarray,
-    adjwgt: np.ndarray,
+    graph: DeviceGraph,
     nparts: int,
     maxpwgt: np.ndarray,
     tpwgts: list[float] | None,
     *,
+    target: int,
     seed: int,
     ntrials: int,
     ufactor: int,
     niter: int,
-    recursive: bool,
     random_bisections: bool = False,
 ) -> np.ndarray:
-    """The best of ``ntrials`` (at most ``DENSE_TRIALS`` on a dense graph) METIS partitions of
-    the (host, row-sorted) coarsest graph into ``nparts`` parts: recursive bisections (balanced
-    per bisection, not to ``maxpwgt``; lowest cut) or k-way ones (lowest cut within
+    """The best of ``ntrials`` METIS partitions (int32, on the host) of the coarsest ``graph``
+    into ``nparts`` parts, where coarsening aimed at ``target`` vertices: recursive bisections
+    (balanced per bisection, not to ``maxpwgt``; lowest cut) or k-way ones (lowest cut within
     ``maxpwgt``). ``random_bisections``: bisections start from random ones instead of grown
     regions (METIS's ``-iptype=random``)."""
-    n = len(xadj) - 1
+    n = graph.nvtxs
     if nparts == 1 or n == 0:
         return np.zeros(n, dtype=np.int32)
     if nparts >= n:
         return np.arange(n, dtype=np.int32) % nparts
-    if _dense(n, len(adjncy)):
-        ntrials = min(ntrials, DENSE_TRIALS)
+    recursive = bisects(n, graph.nnz, target)
+    seen = heaviest_edges(graph.be, graph, THIN_DEGREE, seed) if _dense(n, graph.nnz) else graph
+    xadj, adjncy, vwgt, adjwgt = seen.to_host()
     iptype = IPTYPE_RANDOM if random_bisections else IPTYPE_GROW
     jobs = [
         (xadj, adjncy, vwgt, adjwgt, nparts, tpwgts, seed + t, ufactor, niter, iptype, recursive)
@@ -121,10 +123,21 @@ def initial_partition(
         parts = list(_pool.map(_trial, jobs))
     else:
         parts = [_trial(job) for job in jobs]
-    src = np.repeat(np.arange(n), np.diff(xadj))
-    scores = [(0.0 if recursive else _excess(part, vwgt, nparts, maxpwgt),
-               int(adjwgt[part[src] != part[adjncy]].sum())) for part in parts]
+    cuts = _cuts(graph, parts)
+    scores = [(0.0 if recursive else _excess(part, vwgt, nparts, maxpwgt), cut)
+              for part, cut in zip(parts, cuts)]
     return parts[scores.index(min(scores))]
+
+
+def _cuts(graph: DeviceGraph, parts: list[np.ndarray]) -> list[int]:
+    """Each partition's edge cut over every edge of ``graph`` (twice the cut: both entries)."""
+    be, xp = graph.be, graph.be.xp
+    sums = [
+        xp.sum(graph.adjwgt * cut_edges(be, graph.xadj, graph.adjncy, be.asarray(part)),
+               dtype=xp.int64)
+        for part in parts
+    ]
+    return [int(c) for c in be.asnumpy(xp.stack(sums))]
 
 
 def _excess(part: np.ndarray, vwgt: np.ndarray, nparts: int, maxpwgt: np.ndarray) -> float:

@@ -1,8 +1,9 @@
 """The multilevel pipeline of the ``gpu`` and ``cpu`` engines (same code, two backends).
 
-upload -> coarsen (matching, scan, contraction) -> coarsest graph to the host -> METIS trials
-(recursive bisection, or k-way where coarsening stalled or left a dense graph) -> project and
-refine level by level (Jet + rebalancing) -> fill empty parts -> part on host.
+upload -> coarsen (matching, scan, contraction) -> coarsest graph (thinned where dense) to the
+host -> METIS trials (recursive bisection, or k-way where coarsening stalled or left a dense
+graph), scored on the backend -> project and refine level by level (Jet + rebalancing) -> fill
+empty parts -> part on host.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 from gpmetis.balance import max_part_weights
 from gpmetis.coarsening.coarsen import coarsen, coarsen_to
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.initial_partitioning.metis_trials import bisects, initial_partition, start_workers
+from gpmetis.initial_partitioning.metis_trials import initial_partition, start_workers
 from gpmetis.options import Options
 from gpmetis.refinement.jet import refine
 from gpmetis.refinement.rebalance import fill_empty_parts
@@ -50,12 +51,10 @@ def multilevel_partition(
     t1 = time.perf_counter()
     stats.coarsening = t1 - t0
 
-    xadj, adjncy, vwgt, adjwgt = levels[-1].graph.to_host()
-    recursive = bisects(len(vwgt), len(adjncy), coarsen_to(g.nvtxs, nparts))
     part0 = initial_partition(
-        xadj, adjncy, vwgt, adjwgt, nparts, maxpwgt, _explicit_tpwgts(tpwgts),
-        seed=seed, ntrials=INITIAL_TRIALS, ufactor=options.effective_ufactor,
-        niter=options.niter, recursive=recursive,
+        levels[-1].graph, nparts, maxpwgt, _explicit_tpwgts(tpwgts),
+        target=coarsen_to(g.nvtxs, nparts), seed=seed, ntrials=INITIAL_TRIALS,
+        ufactor=options.effective_ufactor, niter=options.niter,
         random_bisections=options.iptype == "random",
     )
     t2 = time.perf_counter()
