@@ -16,7 +16,7 @@ from conftest import SMALL_GRAPHS, load_fixture, random_graph, requires_cuda
 from gpmetis import partition
 from gpmetis.backend import get_backend
 from gpmetis.coarsening.contraction import coarse_map, contract
-from gpmetis.coarsening.matching import accept, heavy_edge_matching, propose
+from gpmetis.coarsening.matching import accept, heavy_edge_matching, propose, two_hop_match
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.initial_partitioning.thinning import heaviest_edges
 from gpmetis.metrics import part_weights
@@ -72,6 +72,19 @@ def test_matching_equals_twin(name):
         full_c = heavy_edge_matching(cpu, gc, 40, 5, use_weights, True)
         full_g = heavy_edge_matching(gpu, gg, 40, 5, use_weights, True)
         _eq(full_c, full_g)
+
+
+@pytest.mark.parametrize("name", CASES)
+@pytest.mark.parametrize("maxvwgt", [2, 10**6])
+def test_two_hop_matching_equals_twin(name, maxvwgt):
+    gc, gg = _both(_graph(name))
+    match = np.full(gc.nvtxs, -1, np.int32)
+    accept(gc.be, propose(gc.be, gc, match, 50, 9, True), match, np.zeros(1, np.int32))
+    assert (match < 0).sum() > 1  # one round leaves vertices free
+    match_c = two_hop_match(gc.be, gc, match.copy(), maxvwgt)
+    match_g = two_hop_match(gg.be, gg, gg.be.xp.asarray(match), maxvwgt)
+    _eq(match_c, match_g)
+    assert (match_c != match).any()
 
 
 @pytest.mark.parametrize("name", CASES)

@@ -79,11 +79,12 @@ extern "C" __global__ void accept(
     if ((threadIdx.x & 31) == 0 && ballot) atomicAdd(matched, __popc(ballot));
 }
 
-// anchor[i] = the smallest neighbour of vertices[i], or -1 when it has none (rows need not be
-// sorted). Twin: matching.py (smallest_neighbour).
-extern "C" __global__ void smallest_neighbour(
+// keys[i] = (smallest neighbour of vertices[i] + 1) << 32 | vertices[i]; the neighbour is -1
+// when it has none (rows need not be sorted). Sorted, the keys group free vertices by anchor.
+// Twin: matching.py (_two_hop_numpy).
+extern "C" __global__ void two_hop_keys(
     const int m, const int* __restrict__ vertices, const long long* __restrict__ xadj,
-    const int* __restrict__ adjncy, int* __restrict__ anchor)
+    const int* __restrict__ adjncy, long long* __restrict__ keys)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= m) return;
@@ -91,5 +92,27 @@ extern "C" __global__ void smallest_neighbour(
     int best = -1;
     for (long long j = xadj[v]; j < xadj[v + 1]; ++j)
         if (best < 0 || adjncy[j] < best) best = adjncy[j];
-    anchor[i] = best;
+    keys[i] = ((long long)(best + 1) << 32) | (long long)v;
+}
+
+// Over sorted keys: the entries at even ranks 0, 2, ... of each anchor's group pair with the
+// next entry of the group when their weights fit.
+extern "C" __global__ void pair_two_hop(
+    const int m, const long long* __restrict__ keys, const int* __restrict__ vwgt,
+    const int maxvwgt, int* __restrict__ match)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i + 1 >= m) return;
+    const long long group = keys[i] >> 32;
+    if ((keys[i + 1] >> 32) != group) return;
+    int lo = 0, hi = i;  // the group's first entry: the first key >= group << 32
+    while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        if (keys[mid] < (group << 32)) lo = mid + 1; else hi = mid;
+    }
+    if ((i - lo) & 1) return;
+    const int a = (int)(keys[i] & 0xffffffffLL), b = (int)(keys[i + 1] & 0xffffffffLL);
+    if (vwgt[a] + vwgt[b] > maxvwgt) return;
+    match[a] = b;
+    match[b] = a;
 }

@@ -74,37 +74,38 @@ def accept(be: Backend, prop, match, matched):
     return match
 
 
-def smallest_neighbour(be: Backend, g: DeviceGraph, vertices):
-    """The smallest neighbour id (int32) of each of ``vertices``, -1 for isolated ones."""
+def two_hop_match(be: Backend, g: DeviceGraph, match, maxvwgt: int):
+    """Pair free vertices that share their smallest neighbour (leaves, twins, chain vertices):
+    grouped by that anchor and ordered by id, each group's vertices pair up in turn (weights
+    permitting); isolated vertices pair with each other."""
     xp = be.xp
-    m = len(vertices)
-    if be.gpu:
-        out = xp.empty(m, dtype=xp.int32)
-        be.launch(be.kernel(CU_FILE, "smallest_neighbour"), m,
-                  (np.int32(m), vertices, g.xadj, g.adjncy, out))
-        return out
+    free = xp.flatnonzero(match < 0).astype(xp.int32)
+    m = len(free)
+    if m < 2:
+        return match
+    if not be.gpu:
+        return _two_hop_numpy(g, match, maxvwgt, free)
+    keys = xp.empty(m, dtype=xp.int64)
+    be.launch(be.kernel(CU_FILE, "two_hop_keys"), m, (np.int32(m), free, g.xadj, g.adjncy, keys))
+    keys = xp.sort(keys)
+    be.launch(be.kernel(CU_FILE, "pair_two_hop"), m,
+              (np.int32(m), keys, g.vwgt, np.int32(maxvwgt), match))
+    return match
+
+
+def _two_hop_numpy(g: DeviceGraph, match, maxvwgt: int, free: np.ndarray):
     row_min = np.full(g.nvtxs, -1, dtype=np.int32)
     nonempty = np.flatnonzero(g.xadj[1:] > g.xadj[:-1])
     if len(nonempty):
         row_min[nonempty] = np.minimum.reduceat(g.adjncy, g.xadj[nonempty])
-    return row_min[vertices]
-
-
-def two_hop_match(be: Backend, g: DeviceGraph, match, maxvwgt: int):
-    """Pair free vertices that share their smallest neighbour (leaves, twins, chain vertices);
-    isolated vertices pair with each other."""
-    xp = be.xp
-    free = xp.flatnonzero(match < 0).astype(xp.int32)
-    if len(free) < 2:
-        return match
-    anchor = smallest_neighbour(be, g, free)
-    order = be.argsort_stable(anchor)
+    anchor = row_min[free]
+    order = np.argsort(anchor, kind="stable")
     free, anchor = free[order], anchor[order]
     same = anchor[1:] == anchor[:-1]
-    starts = xp.concatenate([xp.ones(1, dtype=bool), ~same])
-    group_start = xp.flatnonzero(starts)[xp.cumsum(starts) - 1]
-    rank = xp.arange(len(free)) - group_start
-    left = xp.flatnonzero((rank[:-1] % 2 == 0) & same)
+    starts = np.concatenate([[True], ~same])
+    group_start = np.flatnonzero(starts)[np.cumsum(starts) - 1]
+    rank = np.arange(len(free)) - group_start
+    left = np.flatnonzero((rank[:-1] % 2 == 0) & same)
     a, b = free[left], free[left + 1]
     fits = g.vwgt[a] + g.vwgt[b] <= maxvwgt
     a, b = a[fits], b[fits]
