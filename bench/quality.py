@@ -30,6 +30,7 @@ def main() -> None:
     parser.add_argument("--generated", action="store_true")
     parser.add_argument("--workdir", default=str(ROOT / ".bench"))
     parser.add_argument("--ks", default="2,8,64")
+    parser.add_argument("--ctype", default=None, help="coarsening scheme (default: the engine's)")
     args = parser.parse_args()
     ks = [int(k) for k in args.ks.split(",")]
     rows = []
@@ -40,13 +41,13 @@ def main() -> None:
             graph = gpmetis.read_graph(path)
             for k in ks:
                 ref = run_metis(metis, path, k)["cut"] if metis else None
-                rows.append(_row(gpmetis, graph, f"{kind} {size}", k, ref, args.engine))
+                rows.append(_row(gpmetis, graph, f"{kind} {size}", k, ref, args))
     else:
         for name, cuts in metis_cuts.items():
             graph = gpmetis.read_graph(ROOT / "fixtures" / f"{name}.graph")
             for k in ks:
                 ref = dict(zip((2, 8, 64), cuts)).get(k)
-                rows.append(_row(gpmetis, graph, name, k, ref, args.engine))
+                rows.append(_row(gpmetis, graph, name, k, ref, args))
     print_table(rows, [("graph", "graph", ""), ("k", "k", "d"), ("cut", "our cut", "d"),
                        ("metis", "METIS cut", "d"), ("ratio", "ratio", ".3f"),
                        ("imb", "imbalance", ".3f"), ("seconds", "seconds", ".2f")])
@@ -59,9 +60,9 @@ def main() -> None:
           f"{max(r['imb'] for r in rows):.4f}")
 
 
-def _row(gpmetis, graph, name: str, k: int, ref: int | None, engine: str) -> dict:
+def _row(gpmetis, graph, name: str, k: int, ref: int | None, args) -> dict:
     start = time.perf_counter()
-    result = gpmetis.partition(graph, k, engine=engine)
+    result = gpmetis.partition(graph, k, engine=args.engine, ctype=args.ctype)
     return {"graph": name, "k": k, "cut": result.edgecut, "metis": ref,
             "ratio": result.edgecut / ref if ref else None, "imb": result.imbalance,
             "seconds": time.perf_counter() - start}

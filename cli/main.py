@@ -48,7 +48,8 @@ class MetisStyleCommand(click.Command):
 @click.argument("nparts", type=click.IntRange(min=1))
 @click.option("-ptype", type=_choice(PTYPES), default="kway", help="rb | kway (default)")
 @click.option("-objtype", type=_choice(OBJTYPES), default="cut", help="cut (default) | vol")
-@click.option("-ctype", type=_choice(CTYPES), default="shem", help="rm | shem (default)")
+@click.option("-ctype", type=_choice(CTYPES), default=None,
+              help="rm | shem (METIS's default) | lp (clusters; default of the gpu/cpu engines)")
 @click.option("-iptype", type=_choice(IPTYPES), default=None, help="initial partitioning scheme")
 @click.option("-rtype", type=_choice(RTYPES), default=None, help="refinement scheme (METIS only)")
 @click.option("-ufactor", type=click.IntRange(min=1), default=None,

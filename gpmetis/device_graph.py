@@ -15,6 +15,7 @@ from gpmetis.graph import Graph
 CU_FILE = Path(__file__).with_name("device_graph.cu")
 INT32_MAX = np.iinfo(np.int32).max
 HEAVY_DEGREE = 256
+SCAN_DEGREE = 64  # as in row_sums.cuh: rows up to this long are rescanned, not hashed
 NO_DEGREE_LIMIT = np.int64(2**62)
 
 
@@ -93,6 +94,14 @@ class DeviceGraph:
         self.be.launch(self.be.kernel(CU_FILE, "max_row_degree"), self.nvtxs,
                        (np.int32(self.nvtxs), self.xadj, out))
         return int(out.get()[0])
+
+    def row_hash_tables(self):
+        """(tkeys, tvals): int32 scratch of one slot per adjacency entry, where per-vertex
+        kernels gather a long row's neighbouring parts or clusters (one slot only when no row
+        is longer than SCAN_DEGREE)."""
+        table = self.nnz if self.max_degree > SCAN_DEGREE else 1
+        xp = self.be.xp
+        return self.scratch("tkeys", table, xp.int32), self.scratch("tvals", table, xp.int32)
 
     def heavy_split(self, enabled: bool = True):
         """(max_degree, heavy): thread-per-vertex kernels take vertices of degree <= max_degree,

@@ -8,7 +8,7 @@ from gpmetis.errors import OptionError
 
 PTYPES = ("kway", "rb")
 OBJTYPES = ("cut", "vol")
-CTYPES = ("rm", "shem")
+CTYPES = ("rm", "shem", "lp")  # lp: gpmetis's label-propagation clusters, not METIS's
 IPTYPES = ("grow", "random", "edge", "node", "metisrb")
 RTYPES = ("fm", "greedy", "sep2sided", "sep1sided")
 ENGINES = ("auto", "gpu", "cpu", "metis")
@@ -24,7 +24,7 @@ class Options:
 
     ptype: str = "kway"
     objtype: str = "cut"
-    ctype: str = "shem"
+    ctype: str | None = None
     iptype: str | None = None
     rtype: str | None = None
     ufactor: int | None = None
@@ -50,12 +50,13 @@ class Options:
         for name, allowed in (
             ("ptype", PTYPES),
             ("objtype", OBJTYPES),
-            ("ctype", CTYPES),
             ("engine", ENGINES),
         ):
             value = getattr(self, name)
             if value not in allowed:
                 raise OptionError(name, f"'{value}' is not one of {', '.join(allowed)}")
+        if self.ctype is not None and self.ctype not in CTYPES:
+            raise OptionError("ctype", f"'{self.ctype}' is not one of {', '.join(CTYPES)}")
         if self.iptype is not None and self.iptype not in IPTYPES:
             raise OptionError("iptype", f"'{self.iptype}' is not one of {', '.join(IPTYPES)}")
         if self.rtype is not None and self.rtype not in RTYPES:
@@ -80,6 +81,13 @@ class Options:
         if self.ufactor is not None:
             return self.ufactor
         return 1 if self.ptype == "rb" else 30
+
+    def effective_ctype(self, engine: str) -> str:
+        """The coarsening scheme ``engine`` runs: label-propagation clusters on the gpu and cpu
+        engines, heavy-edge matching in METIS, unless ``-ctype`` says otherwise."""
+        if self.ctype is not None:
+            return self.ctype
+        return "shem" if engine == "metis" else "lp"
 
     @property
     def effective_iptype(self) -> str:

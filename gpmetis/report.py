@@ -42,7 +42,7 @@ def report_dict(graph: Graph, result: Result, options: Options, timing: Timing) 
                   "ncon": graph.ncon},
         "nparts": result.nparts,
         "engine": result.engine,
-        "options": _options_dict(options),
+        "options": _options_dict(options, result.engine),
         "metrics": result.metrics.as_dict(),
         "timing": {"io": timing.io, "partitioning": timing.partitioning,
                    "reporting": timing.reporting},
@@ -55,9 +55,10 @@ def report_dict(graph: Graph, result: Result, options: Options, timing: Timing) 
     }
 
 
-def _options_dict(options: Options) -> dict:
+def _options_dict(options: Options, engine: str) -> dict:
     return {
-        "ptype": options.ptype, "objtype": options.objtype, "ctype": options.ctype,
+        "ptype": options.ptype, "objtype": options.objtype,
+        "ctype": options.effective_ctype(engine),
         "rtype": options.effective_rtype, "iptype": options.effective_iptype,
         "dbglvl": options.dbglvl, "ufactor": options.effective_ufactor,
         "no2hop": options.no2hop, "minconn": options.minconn, "contig": options.contig,
@@ -84,8 +85,8 @@ def format_summary(graph: Graph, result: Result, options: Options, timing: Timin
     lines += [
         "",
         _section("Options"),
-        f" ptype={o.ptype}, objtype={o.objtype}, ctype={o.ctype}, rtype={o.effective_rtype}, "
-        f"iptype={o.effective_iptype}",
+        f" ptype={o.ptype}, objtype={o.objtype}, ctype={o.effective_ctype(result.engine)}, "
+        f"rtype={o.effective_rtype}, iptype={o.effective_iptype}",
         f" dbglvl={o.dbglvl}, ufactor={ub:.3f}, no2hop={_yes(o.no2hop)}, "
         f"minconn={_yes(o.minconn)}, contig={_yes(o.contig)}, nooutput={_yes(o.nooutput)}",
         f" seed={o.seed}, niter={o.niter}, ncuts={o.ncuts}",

@@ -55,19 +55,20 @@ def test_contraction_preserves_weights():
     graph = random_graph(2000, 5, seed=2, weighted=True)
     g = DeviceGraph.upload(CPU, graph)
     match = heavy_edge_matching(CPU, g, maxvwgt=10**9, seed=5, use_weights=True, two_hop=False)
-    cmap, rep = coarse_map(CPU, match)
-    coarse = contract(CPU, g, match, cmap, rep)
+    cmap, nc = coarse_map(CPU, match)
+    coarse = contract(CPU, g, cmap, nc)
     assert coarse.vwgt.sum() == g.vwgt.sum()
     cut_edges = cmap[g.src] != cmap[g.adjncy]
     assert coarse.adjwgt.sum() == g.adjwgt[cut_edges].sum()
     assert (coarse.src != coarse.adjncy).all()
-    assert len(rep) == len(np.unique(cmap)) == cmap.max() + 1
+    assert nc == len(np.unique(cmap)) == cmap.max() + 1
+    pairs = np.flatnonzero(match != np.arange(g.nvtxs))
+    assert (cmap[pairs] == cmap[match[pairs]]).all()
 
 
 def test_coarsening_stops_small():
     graph = load_fixture("delaunay_n15")
-    levels = coarsen(CPU, DeviceGraph.upload(CPU, graph), 8, seed=1, use_weights=True,
-                     two_hop=True)
+    levels = coarsen(CPU, DeviceGraph.upload(CPU, graph), 8, seed=1, ctype="shem", two_hop=True)
     assert len(levels) > 2
     assert levels[-1].nvtxs < 0.1 * graph.nvtxs
     sizes = [lvl.nvtxs for lvl in levels]

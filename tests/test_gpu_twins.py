@@ -15,6 +15,7 @@ from conftest import SMALL_GRAPHS, load_fixture, random_graph, requires_cuda
 
 from gpmetis import partition
 from gpmetis.backend import get_backend
+from gpmetis.coarsening.clustering import apply_moves, approve, best_cluster, lp_clustering
 from gpmetis.coarsening.contraction import coarse_map, contract
 from gpmetis.coarsening.matching import accept, heavy_edge_matching, propose, two_hop_match
 from gpmetis.device_graph import DeviceGraph
@@ -91,12 +92,52 @@ def test_two_hop_matching_equals_twin(name, maxvwgt):
 def test_contraction_equals_twin(name):
     gc, gg = _both(_graph(name))
     match = heavy_edge_matching(gc.be, gc, 10**6, 3, True, True)
-    cmap_c, rep_c = coarse_map(gc.be, match)
-    cmap_g, rep_g = coarse_map(gg.be, gg.be.xp.asarray(match))
+    cmap_c, nc_c = coarse_map(gc.be, match)
+    cmap_g, nc_g = coarse_map(gg.be, gg.be.xp.asarray(match))
     _eq(cmap_c, cmap_g)
-    _eq(rep_c, rep_g)
-    coarse_c = contract(gc.be, gc, match, cmap_c, rep_c)
-    coarse_g = contract(gg.be, gg, gg.be.xp.asarray(match), cmap_g, rep_g)
+    assert nc_c == nc_g
+    coarse_c = contract(gc.be, gc, cmap_c, nc_c)
+    coarse_g = contract(gg.be, gg, cmap_g, nc_g)
+    for a, b in zip(coarse_c.to_host(), coarse_g.to_host()):
+        assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", CASES)
+@pytest.mark.parametrize("maxvwgt", [3, 40, 10**6])
+def test_clustering_sub_rounds_equal_twin(name, maxvwgt):
+    gc, gg = _both(_graph(name))
+    cpu, gpu = gc.be, gg.be
+    n = gc.nvtxs
+    state_c = [np.arange(n, dtype=np.int32), gc.vwgt.copy(), np.zeros(1, np.int32)]
+    state_g = [gpu.xp.asarray(a) for a in state_c]
+    dest_c, rating_c = np.empty(n, np.int32), np.empty(n, np.int32)
+    dest_g, rating_g = gpu.xp.empty(n, gpu.xp.int32), gpu.xp.empty(n, gpu.xp.int32)
+    for rseed, sub in ((5, 0), (5, 1), (9, 3), (9, 2), (11, 0)):
+        best_cluster(cpu, gc, state_c[0], state_c[1], maxvwgt, 7, rseed, sub, dest_c, rating_c)
+        best_cluster(gpu, gg, state_g[0], state_g[1], maxvwgt, 7, rseed, sub, dest_g, rating_g)
+        _eq(dest_c, dest_g)
+        proposing = dest_c >= 0
+        _eq(rating_c[proposing], rating_g[gpu.xp.asarray(proposing)])
+        movers_c, accepted_c = approve(cpu, dest_c, rating_c, gc.vwgt, state_c[1], maxvwgt)
+        movers_g, accepted_g = approve(gpu, dest_g, rating_g, gg.vwgt, state_g[1], maxvwgt)
+        _eq(movers_c, movers_g)
+        _eq(accepted_c, accepted_g)
+        apply_moves(cpu, movers_c, accepted_c, dest_c, gc.vwgt, *state_c)
+        apply_moves(gpu, movers_g, accepted_g, dest_g, gg.vwgt, *state_g)
+        for a, b in zip(state_c, state_g):
+            _eq(a, b)
+    assert state_c[2][0] > 0  # some vertices moved
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_clustering_and_its_contraction_equal_twin(name):
+    gc, gg = _both(_graph(name))
+    cmap_c, nc_c = lp_clustering(gc.be, gc, 60, seed=3)
+    cmap_g, nc_g = lp_clustering(gg.be, gg, 60, seed=3)
+    _eq(cmap_c, cmap_g)
+    assert nc_c == nc_g < gc.nvtxs
+    coarse_c = contract(gc.be, gc, cmap_c, nc_c)
+    coarse_g = contract(gg.be, gg, cmap_g, nc_g)
     for a, b in zip(coarse_c.to_host(), coarse_g.to_host()):
         assert np.array_equal(a, b)
 

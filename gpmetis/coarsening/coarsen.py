@@ -1,4 +1,5 @@
-"""The coarsening phase: match and contract level after level until the graph is small."""
+"""The coarsening phase: cluster (or match) and contract level after level until the graph is
+small."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import time
 from dataclasses import dataclass
 
 from gpmetis.backend import Backend
+from gpmetis.coarsening.clustering import lp_clustering
 from gpmetis.coarsening.contraction import coarse_map, contract
 from gpmetis.coarsening.matching import heavy_edge_matching
 from gpmetis.device_graph import DeviceGraph
@@ -38,12 +40,14 @@ def coarsen_to(nvtxs: int, nparts: int) -> int:
 
 
 def coarsen(
-    be: Backend, graph: DeviceGraph, nparts: int, seed: int, use_weights: bool, two_hop: bool
+    be: Backend, graph: DeviceGraph, nparts: int, seed: int, ctype: str, two_hop: bool
 ) -> list[Level]:
     """The hierarchy, finest first; the last level has no cmap and is the coarsest graph.
 
-    Stops when the graph has at most ``coarsen_to`` vertices, or a level shrinks it by less than
-    10%. A vertex pair never weighs more than METIS's limit of 1.5 * total / coarsen_to.
+    ``ctype``: "lp" clusters by label propagation, "shem" matches heavy edges, "rm" matches at
+    random. Stops when the graph has at most ``coarsen_to`` vertices, or a level shrinks it by
+    less than 10%. A coarse vertex never weighs more than METIS's limit of
+    1.5 * total / coarsen_to (unless it is one heavier fine vertex).
     """
     target = coarsen_to(graph.nvtxs, nparts)
     budget = LEVEL_MEMORY_BUDGET * graph.nbytes  # before the finest level drops any array
@@ -51,11 +55,10 @@ def coarsen(
     levels = [Level(graph)]
     while graph.nvtxs > target and len(levels) < MAX_LEVELS:
         start = time.perf_counter()
-        match = heavy_edge_matching(be, graph, maxvwgt, seed + len(levels), use_weights, two_hop)
-        cmap, rep = coarse_map(be, match)
-        if len(rep) > (1.0 - MIN_SHRINK) * graph.nvtxs:
+        cmap, nc = _coarse_map(be, graph, maxvwgt, seed + len(levels), ctype, two_hop)
+        if nc > (1.0 - MIN_SHRINK) * graph.nvtxs:
             break
-        coarse = contract(be, graph, match, cmap, rep)
+        coarse = contract(be, graph, cmap, nc)
         be.synchronize()
         levels[-1].cmap = cmap
         levels[-1].seconds = time.perf_counter() - start
@@ -64,6 +67,15 @@ def coarsen(
         levels[0].graph.drop_unit_adjwgt()  # not needed again until its refinement rebuilds it
         _offload_to_budget(levels, budget)
     return levels
+
+
+def _coarse_map(be: Backend, graph: DeviceGraph, maxvwgt: int, seed: int, ctype: str,
+                two_hop: bool):
+    """(cmap, nc): the next level's vertex of each of ``graph``'s vertices, by ``ctype``."""
+    if ctype == "lp":
+        return lp_clustering(be, graph, maxvwgt, seed)
+    match = heavy_edge_matching(be, graph, maxvwgt, seed, ctype == "shem", two_hop)
+    return coarse_map(be, match)
 
 
 def _offload_to_budget(levels: list[Level], budget: float) -> None:

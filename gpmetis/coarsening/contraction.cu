@@ -1,56 +1,48 @@
-// Contraction of matched pairs into the coarse graph.
+// Contraction of clusters (matched pairs are clusters of one or two) into the coarse graph.
 // Twin: gpmetis/coarsening/contraction.py (_contract_numpy).
 //
-// Coarse vertex c has members rep[c] and match[rep[c]]; its candidate entries are the members'
-// rows, cap[c] entries in all. When cap[c] <= SCAN_CAP they are merged by rescanning them (no
-// scratch memory); longer ones in an open-addressing hash table in tkeys/tvals[off[c] ..
-// off[c] + cap[c]), which can never overflow. One thread owns one coarse vertex, so its row is
-// deterministic; rows come out unsorted. Coarse vertices with cap[c] > max_cap go to
-// contract_count_heavy (one block each, the table filled with atomicCAS: the set of keys and
-// their sums do not depend on thread order, their slots do).
+// Coarse vertex c has the members members[mstart[c] .. mstart[c+1]); its candidate entries are
+// the members' rows in that order, cap[c] entries in all. When cap[c] <= SCAN_CAP they are
+// merged by rescanning them (no scratch memory); longer ones in an open-addressing hash table in
+// tkeys/tvals[off[c] .. off[c] + cap[c]), which can never overflow. One thread owns one coarse
+// vertex, so its row is deterministic; rows come out unsorted. Coarse vertices with
+// cap[c] > max_cap go to contract_count_heavy (one block each, the table filled with atomicCAS:
+// the set of keys and their sums do not depend on thread order, their slots do).
+
+#include "../hash_table.cuh"
 
 #define SCAN_CAP 64
 
-__device__ __forceinline__ unsigned int slot_hash(unsigned int x) {
-    x ^= x >> 16; x *= 0x45d9f3bU; x ^= x >> 16;
-    return x;
-}
-
-// The k-th candidate entry of coarse vertex c (member r's row, then its mate's).
-__device__ __forceinline__ long long member_entry(
-    const long long k, const int r, const int mate, const long long* __restrict__ xadj)
-{
-    const long long d0 = xadj[r + 1] - xadj[r];
-    return k < d0 ? xadj[r] + k : xadj[mate] + (k - d0);
-}
-
-// Whether entry k is the first of c's candidate entries leading to coarse vertex cu.
+// Whether entry j of member members[m] is the first of c's candidate entries leading to coarse
+// vertex cu (c's members start at members[mb]).
 __device__ __forceinline__ bool first_entry_to(
-    const int cu, const long long k, const int r, const int mate,
-    const long long* __restrict__ xadj, const int* __restrict__ adjncy,
-    const int* __restrict__ cmap)
+    const int cu, const int mb, const int m, const long long j,
+    const int* __restrict__ members, const long long* __restrict__ xadj,
+    const int* __restrict__ adjncy, const int* __restrict__ cmap)
 {
-    for (long long k2 = 0; k2 < k; ++k2)
-        if (cmap[adjncy[member_entry(k2, r, mate, xadj)]] == cu) return false;
+    for (int m2 = mb; m2 <= m; ++m2) {
+        const int x = members[m2];
+        const long long stop = m2 < m ? xadj[x + 1] : j;
+        for (long long j2 = xadj[x]; j2 < stop; ++j2)
+            if (cmap[adjncy[j2]] == cu) return false;
+    }
     return true;
 }
 
-// Per coarse vertex c (members r = rep[c] and match[r]): cap[c] = the members' degrees summed,
-// cvwgt[c] = their weights summed.
+// Per coarse vertex c: cap[c] = its members' degrees summed, cvwgt[c] = their weights summed.
 extern "C" __global__ void coarse_vertices(
     const int nc, const long long* __restrict__ xadj, const int* __restrict__ vwgt,
-    const int* __restrict__ match, const int* __restrict__ rep, long long* __restrict__ cap,
+    const int* __restrict__ members, const int* __restrict__ mstart, long long* __restrict__ cap,
     int* __restrict__ cvwgt)
 {
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= nc) return;
-    const int r = rep[c];
-    const int mate = match[r];
-    long long degree = xadj[r + 1] - xadj[r];
-    int weight = vwgt[r];
-    if (mate != r) {
-        degree += xadj[mate + 1] - xadj[mate];
-        weight += vwgt[mate];
+    long long degree = 0;
+    int weight = 0;
+    for (int m = mstart[c]; m < mstart[c + 1]; ++m) {
+        const int x = members[m];
+        degree += xadj[x + 1] - xadj[x];
+        weight += vwgt[x];
     }
     cap[c] = degree;
     cvwgt[c] = weight;
@@ -60,38 +52,37 @@ extern "C" __global__ void coarse_vertices(
 // when it has one.
 extern "C" __global__ void contract_count(
     const int nc, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
-    const int* __restrict__ adjwgt, const int* __restrict__ match, const int* __restrict__ cmap,
-    const int* __restrict__ rep, const long long* __restrict__ cap_of,
-    const long long* __restrict__ off, int* __restrict__ tkeys, int* __restrict__ tvals,
-    long long* __restrict__ cdeg, const long long max_cap)
+    const int* __restrict__ adjwgt, const int* __restrict__ members,
+    const int* __restrict__ mstart, const int* __restrict__ cmap,
+    const long long* __restrict__ cap_of, const long long* __restrict__ off,
+    int* __restrict__ tkeys, int* __restrict__ tvals, long long* __restrict__ cdeg,
+    const long long max_cap)
 {
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= nc) return;
     const long long cap = cap_of[c];
     if (cap > max_cap) return;
-    const int r = rep[c];
-    const int mate = match[r];
+    const int mb = mstart[c], me = mstart[c + 1];
     long long count = 0;
     if (cap <= SCAN_CAP) {
-        for (long long k = 0; k < cap; ++k) {
-            const int cu = cmap[adjncy[member_entry(k, r, mate, xadj)]];
-            if (cu != c && first_entry_to(cu, k, r, mate, xadj, adjncy, cmap)) ++count;
+        for (int m = mb; m < me; ++m) {
+            const int x = members[m];
+            for (long long j = xadj[x]; j < xadj[x + 1]; ++j) {
+                const int cu = cmap[adjncy[j]];
+                if (cu != c && first_entry_to(cu, mb, m, j, members, xadj, adjncy, cmap)) ++count;
+            }
         }
         cdeg[c] = count;
         return;
     }
-    const long long base = off[c];
-    for (long long s = 0; s < cap; ++s) tkeys[base + s] = -1;
-    for (long long k = 0; k < cap; ++k) {
-        const long long j = member_entry(k, r, mate, xadj);
-        const int cu = cmap[adjncy[j]];
-        if (cu == c) continue;
-        long long s = slot_hash((unsigned int)cu) % cap;
-        while (true) {
-            const int key = tkeys[base + s];
-            if (key == cu) { tvals[base + s] += adjwgt[j]; break; }
-            if (key < 0) { tkeys[base + s] = cu; tvals[base + s] = adjwgt[j]; ++count; break; }
-            s = (s + 1 == cap) ? 0 : s + 1;
+    int* keys = tkeys + off[c];
+    int* vals = tvals + off[c];
+    for (long long s = 0; s < cap; ++s) keys[s] = -1;
+    for (int m = mb; m < me; ++m) {
+        const int x = members[m];
+        for (long long j = xadj[x]; j < xadj[x + 1]; ++j) {
+            const int cu = cmap[adjncy[j]];
+            if (cu != c) count += table_add(cu, adjwgt[j], cap, keys, vals);
         }
     }
     cdeg[c] = count;
@@ -99,10 +90,11 @@ extern "C" __global__ void contract_count(
 
 extern "C" __global__ void contract_count_heavy(
     const int* __restrict__ heavy, const long long* __restrict__ xadj,
-    const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ match,
-    const int* __restrict__ cmap, const int* __restrict__ rep,
-    const long long* __restrict__ cap_of, const long long* __restrict__ off,
-    int* __restrict__ tkeys, int* __restrict__ tvals, long long* __restrict__ cdeg)
+    const int* __restrict__ adjncy, const int* __restrict__ adjwgt,
+    const int* __restrict__ members, const int* __restrict__ mstart,
+    const int* __restrict__ cmap, const long long* __restrict__ cap_of,
+    const long long* __restrict__ off, int* __restrict__ tkeys, int* __restrict__ tvals,
+    long long* __restrict__ cdeg)
 {
     __shared__ unsigned long long count;
     const int c = heavy[blockIdx.x];
@@ -114,24 +106,12 @@ extern "C" __global__ void contract_count_heavy(
     }
     if (threadIdx.x == 0) count = 0;
     __syncthreads();
-    const int r = rep[c];
-    const int members[2] = {r, match[r]};
-    const int nmembers = (members[1] == r) ? 1 : 2;
-    for (int m = 0; m < nmembers; ++m) {
+    for (int m = mstart[c]; m < mstart[c + 1]; ++m) {
         const int x = members[m];
         for (long long j = xadj[x] + threadIdx.x; j < xadj[x + 1]; j += blockDim.x) {
             const int cu = cmap[adjncy[j]];
-            if (cu == c) continue;
-            long long s = slot_hash((unsigned int)cu) % cap;
-            while (true) {
-                const int prev = atomicCAS(tkeys + base + s, -1, cu);
-                if (prev == -1 || prev == cu) {
-                    atomicAdd(tvals + base + s, adjwgt[j]);
-                    if (prev == -1) atomicAdd(&count, 1ULL);
-                    break;
-                }
-                s = (s + 1 == cap) ? 0 : s + 1;
-            }
+            if (cu != c && table_add_atomic(cu, adjwgt[j], cap, tkeys + base, tvals + base))
+                atomicAdd(&count, 1ULL);
         }
     }
     __syncthreads();
@@ -142,11 +122,11 @@ extern "C" __global__ void contract_count_heavy(
 // distinct neighbours in order of first appearance with their summed weights.
 extern "C" __global__ void contract_fill(
     const int nc, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
-    const int* __restrict__ adjwgt, const int* __restrict__ match, const int* __restrict__ cmap,
-    const int* __restrict__ rep, const long long* __restrict__ cap_of,
-    const long long* __restrict__ off, const int* __restrict__ tkeys,
-    const int* __restrict__ tvals, const long long* __restrict__ cxadj,
-    int* __restrict__ cadjncy, int* __restrict__ cadjwgt)
+    const int* __restrict__ adjwgt, const int* __restrict__ members,
+    const int* __restrict__ mstart, const int* __restrict__ cmap,
+    const long long* __restrict__ cap_of, const long long* __restrict__ off,
+    const int* __restrict__ tkeys, const int* __restrict__ tvals,
+    const long long* __restrict__ cxadj, int* __restrict__ cadjncy, int* __restrict__ cadjwgt)
 {
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= nc) return;
@@ -158,18 +138,21 @@ extern "C" __global__ void contract_fill(
         }
         return;
     }
-    const int r = rep[c];
-    const int mate = match[r];
-    for (long long k = 0; k < cap; ++k) {
-        const int cu = cmap[adjncy[member_entry(k, r, mate, xadj)]];
-        if (cu == c || !first_entry_to(cu, k, r, mate, xadj, adjncy, cmap)) continue;
-        long long w = 0;
-        for (long long k2 = k; k2 < cap; ++k2) {
-            const long long j = member_entry(k2, r, mate, xadj);
-            if (cmap[adjncy[j]] == cu) w += adjwgt[j];
+    const int mb = mstart[c], me = mstart[c + 1];
+    for (int m = mb; m < me; ++m) {
+        const int x = members[m];
+        for (long long j = xadj[x]; j < xadj[x + 1]; ++j) {
+            const int cu = cmap[adjncy[j]];
+            if (cu == c || !first_entry_to(cu, mb, m, j, members, xadj, adjncy, cmap)) continue;
+            long long w = 0;
+            for (int m2 = m; m2 < me; ++m2) {
+                const int x2 = members[m2];
+                for (long long j2 = m2 == m ? j : xadj[x2]; j2 < xadj[x2 + 1]; ++j2)
+                    if (cmap[adjncy[j2]] == cu) w += adjwgt[j2];
+            }
+            cadjncy[out] = cu;
+            cadjwgt[out] = (int)w;
+            ++out;
         }
-        cadjncy[out] = cu;
-        cadjwgt[out] = (int)w;
-        ++out;
     }
 }

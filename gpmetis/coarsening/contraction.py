@@ -1,4 +1,5 @@
-"""Coarse vertex ids by flag + prefix scan, and contraction of a matching into the coarse graph."""
+"""Coarse vertex ids of a matching by flag + prefix scan, and contraction of any clustering (pairs
+included) into the coarse graph."""
 
 from __future__ import annotations
 
@@ -14,39 +15,48 @@ SCAN_CAP = 64  # as in contraction.cu: shorter candidate lists are merged withou
 
 
 def coarse_map(be: Backend, match):
-    """(cmap, rep): ``cmap[v]`` is v's coarse id (int32); ``rep[c]`` the smaller member of c.
+    """(cmap, nc): ``cmap[v]`` is v's coarse id (int32), one per matched pair or unmatched vertex,
+    numbered in the order of their smaller members.
 
     A vertex represents its pair when ``v <= match[v]``; coarse ids are the inclusive prefix scan
     of that flag minus one, and the partner copies its representative's id.
     """
     xp = be.xp
-    v = xp.arange(len(match), dtype=xp.int32)
-    flag = v <= match
-    scan = xp.cumsum(flag, dtype=xp.int32) - 1
-    cmap = scan[xp.minimum(v, match)]
-    rep = xp.flatnonzero(flag).astype(xp.int32)
-    return cmap, rep
+    n = len(match)
+    v = xp.arange(n, dtype=xp.int32)
+    scan = xp.cumsum(v <= match, dtype=xp.int32) - 1
+    return scan[xp.minimum(v, match)], int(scan[-1]) + 1 if n else 0
 
 
-def contract(be: Backend, g: DeviceGraph, match, cmap, rep) -> DeviceGraph:
-    """The coarse graph: member weights summed, parallel edges merged, self loops dropped.
-    Both backends give each row the same neighbours and weights; the NumPy twin sorts them,
-    the GPU leaves them in hash-table order (nothing downstream depends on the order)."""
-    if be.gpu:
-        return _contract_cuda(be, g, match, cmap, rep)
-    mate = match[rep]
-    cvwgt = g.vwgt[rep] + np.where(mate != rep, g.vwgt[mate], 0)
-    cxadj, cadjncy, cadjwgt = _contract_numpy(g, cmap, len(rep))
-    return DeviceGraph(be, cxadj, cadjncy, cadjwgt, cvwgt.astype(np.int32))
-
-
-def _contract_cuda(be: Backend, g: DeviceGraph, match, cmap, rep) -> DeviceGraph:
+def members_of(be: Backend, cmap, nc: int):
+    """(members, mstart): the vertices of coarse vertex c are members[mstart[c]:mstart[c+1]] in
+    increasing order (both int32)."""
     xp = be.xp
-    nc = len(rep)
+    members = be.argsort_stable(cmap).astype(xp.int32)
+    mstart = xp.zeros(nc + 1, dtype=xp.int32)
+    xp.cumsum(xp.bincount(cmap, minlength=nc), out=mstart[1:])
+    return members, mstart
+
+
+def contract(be: Backend, g: DeviceGraph, cmap, nc: int) -> DeviceGraph:
+    """The coarse graph of the clusters ``cmap`` (0..nc-1, each non-empty): member weights
+    summed, parallel edges merged, self loops dropped. Both backends give each row the same
+    neighbours and weights; the NumPy twin sorts them, the GPU leaves them in hash-table order
+    (nothing downstream depends on the order)."""
+    if be.gpu:
+        return _contract_cuda(be, g, cmap, nc)
+    cvwgt = np.bincount(cmap, weights=g.vwgt, minlength=nc)
+    cxadj, cadjncy, cadjwgt = _contract_numpy(g, cmap, nc)
+    return DeviceGraph(be, cxadj, cadjncy, cadjwgt, np.rint(cvwgt).astype(np.int32))
+
+
+def _contract_cuda(be: Backend, g: DeviceGraph, cmap, nc: int) -> DeviceGraph:
+    xp = be.xp
+    members, mstart = members_of(be, cmap, nc)
     cap = xp.empty(nc, dtype=xp.int64)
     cvwgt = xp.empty(nc, dtype=xp.int32)
     be.launch(be.kernel(CU_FILE, "coarse_vertices"), nc,
-              (np.int32(nc), g.xadj, g.vwgt, match, rep, cap, cvwgt))
+              (np.int32(nc), g.xadj, g.vwgt, members, mstart, cap, cvwgt))
     max_cap = int(cap.max()) if nc else 0
     # hash tables only for coarse vertices with more than SCAN_CAP candidate entries
     off = g.scratch("dummy64", 1, xp.int64)
@@ -58,7 +68,7 @@ def _contract_cuda(be: Backend, g: DeviceGraph, match, cmap, rep) -> DeviceGraph
         tkeys = xp.empty(table_size, dtype=xp.int32)
         tvals = xp.empty(table_size, dtype=xp.int32)
     cdeg = xp.empty(nc, dtype=xp.int64)
-    rows = (g.xadj, g.adjncy, g.adjwgt, match, cmap, rep, cap, off)
+    rows = (g.xadj, g.adjncy, g.adjwgt, members, mstart, cmap, cap, off)
     be.launch(be.kernel(CU_FILE, "contract_count"), nc,
               (np.int32(nc), *rows, tkeys, tvals, cdeg, np.int64(HEAVY_DEGREE)))
     if max_cap > HEAVY_DEGREE:

@@ -15,6 +15,8 @@ def metis_partition(graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
 
     if options.ondisk:
         raise OptionError("ondisk", "is not supported: the graph is always held in memory")
+    if options.ctype == "lp":
+        raise OptionError("ctype", "'lp' is gpmetis's own coarsening; METIS has rm and shem")
     ubvec = options.ubvec
     ufactor = options.effective_ufactor
     if ubvec is not None:
@@ -23,7 +25,7 @@ def metis_partition(graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
         ufactor = round((ubvec[0] - 1.0) * 1000)
     opts = pymetis.Options(
         objtype=OBJTYPES.index(options.objtype),
-        ctype=CTYPES.index(options.ctype),
+        ctype=CTYPES.index(options.effective_ctype("metis")),
         ufactor=ufactor,
         niter=options.niter,
         ncuts=options.ncuts,

@@ -46,7 +46,7 @@ def multilevel_partition(
     t0 = time.perf_counter()
     ub = options.ubfactors(1)
     maxpwgt = max_part_weights(np.array([g.total_vwgt]), tpwgts, ub)[:, 0]
-    levels = coarsen(be, g, nparts, seed, options.ctype == "shem", not options.no2hop)
+    levels = coarsen(be, g, nparts, seed, options.effective_ctype(be.name), not options.no2hop)
     be.release_free_memory()
     t1 = time.perf_counter()
     stats.coarsening = t1 - t0

@@ -119,7 +119,7 @@ def run_phases_on_grid(be: Backend) -> PartitionMetrics:
     order = np.lexsort((dst, src))
     xadj = np.concatenate([[0], np.cumsum(np.bincount(src, minlength=side * side))])
     g = DeviceGraph.upload(be, Graph.from_csr(xadj, dst[order]))
-    coarsen(be, g, WARM_PARTS, 1, True, True)
+    coarsen(be, g, WARM_PARTS, 1, Options().effective_ctype(be.name), True)
     # a skewed start (two thirds of the grid in one part, the last part empty) runs label
     # propagation, rebalancing and the empty-part fill
     n = g.nvtxs

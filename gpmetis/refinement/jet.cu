@@ -5,24 +5,12 @@
 // Every kernel does nothing while gate[0] == 0 (the device-driven loop of jet_device.py runs
 // either the label propagation or the rebalancing kernels of an iteration, as its state says).
 #include "../block_reduce.cuh"
+#include "../row_sums.cuh"
 
-#define SCAN_DEGREE 64  // rows up to this long are rescanned instead of hashed (no scratch)
 #define SCORE_SHARED_PARTS 2048  // score sums part weights per block up to this many parts
 
-// Whether entry j is the first of v's row (starting at begin) leading into part p.
-__device__ __forceinline__ bool first_entry_into(
-    const int p, const long long begin, const long long j, const int* __restrict__ adjncy,
-    const int* __restrict__ part)
-{
-    for (long long j2 = begin; j2 < j; ++j2)
-        if (part[adjncy[j2]] == p) return false;
-    return true;
-}
-
-// conn(v,p) = the weight of v's edges into part p. Rows of at most SCAN_DEGREE entries find each
-// adjacent part at its first entry and sum its edges by rescanning; longer rows gather them in
-// the hash table tkeys/tvals[xadj[v]..xadj[v+1]) (v's degree bounds the number of distinct
-// parts, so it never overflows). Then:
+// conn(v,p) = the weight of v's edges into part p, summed by for_each_label_sum (rows longer
+// than SCAN_DEGREE use tkeys/tvals[xadj[v]..xadj[v+1]) as scratch). Then:
 //  mode 0 (label propagation), for v with locked[v] == 0: dest[v] = the other part p with the largest
 //    conn(v,p), ties -> smaller p; gain[v] = conn(v,dest) - conn(v,part[v]); v stays a candidate
 //    when gain >= 0 or -gain < floor(c_num * conn(v,part[v]) / c_den), else dest[v] = -1.
@@ -52,34 +40,11 @@ extern "C" __global__ void best_moves(
         if (c > best_conn || (c == best_conn && p < best_p)) { best_conn = c; best_p = p; }
     };
     long long own_conn = 0;
-    if (end - begin <= SCAN_DEGREE) {
-        for (long long j = begin; j < end; ++j) {
-            const int p = part[adjncy[j]];
-            if (p == own) { own_conn += adjwgt[j]; continue; }
-            if (!first_entry_into(p, begin, j, adjncy, part)) continue;
-            long long c = adjwgt[j];
-            for (long long j2 = j + 1; j2 < end; ++j2)
-                if (part[adjncy[j2]] == p) c += adjwgt[j2];
-            offer(p, c);
-        }
-    } else {
-        const long long cap = end - begin;
-        for (long long s = begin; s < end; ++s) tkeys[s] = -1;
-        for (long long j = begin; j < end; ++j) {
-            const int p = part[adjncy[j]];
-            const int w = adjwgt[j];
-            if (p == own) { own_conn += w; continue; }
-            long long s = ((unsigned int)p * 2654435761U) % (unsigned long long)cap;
-            while (true) {
-                const int key = tkeys[begin + s];
-                if (key == p) { tvals[begin + s] += w; break; }
-                if (key < 0) { tkeys[begin + s] = p; tvals[begin + s] = w; break; }
-                s = (s + 1 == cap) ? 0 : s + 1;
-            }
-        }
-        for (long long s = begin; s < end; ++s)
-            if (tkeys[s] >= 0) offer(tkeys[s], tvals[s]);
-    }
+    for_each_label_sum(begin, end, adjncy, adjwgt, part, tkeys, tvals,
+                       [&](const int p, const long long c) {
+                           if (p == own) own_conn = c;
+                           else offer(p, c);
+                       });
     if (best_p < 0) {
         if (mode == 1) gain[v] = (int)-own_conn;
         return;

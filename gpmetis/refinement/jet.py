@@ -20,7 +20,6 @@ from gpmetis.metrics import edgecut, part_weights
 
 CU_FILE = Path(__file__).with_name("jet.cu")
 MAX_SHARED_PARTS = 8192  # the heavy kernels keep one int per part in shared memory
-SCAN_DEGREE = 64  # as in jet.cu: shorter rows need no hash-table scratch
 SCORE_SHARED_PARTS = 2048  # as in jet.cu: score sums part weights per block up to this many
 BLOCK = 256
 MAX_ITERATIONS = 300
@@ -66,13 +65,6 @@ def always_on(be: Backend):
     return _ones(be.xp)
 
 
-def hash_tables(g: DeviceGraph):
-    """best_moves' scratch tables (as large as adjncy only when some row is too long to rescan)."""
-    table = g.nnz if g.max_degree > SCAN_DEGREE else 1
-    xp = g.be.xp
-    return g.scratch("tkeys", table, xp.int32), g.scratch("tvals", table, xp.int32)
-
-
 def launch_best_moves(be: Backend, g: DeviceGraph, part, nparts: int, req: MoveRequest, dest,
                       gain, gate) -> None:
     """Queue best_moves into ``dest``/``gain``; it runs while ``gate[0] != 0``."""
@@ -81,7 +73,7 @@ def launch_best_moves(be: Backend, g: DeviceGraph, part, nparts: int, req: MoveR
     locked = req.locked if req.locked is not None else g.scratch("dummy8", 1, xp.uint8)
     room = req.room if req.room is not None else g.scratch("dummy64", 1, xp.int64)
     max_degree, heavy = g.heavy_split(nparts <= MAX_SHARED_PARTS)
-    tkeys, tvals = hash_tables(g)
+    tkeys, tvals = g.row_hash_tables()
     be.launch(be.kernel(CU_FILE, "best_moves"), n,
               (gate, np.int32(n), g.xadj, g.adjncy, g.adjwgt, g.vwgt, part, locked, room,
                np.int32(req.mode), np.int64(req.c_num), np.int64(req.c_den), tkeys, tvals, dest,

@@ -20,7 +20,6 @@ from gpmetis.refinement.jet import (
     MAX_ITERATIONS,
     MoveRequest,
     always_on,
-    hash_tables,
     launch_afterburner,
     launch_best_moves,
     launch_score,
@@ -90,7 +89,7 @@ def refine_on_device(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np
     launch_score(be, g, cur, acc, always_on(be))
     finish(1)
     # everything the capture launches must exist first: a capture may not allocate or sync
-    hash_tables(g)
+    g.row_hash_tables()
     select_buffers(g, nparts)
     g.heavy_split()
     stream = xp.cuda.Stream(non_blocking=True)

@@ -1,0 +1,159 @@
+// Size-constrained label-propagation clustering. Twin: gpmetis/coarsening/clustering.py
+// (_best_cluster_numpy, _approve_numpy, apply in lp_clustering). Every decision depends on
+// weights, ids and the seed only.
+//
+// In a sub-round the active vertices (a seeded hash of the id, mod nsub, equals sub) each pick
+// the adjacent cluster they are most strongly tied to; the proposals are approved per target
+// cluster in a fixed order while the cluster stays within maxvwgt, then applied. best_cluster
+// takes the vertices of degree <= max_degree (one thread each), best_cluster_heavy the listed
+// high-degree ones (one block each); both give the same answer for any vertex.
+#include "../edge_hash.cuh"
+#include "../block_reduce.cuh"
+#include "../row_sums.cuh"
+
+__device__ __forceinline__ bool is_active(const int v, const unsigned int round_seed,
+                                          const int nsub, const int sub) {
+    return (int)(mix32((unsigned int)v ^ round_seed) % (unsigned int)nsub) == sub;
+}
+
+// The order in which v ranks its adjacent clusters: a valid bit, the rating (v's edge weight
+// into c, below 2^31), then a seeded hash that is a bijection of c for a given v, so no two
+// clusters tie. 0 means "no candidate"; the low 32 bits identify c given v.
+__device__ __forceinline__ unsigned long long cluster_key(
+    const int v, const int c, const long long rating, const unsigned int seed) {
+    const unsigned int tie = mix32((unsigned int)c ^ mix32((unsigned int)v ^ seed));
+    return (1ULL << 63) | ((unsigned long long)rating << 32) | tie;
+}
+
+// Whether v may join cluster c: its own, or one that stays within maxvwgt with v in it.
+__device__ __forceinline__ bool may_join(const int v, const int c, const int own,
+                                         const int* __restrict__ cw,
+                                         const int* __restrict__ vwgt, const int maxvwgt) {
+    return c == own || (long long)cw[c] + vwgt[v] <= maxvwgt;
+}
+
+// For each active v of degree <= max_degree: dest[v] = the adjacent cluster v may join with the
+// largest cluster_key, when that is not v's own cluster, else -1; rating[v] = v's edge weight
+// into dest[v]. Inactive vertices get dest = -1. Rows longer than SCAN_DEGREE use
+// tkeys/tvals[xadj[v]..xadj[v+1]) as scratch.
+extern "C" __global__ void best_cluster(
+    const int n, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
+    const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
+    const int* __restrict__ cluster, const int* __restrict__ cw, const int maxvwgt,
+    const unsigned int seed, const unsigned int round_seed, const int nsub, const int sub,
+    int* __restrict__ tkeys, int* __restrict__ tvals, int* __restrict__ dest,
+    int* __restrict__ rating, const long long max_degree)
+{
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= n || xadj[v + 1] - xadj[v] > max_degree) return;
+    dest[v] = -1;
+    if (!is_active(v, round_seed, nsub, sub)) return;
+    const int own = cluster[v];
+    const long long begin = xadj[v], end = xadj[v + 1];
+    unsigned long long best = 0;
+    int best_c = -1;
+    long long best_r = 0;
+    auto offer = [&](const int c, const long long r) {
+        if (!may_join(v, c, own, cw, vwgt, maxvwgt)) return;
+        const unsigned long long key = cluster_key(v, c, r, seed);
+        if (key > best) { best = key; best_c = c; best_r = r; }
+    };
+    for_each_label_sum(begin, end, adjncy, adjwgt, cluster, tkeys, tvals, offer);
+    if (best_c >= 0 && best_c != own) {
+        dest[v] = best_c;
+        rating[v] = (int)best_r;
+    }
+}
+
+// best_cluster for the high-degree vertices heavy[0..): the row's clusters summed in the hash
+// table tkeys/tvals[xadj[v]..xadj[v+1]) by the whole block (integer atomics: the sums do not
+// depend on thread order), then a block-wide max of cluster_key. The winner is found again by
+// its key's low 32 bits, which identify the cluster for this v.
+extern "C" __global__ void best_cluster_heavy(
+    const int* __restrict__ heavy, const long long* __restrict__ xadj,
+    const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
+    const int* __restrict__ cluster, const int* __restrict__ cw, const int maxvwgt,
+    const unsigned int seed, const unsigned int round_seed, const int nsub, const int sub,
+    int* __restrict__ tkeys, int* __restrict__ tvals, int* __restrict__ dest,
+    int* __restrict__ rating)
+{
+    __shared__ unsigned long long buf[32];
+    __shared__ unsigned long long winner;
+    const int v = heavy[blockIdx.x];
+    if (!is_active(v, round_seed, nsub, sub)) {
+        if (threadIdx.x == 0) dest[v] = -1;
+        return;
+    }
+    const int own = cluster[v];
+    const long long begin = xadj[v], end = xadj[v + 1], cap = end - begin;
+    for (long long s = begin + threadIdx.x; s < end; s += blockDim.x) {
+        tkeys[s] = -1;
+        tvals[s] = 0;
+    }
+    __syncthreads();
+    for (long long j = begin + threadIdx.x; j < end; j += blockDim.x)
+        table_add_atomic(cluster[adjncy[j]], adjwgt[j], cap, tkeys + begin, tvals + begin);
+    __syncthreads();
+    unsigned long long best = 0;
+    for (long long s = begin + threadIdx.x; s < end; s += blockDim.x) {
+        const int c = tkeys[s];
+        if (c < 0 || !may_join(v, c, own, cw, vwgt, maxvwgt)) continue;
+        const unsigned long long key = cluster_key(v, c, tvals[s], seed);
+        best = key > best ? key : best;
+    }
+    best = block_max_u64(best, buf);
+    if (threadIdx.x == 0) {
+        winner = best;
+        dest[v] = -1;
+    }
+    __syncthreads();
+    if (winner == 0) return;
+    for (long long s = begin + threadIdx.x; s < end; s += blockDim.x) {
+        const int c = tkeys[s];
+        if (c >= 0 && c != own && cluster_key(v, c, tvals[s], seed) == winner) {
+            dest[v] = c;
+            rating[v] = tvals[s];
+        }
+    }
+}
+
+// The proposals movers[0..m), sorted by target cluster, then rating (descending), then id,
+// form one group per target starting at starts[g]. Each group accepts its proposals in order
+// while the target's weight cw plus the weights accepted so far stays within maxvwgt, and stops
+// at the first that does not fit: accepted[i] = 1 or 0.
+extern "C" __global__ void approve(
+    const int ngroups, const int m, const int* __restrict__ starts,
+    const int* __restrict__ movers, const int* __restrict__ dest, const int* __restrict__ vwgt,
+    const int* __restrict__ cw, const int maxvwgt, unsigned char* __restrict__ accepted)
+{
+    const int g = blockIdx.x * blockDim.x + threadIdx.x;
+    if (g >= ngroups) return;
+    const int stop = g + 1 < ngroups ? starts[g + 1] : m;
+    long long total = cw[dest[movers[starts[g]]]];
+    int i = starts[g];
+    for (; i < stop; ++i) {
+        total += vwgt[movers[i]];
+        if (total > maxvwgt) break;
+        accepted[i] = 1;
+    }
+    for (; i < stop; ++i) accepted[i] = 0;
+}
+
+// Move every accepted proposal: cluster[v] = dest[v], the weights follow (integer atomics),
+// moved[0] counts the moves.
+extern "C" __global__ void apply_moves(
+    const int m, const int* __restrict__ movers, const unsigned char* __restrict__ accepted,
+    const int* __restrict__ dest, const int* __restrict__ vwgt, int* __restrict__ cluster,
+    int* __restrict__ cw, int* __restrict__ moved)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const bool move = i < m && accepted[i];
+    if (move) {
+        const int v = movers[i];
+        atomicSub(cw + cluster[v], vwgt[v]);
+        atomicAdd(cw + dest[v], vwgt[v]);
+        cluster[v] = dest[v];
+    }
+    const unsigned int ballot = __ballot_sync(0xffffffffU, move);
+    if ((threadIdx.x & 31) == 0 && ballot) atomicAdd(moved, __popc(ballot));
+}

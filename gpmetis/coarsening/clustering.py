@@ -1,0 +1,159 @@
+"""Size-constrained label-propagation clustering (``-ctype=lp``), deterministic.
+
+Every vertex starts as its own cluster (labelled by its id). A round has ``SUBROUNDS``
+sub-rounds; in each, a seeded hash of the id picks a quarter of the vertices, each of which
+proposes to join the adjacent cluster it has the most edge weight into (ties by a seeded hash)
+among those it fits in; per target cluster, proposals are approved by rating, then id, while the
+cluster stays within ``maxvwgt``. Rounds repeat while they move at least 1% of the vertices.
+Clusters coarsen a graph several times faster than pairs (a level may shrink it 3-10x).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from gpmetis.backend import Backend
+from gpmetis.device_graph import DeviceGraph
+from gpmetis.edge_hash import mix32
+
+CU_FILE = Path(__file__).with_name("clustering.cu")
+ROUNDS = 3
+SUBROUNDS = 4
+MIN_ROUND_MOVES = 0.01
+ROUND_SEED_STEP = 7919
+
+
+def round_seed(seed: int, round_: int) -> int:
+    """The seed that picks the sub-rounds of ``round_`` (uint32)."""
+    return (seed + ROUND_SEED_STEP * round_) & 0xFFFFFFFF
+
+
+def active(n: int, rseed: int, sub: int) -> np.ndarray:
+    """Whether each vertex 0..n-1 takes part in sub-round ``sub`` of the round seeded ``rseed``."""
+    v = np.arange(n, dtype=np.uint32)
+    return mix32(v ^ np.uint32(rseed)) % np.uint32(SUBROUNDS) == sub
+
+
+def cluster_key(v: np.ndarray, c: np.ndarray, rating: np.ndarray, seed: int) -> np.ndarray:
+    """``clustering.cu``'s cluster_key (uint64): valid bit, rating, then a hash unique per c."""
+    tie = mix32(c.astype(np.uint32) ^ mix32(v.astype(np.uint32) ^ np.uint32(seed)))
+    return ((np.uint64(1) << np.uint64(63)) | (rating.astype(np.uint64) << np.uint64(32))
+            | tie.astype(np.uint64))
+
+
+def best_cluster(be: Backend, g: DeviceGraph, cluster, cw, maxvwgt: int, seed: int, rseed: int,
+                 sub: int, dest, rating) -> None:
+    """Fill ``dest`` (int32: the cluster each active vertex proposes to join, -1 for none) and
+    ``rating`` (int32: its edge weight into that cluster, where dest >= 0)."""
+    n = g.nvtxs
+    if not be.gpu:
+        _best_cluster_numpy(g, cluster, cw, maxvwgt, seed, rseed, sub, dest, rating)
+        return
+    tkeys, tvals = g.row_hash_tables()
+    max_degree, heavy = g.heavy_split()
+    head = (g.xadj, g.adjncy, g.adjwgt, g.vwgt, cluster, cw, np.int32(maxvwgt),
+            np.uint32(seed), np.uint32(rseed), np.int32(SUBROUNDS), np.int32(sub),
+            tkeys, tvals, dest, rating)
+    be.launch(be.kernel(CU_FILE, "best_cluster"), n, (np.int32(n), *head, max_degree))
+    if heavy is not None:
+        be.launch_blocks(be.kernel(CU_FILE, "best_cluster_heavy"), len(heavy), (heavy, *head))
+
+
+def _best_cluster_numpy(g: DeviceGraph, cluster, cw, maxvwgt: int, seed: int, rseed: int,
+                        sub: int, dest, rating) -> None:
+    n = g.nvtxs
+    dest[:] = -1
+    on = active(n, rseed, sub)[g.src]
+    s = g.src[on].astype(np.int64)
+    if not len(s):
+        return
+    c = cluster[g.adjncy[on]].astype(np.int64)
+    pairs, inverse = np.unique(s * n + c, return_inverse=True)
+    r = np.bincount(inverse, weights=g.adjwgt[on], minlength=len(pairs)).astype(np.int64)
+    vs, cs = pairs // n, pairs % n
+    fits = (cs == cluster[vs]) | (cw[cs].astype(np.int64) + g.vwgt[vs] <= maxvwgt)
+    vs, cs, r = vs[fits], cs[fits], r[fits]
+    if not len(vs):
+        return
+    key = cluster_key(vs, cs, r, seed)
+    starts = np.flatnonzero(np.r_[True, vs[1:] != vs[:-1]])
+    best = np.maximum.reduceat(key, starts)
+    win = key == np.repeat(best, np.diff(np.r_[starts, len(vs)]))
+    bv, bc, br = vs[win], cs[win], r[win]
+    moves = bc != cluster[bv]
+    dest[bv[moves]] = bc[moves]
+    rating[bv[moves]] = br[moves]
+
+
+def approve(be: Backend, dest, rating, vwgt, cw, maxvwgt: int):
+    """(movers, accepted): the proposing vertices (int32) in approval order (target, rating
+    descending, id) and whether each is approved (uint8): per target, in that order, while the
+    target's weight plus the approved ones' stays within ``maxvwgt``."""
+    xp = be.xp
+    movers = xp.flatnonzero(dest >= 0).astype(xp.int32)
+    m = len(movers)
+    if m == 0:
+        return movers, xp.zeros(0, dtype=xp.uint8)
+    target = dest[movers].astype(xp.int64)
+    order_key = (target << 32) | (0xFFFFFFFF - rating[movers].astype(xp.int64))
+    movers = movers[be.argsort_stable(order_key)]
+    target = dest[movers]
+    starts = xp.flatnonzero(xp.concatenate([xp.ones(1, dtype=bool), target[1:] != target[:-1]]))
+    if be.gpu:
+        accepted = xp.empty(m, dtype=xp.uint8)
+        be.launch(be.kernel(CU_FILE, "approve"), len(starts),
+                  (np.int32(len(starts)), np.int32(m), starts.astype(xp.int32), movers, dest,
+                   vwgt, cw, np.int32(maxvwgt), accepted))
+        return movers, accepted
+    return movers, _approve_numpy(movers, target, starts, vwgt, cw, maxvwgt)
+
+
+def _approve_numpy(movers, target, starts, vwgt, cw, maxvwgt: int):
+    w = vwgt[movers].astype(np.int64)
+    total = np.cumsum(w)
+    before = np.repeat(total[starts] - w[starts], np.diff(np.r_[starts, len(movers)]))
+    return (cw[target].astype(np.int64) + total - before <= maxvwgt).astype(np.uint8)
+
+
+def apply_moves(be: Backend, movers, accepted, dest, vwgt, cluster, cw, moved) -> None:
+    """Move the approved vertices to their targets (``cluster`` and ``cw`` updated in place) and
+    add their number to ``moved[0]``."""
+    if be.gpu:
+        be.launch(be.kernel(CU_FILE, "apply_moves"), len(movers),
+                  (np.int32(len(movers)), movers, accepted, dest, vwgt, cluster, cw, moved))
+        return
+    v = movers[accepted.astype(bool)]
+    np.subtract.at(cw, cluster[v], vwgt[v])
+    np.add.at(cw, dest[v], vwgt[v])
+    cluster[v] = dest[v]
+    moved[0] += len(v)
+
+
+def lp_clustering(be: Backend, g: DeviceGraph, maxvwgt: int, seed: int):
+    """(cmap, nc): each vertex's cluster (int32, 0..nc-1 in the order of the clusters' labels).
+    A cluster weighs at most ``maxvwgt`` unless it is a single heavier vertex."""
+    xp = be.xp
+    n = g.nvtxs
+    cluster = xp.arange(n, dtype=xp.int32)
+    cw = g.vwgt.copy()
+    dest = xp.empty(n, dtype=xp.int32)
+    rating = xp.empty(n, dtype=xp.int32)
+    moved = xp.zeros(1, dtype=xp.int32)
+    total = 0
+    for round_ in range(ROUNDS):
+        rseed = round_seed(seed, round_)
+        for sub in range(SUBROUNDS):
+            best_cluster(be, g, cluster, cw, maxvwgt, seed, rseed, sub, dest, rating)
+            movers, accepted = approve(be, dest, rating, g.vwgt, cw, maxvwgt)
+            apply_moves(be, movers, accepted, dest, g.vwgt, cluster, cw, moved)
+        now = int(moved[0])
+        if now - total < MIN_ROUND_MOVES * n:
+            break
+        total = now
+    used = xp.zeros(n, dtype=xp.int32)
+    used[cluster] = 1
+    number = xp.cumsum(used, dtype=xp.int32)
+    nc = int(number[-1]) if n else 0
+    return number[cluster] - 1, nc

@@ -1,0 +1,125 @@
+"""Label-propagation clustering (``-ctype=lp``) and the contraction of clusters, on NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import load_fixture, random_graph
+
+from gpmetis import partition
+from gpmetis.backend import get_backend
+from gpmetis.coarsening.clustering import (
+    SUBROUNDS,
+    active,
+    approve,
+    best_cluster,
+    lp_clustering,
+)
+from gpmetis.coarsening.coarsen import coarsen
+from gpmetis.coarsening.contraction import contract, members_of
+from gpmetis.device_graph import DeviceGraph
+from gpmetis.errors import OptionError
+from gpmetis.graph import Graph
+
+CPU = get_backend("cpu")
+
+
+def _star_graph() -> DeviceGraph:
+    """Vertex 0 tied to 1 (weight 5), 2 (3), 3 (3); 1-2 and 2-3 weigh 1."""
+    edges = {(0, 1): 5, (0, 2): 3, (0, 3): 3, (1, 2): 1, (2, 3): 1}
+    n = 4
+    rows = [[] for _ in range(n)]
+    for (a, b), w in edges.items():
+        rows[a].append((b, w))
+        rows[b].append((a, w))
+    xadj = np.cumsum([0] + [len(r) for r in rows])
+    adjncy = np.array([b for r in rows for b, _ in sorted(r)], dtype=np.int32)
+    adjwgt = np.array([w for r in rows for _, w in sorted(r)], dtype=np.int32)
+    return DeviceGraph.upload(CPU, Graph.from_csr(xadj, adjncy, adjwgt=adjwgt))
+
+
+def _subround_of(v: int, rseed: int) -> int:
+    return next(s for s in range(SUBROUNDS) if active(v + 1, rseed, s)[v])
+
+
+def test_a_vertex_proposes_to_its_heaviest_adjacent_cluster_that_fits():
+    g = _star_graph()
+    rseed = 1
+    sub = _subround_of(0, rseed)
+    cluster = np.arange(4, dtype=np.int32)
+    cluster[2] = 3  # 2 and 3 form one cluster: vertex 0 has 6 into it, 5 into vertex 1
+    cw = np.bincount(cluster, weights=g.vwgt, minlength=4).astype(np.int32)
+    dest, rating = np.empty(4, np.int32), np.empty(4, np.int32)
+    best_cluster(CPU, g, cluster, cw, 3, 9, rseed, sub, dest, rating)
+    assert (dest[0], rating[0]) == (3, 6)
+    # the cluster {2, 3} is full at maxvwgt 2: the next best is vertex 1's
+    best_cluster(CPU, g, cluster, cw, 2, 9, rseed, sub, dest, rating)
+    assert (dest[0], rating[0]) == (1, 5)
+    # only the vertices of the sub-round propose
+    proposing = np.flatnonzero(dest >= 0)
+    assert active(4, rseed, sub)[proposing].all()
+
+
+def test_approval_keeps_the_best_rated_proposals_that_fit():
+    vwgt = np.array([1, 2, 2, 1, 3, 1], dtype=np.int32)
+    cw = vwgt.copy()
+    dest = np.array([-1, 0, 0, 0, 5, -1], dtype=np.int32)
+    rating = np.array([0, 4, 9, 4, 1, 0], dtype=np.int32)
+    movers, accepted = approve(CPU, dest, rating, vwgt, cw, maxvwgt=4)
+    # target 0 (weight 1) takes 2 (rating 9, weight 2), then 1 (rating 4, smaller id than 3):
+    # 1 + 2 + 2 > 4, so the rest of target 0's list is refused; target 5 (weight 1) takes 4
+    assert movers.tolist() == [2, 1, 3, 4]
+    assert accepted.tolist() == [1, 0, 0, 1]
+
+
+@pytest.mark.parametrize("maxvwgt", [6, 15, 50])
+def test_clusters_stay_within_the_weight_limit_and_are_numbered_densely(maxvwgt):
+    graph = random_graph(3000, 6, seed=3, weighted=True)
+    g = DeviceGraph.upload(CPU, graph)
+    cmap, nc = lp_clustering(CPU, g, maxvwgt, seed=4)
+    assert cmap.dtype == np.int32 and sorted(np.unique(cmap)) == list(range(nc))
+    weights = np.bincount(cmap, weights=g.vwgt, minlength=nc)
+    sizes = np.bincount(cmap, minlength=nc)
+    assert ((weights <= maxvwgt) | (sizes == 1)).all()
+    assert nc < 0.9 * g.nvtxs
+    again, _ = lp_clustering(CPU, g, maxvwgt, seed=4)
+    assert np.array_equal(cmap, again)
+
+
+def test_cluster_contraction_preserves_weights_and_cut_edges():
+    g = DeviceGraph.upload(CPU, random_graph(2000, 5, seed=2, weighted=True))
+    cmap, nc = lp_clustering(CPU, g, 30, seed=1)
+    coarse = contract(CPU, g, cmap, nc)
+    assert coarse.nvtxs == nc
+    assert np.array_equal(coarse.vwgt, np.bincount(cmap, weights=g.vwgt).astype(np.int32))
+    crossing = cmap[g.src] != cmap[g.adjncy]
+    assert coarse.adjwgt.sum() == g.adjwgt[crossing].sum()
+    assert (coarse.src != coarse.adjncy).all()
+    members, mstart = members_of(CPU, cmap, nc)
+    assert np.array_equal(np.sort(members), np.arange(g.nvtxs))
+    assert all((cmap[members[mstart[c]:mstart[c + 1]]] == c).all() for c in range(0, nc, 97))
+
+
+def test_clusters_coarsen_in_fewer_levels_than_pairs():
+    g = DeviceGraph.upload(CPU, load_fixture("delaunay_n15"))
+    clusters = coarsen(CPU, g, 8, seed=1, ctype="lp", two_hop=True)
+    pairs = coarsen(CPU, DeviceGraph.upload(CPU, load_fixture("delaunay_n15")), 8, seed=1,
+                    ctype="shem", two_hop=True)
+    assert len(clusters) < len(pairs)
+    sizes = [lvl.nvtxs for lvl in clusters]
+    assert all(b < 0.9 * a for a, b in zip(sizes, sizes[1:]))
+    assert sizes[-1] <= 2000 < sizes[-2]
+
+
+def test_ctype_lp_is_the_default_of_our_engines_not_of_metis():
+    graph = load_fixture("delaunay_n15")
+
+    def sizes(result):
+        return [lvl["nvtxs"] for lvl in result.stats["levels"]]
+
+    default = partition(graph, 8, engine="cpu", seed=1)
+    assert sizes(default) == sizes(partition(graph, 8, engine="cpu", seed=1, ctype="lp"))
+    assert sizes(default) != sizes(partition(graph, 8, engine="cpu", seed=1, ctype="shem"))
+    with pytest.raises(OptionError, match="ctype"):
+        partition(graph, 8, engine="metis", ctype="lp")
+    assert partition(graph, 8, engine="metis").edgecut > 0
