@@ -123,3 +123,17 @@ def test_ctype_lp_is_the_default_of_our_engines_not_of_metis():
     with pytest.raises(OptionError, match="ctype"):
         partition(graph, 8, engine="metis", ctype="lp")
     assert partition(graph, 8, engine="metis").edgecut > 0
+
+
+def test_a_level_where_clusters_stall_falls_back_to_pairs(monkeypatch):
+    import gpmetis.coarsening.coarsen as coarsen_module
+
+    def stalled(be, g, maxvwgt, seed):
+        return np.arange(g.nvtxs, dtype=np.int32), g.nvtxs
+
+    monkeypatch.setattr(coarsen_module, "lp_clustering", stalled)
+    graph = load_fixture("delaunay_n15")
+    fallback = coarsen(CPU, DeviceGraph.upload(CPU, graph), 8, seed=1, ctype="lp", two_hop=True)
+    pairs = coarsen(CPU, DeviceGraph.upload(CPU, graph), 8, seed=1, ctype="shem", two_hop=True)
+    assert [lvl.nvtxs for lvl in fallback] == [lvl.nvtxs for lvl in pairs]
+    assert len(pairs) > 2

@@ -211,6 +211,15 @@ def test_gpu_engine_equals_cpu_engine(name, nparts):
     assert gpu.engine == "gpu"
 
 
+@pytest.mark.parametrize("name", CASES)
+@pytest.mark.parametrize("ctype", ["shem", "rm"])
+def test_gpu_engine_equals_cpu_engine_when_matching(name, ctype):
+    graph = _graph(name)
+    cpu = partition(graph, 16, engine="cpu", seed=7, ctype=ctype)
+    gpu = partition(graph, 16, engine="gpu", seed=7, ctype=ctype)
+    assert np.array_equal(cpu.part, gpu.part)
+
+
 def test_gpu_engine_is_deterministic():
     graph = load_fixture("delaunay_n16")
     runs = [partition(graph, 64, engine="gpu").part for _ in range(3)]

@@ -136,6 +136,7 @@ def lp_clustering(be: Backend, g: DeviceGraph, maxvwgt: int, seed: int):
     A cluster weighs at most ``maxvwgt`` unless it is a single heavier vertex."""
     xp = be.xp
     n = g.nvtxs
+    seed &= 0xFFFFFFFF
     cluster = xp.arange(n, dtype=xp.int32)
     cw = g.vwgt.copy()
     dest = xp.empty(n, dtype=xp.int32)

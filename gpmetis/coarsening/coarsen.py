@@ -56,6 +56,11 @@ def coarsen(
     while graph.nvtxs > target and len(levels) < MAX_LEVELS:
         start = time.perf_counter()
         cmap, nc = _coarse_map(be, graph, maxvwgt, seed + len(levels), ctype, two_hop)
+        if nc > (1.0 - MIN_SHRINK) * graph.nvtxs and ctype == "lp":
+            # clusters stall on power-law graphs (leaves whose hubs' clusters are full): heavy-
+            # edge and two-hop pairs coarsen the rest of the hierarchy
+            ctype = "shem"
+            cmap, nc = _coarse_map(be, graph, maxvwgt, seed + len(levels), ctype, two_hop)
         if nc > (1.0 - MIN_SHRINK) * graph.nvtxs:
             break
         coarse = contract(be, graph, cmap, nc)

@@ -34,7 +34,7 @@ def members_of(be: Backend, cmap, nc: int):
     xp = be.xp
     members = be.argsort_stable(cmap).astype(xp.int32)
     mstart = xp.zeros(nc + 1, dtype=xp.int32)
-    xp.cumsum(xp.bincount(cmap, minlength=nc), out=mstart[1:])
+    mstart[1:] = xp.cumsum(xp.bincount(cmap, minlength=nc))
     return members, mstart
 
 
