@@ -24,7 +24,7 @@ from gpmetis.graph import Graph
 CPU = get_backend("cpu")
 
 
-def _star_graph() -> DeviceGraph:
+def _star_graph(vwgt=None) -> DeviceGraph:
     """Vertex 0 tied to 1 (weight 5), 2 (3), 3 (3); 1-2 and 2-3 weigh 1."""
     edges = {(0, 1): 5, (0, 2): 3, (0, 3): 3, (1, 2): 1, (2, 3): 1}
     n = 4
@@ -35,7 +35,8 @@ def _star_graph() -> DeviceGraph:
     xadj = np.cumsum([0] + [len(r) for r in rows])
     adjncy = np.array([b for r in rows for b, _ in sorted(r)], dtype=np.int32)
     adjwgt = np.array([w for r in rows for _, w in sorted(r)], dtype=np.int32)
-    return DeviceGraph.upload(CPU, Graph.from_csr(xadj, adjncy, adjwgt=adjwgt))
+    vwgt = None if vwgt is None else np.array(vwgt, dtype=np.int32)
+    return DeviceGraph.upload(CPU, Graph.from_csr(xadj, adjncy, vwgt=vwgt, adjwgt=adjwgt))
 
 
 def _subround_of(v: int, rseed: int) -> int:
@@ -58,6 +59,19 @@ def test_a_vertex_proposes_to_its_heaviest_adjacent_cluster_that_fits():
     # only the vertices of the sub-round propose
     proposing = np.flatnonzero(dest >= 0)
     assert active(4, rseed, sub)[proposing].all()
+
+
+@pytest.mark.parametrize("vwgt,lighter", [([1, 9, 3, 2], 3), ([1, 9, 2, 3], 2)])
+def test_equal_ratings_go_to_the_lighter_cluster(vwgt, lighter):
+    g = _star_graph(vwgt)
+    rseed = 2
+    sub = _subround_of(0, rseed)
+    cluster = np.arange(4, dtype=np.int32)
+    dest, rating = np.empty(4, np.int32), np.empty(4, np.int32)
+    # vertex 1 (weight 9) does not fit in 6; 2 and 3 both get rating 3
+    for seed in range(5):
+        best_cluster(CPU, g, cluster, g.vwgt.copy(), 6, seed, rseed, sub, dest, rating)
+        assert (dest[0], rating[0]) == (lighter, 3)
 
 
 def test_approval_keeps_the_best_rated_proposals_that_fit():

@@ -16,13 +16,16 @@ __device__ __forceinline__ bool is_active(const int v, const unsigned int round_
     return (int)(mix32((unsigned int)v ^ round_seed) % (unsigned int)nsub) == sub;
 }
 
-// The order in which v ranks its adjacent clusters: a valid bit, the rating (v's edge weight
-// into c, below 2^31), then a seeded hash that is a bijection of c for a given v, so no two
-// clusters tie. 0 means "no candidate"; the low 32 bits identify c given v.
-__device__ __forceinline__ unsigned long long cluster_key(
-    const int v, const int c, const long long rating, const unsigned int seed) {
-    const unsigned int tie = mix32((unsigned int)c ^ mix32((unsigned int)v ^ seed));
-    return (1ULL << 63) | ((unsigned long long)rating << 32) | tie;
+// The order in which v ranks its adjacent clusters: first cluster_key (a valid bit, the rating
+// = v's edge weight into c, below 2^31, then the lighter cluster), then cluster_tie (a seeded
+// hash that is a bijection of c for a given v, so no two clusters tie). 0 means "none".
+__device__ __forceinline__ unsigned long long cluster_key(const long long rating, const int cw) {
+    return (1ULL << 63) | ((unsigned long long)rating << 32) | (0xFFFFFFFFU - (unsigned int)cw);
+}
+
+__device__ __forceinline__ unsigned int cluster_tie(const int v, const int c,
+                                                    const unsigned int seed) {
+    return mix32((unsigned int)c ^ mix32((unsigned int)v ^ seed));
 }
 
 // Whether v may join cluster c: its own, or one that stays within maxvwgt with v in it.
@@ -32,8 +35,8 @@ __device__ __forceinline__ bool may_join(const int v, const int c, const int own
     return c == own || (long long)cw[c] + vwgt[v] <= maxvwgt;
 }
 
-// For each active v of degree <= max_degree: dest[v] = the adjacent cluster v may join with the
-// largest cluster_key, when that is not v's own cluster, else -1; rating[v] = v's edge weight
+// For each active v of degree <= max_degree: dest[v] = the adjacent cluster v may join that
+// ranks first (cluster_key, then cluster_tie), when that is not v's own cluster, else -1; rating[v] = v's edge weight
 // into dest[v]. Inactive vertices get dest = -1. Rows longer than SCAN_DEGREE use
 // tkeys/tvals[xadj[v]..xadj[v+1]) as scratch.
 extern "C" __global__ void best_cluster(
@@ -51,12 +54,16 @@ extern "C" __global__ void best_cluster(
     const int own = cluster[v];
     const long long begin = xadj[v], end = xadj[v + 1];
     unsigned long long best = 0;
+    unsigned int best_tie = 0;
     int best_c = -1;
     long long best_r = 0;
     auto offer = [&](const int c, const long long r) {
         if (!may_join(v, c, own, cw, vwgt, maxvwgt)) return;
-        const unsigned long long key = cluster_key(v, c, r, seed);
-        if (key > best) { best = key; best_c = c; best_r = r; }
+        const unsigned long long key = cluster_key(r, cw[c]);
+        const unsigned int tie = cluster_tie(v, c, seed);
+        if (key > best || (key == best && tie > best_tie)) {
+            best = key; best_tie = tie; best_c = c; best_r = r;
+        }
     };
     for_each_label_sum(begin, end, adjncy, adjwgt, cluster, tkeys, tvals, offer);
     if (best_c >= 0 && best_c != own) {
@@ -67,8 +74,8 @@ extern "C" __global__ void best_cluster(
 
 // best_cluster for the high-degree vertices heavy[0..): the row's clusters summed in the hash
 // table tkeys/tvals[xadj[v]..xadj[v+1]) by the whole block (integer atomics: the sums do not
-// depend on thread order), then a block-wide max of cluster_key. The winner is found again by
-// its key's low 32 bits, which identify the cluster for this v.
+// depend on thread order), then a block-wide max of cluster_key, and among the clusters of that
+// key a block-wide max of cluster_tie, which identifies the winner.
 extern "C" __global__ void best_cluster_heavy(
     const int* __restrict__ heavy, const long long* __restrict__ xadj,
     const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
@@ -78,7 +85,7 @@ extern "C" __global__ void best_cluster_heavy(
     int* __restrict__ rating)
 {
     __shared__ unsigned long long buf[32];
-    __shared__ unsigned long long winner;
+    __shared__ unsigned long long best_key, best_tie;
     const int v = heavy[blockIdx.x];
     if (!is_active(v, round_seed, nsub, sub)) {
         if (threadIdx.x == 0) dest[v] = -1;
@@ -94,23 +101,36 @@ extern "C" __global__ void best_cluster_heavy(
     for (long long j = begin + threadIdx.x; j < end; j += blockDim.x)
         table_add_atomic(cluster[adjncy[j]], adjwgt[j], cap, tkeys + begin, tvals + begin);
     __syncthreads();
-    unsigned long long best = 0;
-    for (long long s = begin + threadIdx.x; s < end; s += blockDim.x) {
+    auto key_of = [&](const long long s) -> unsigned long long {
         const int c = tkeys[s];
-        if (c < 0 || !may_join(v, c, own, cw, vwgt, maxvwgt)) continue;
-        const unsigned long long key = cluster_key(v, c, tvals[s], seed);
-        best = key > best ? key : best;
+        if (c < 0 || !may_join(v, c, own, cw, vwgt, maxvwgt)) return 0;
+        return cluster_key(tvals[s], cw[c]);
+    };
+    unsigned long long key = 0;
+    for (long long s = begin + threadIdx.x; s < end; s += blockDim.x) {
+        const unsigned long long k = key_of(s);
+        key = k > key ? k : key;
     }
-    best = block_max_u64(best, buf);
+    key = block_max_u64(key, buf);
+    if (threadIdx.x == 0) best_key = key;
+    __syncthreads();
+    unsigned long long tie = 0;
+    for (long long s = begin + threadIdx.x; s < end; s += blockDim.x) {
+        if (best_key == 0 || key_of(s) != best_key) continue;
+        const unsigned long long t = 1ULL + cluster_tie(v, tkeys[s], seed);
+        tie = t > tie ? t : tie;
+    }
+    tie = block_max_u64(tie, buf);
     if (threadIdx.x == 0) {
-        winner = best;
+        best_tie = tie;
         dest[v] = -1;
     }
     __syncthreads();
-    if (winner == 0) return;
+    if (best_tie == 0) return;
     for (long long s = begin + threadIdx.x; s < end; s += blockDim.x) {
         const int c = tkeys[s];
-        if (c >= 0 && c != own && cluster_key(v, c, tvals[s], seed) == winner) {
+        if (c >= 0 && c != own && key_of(s) == best_key
+            && 1ULL + cluster_tie(v, c, seed) == best_tie) {
             dest[v] = c;
             rating[v] = tvals[s];
         }

@@ -2,10 +2,11 @@
 
 Every vertex starts as its own cluster (labelled by its id). A round has ``SUBROUNDS``
 sub-rounds; in each, a seeded hash of the id picks a quarter of the vertices, each of which
-proposes to join the adjacent cluster it has the most edge weight into (ties by a seeded hash)
-among those it fits in; per target cluster, proposals are approved by rating, then id, while the
-cluster stays within ``maxvwgt``. Rounds repeat while they move at least 1% of the vertices.
-Clusters coarsen a graph several times faster than pairs (a level may shrink it 3-10x).
+proposes to join the adjacent cluster it has the most edge weight into (ties to the lighter
+cluster, then by a seeded hash) among those it fits in; per target cluster, proposals are
+approved by rating, then id, while the cluster stays within ``maxvwgt``. Rounds repeat while
+they move at least 1% of the vertices. Clusters coarsen a graph several times faster than pairs
+(a level may shrink it 3-10x).
 """
 
 from __future__ import annotations
@@ -36,11 +37,15 @@ def active(n: int, rseed: int, sub: int) -> np.ndarray:
     return mix32(v ^ np.uint32(rseed)) % np.uint32(SUBROUNDS) == sub
 
 
-def cluster_key(v: np.ndarray, c: np.ndarray, rating: np.ndarray, seed: int) -> np.ndarray:
-    """``clustering.cu``'s cluster_key (uint64): valid bit, rating, then a hash unique per c."""
-    tie = mix32(c.astype(np.uint32) ^ mix32(v.astype(np.uint32) ^ np.uint32(seed)))
+def cluster_key(rating: np.ndarray, cw: np.ndarray) -> np.ndarray:
+    """``clustering.cu``'s cluster_key (uint64): valid bit, rating, then the lighter cluster."""
     return ((np.uint64(1) << np.uint64(63)) | (rating.astype(np.uint64) << np.uint64(32))
-            | tie.astype(np.uint64))
+            | (np.uint64(0xFFFFFFFF) - cw.astype(np.uint64)))
+
+
+def cluster_tie(v: np.ndarray, c: np.ndarray, seed: int) -> np.ndarray:
+    """``clustering.cu``'s cluster_tie (uint32), a bijection of c for each v."""
+    return mix32(c.astype(np.uint32) ^ mix32(v.astype(np.uint32) ^ np.uint32(seed)))
 
 
 def best_cluster(be: Backend, g: DeviceGraph, cluster, cw, maxvwgt: int, seed: int, rseed: int,
@@ -77,11 +82,9 @@ def _best_cluster_numpy(g: DeviceGraph, cluster, cw, maxvwgt: int, seed: int, rs
     vs, cs, r = vs[fits], cs[fits], r[fits]
     if not len(vs):
         return
-    key = cluster_key(vs, cs, r, seed)
-    starts = np.flatnonzero(np.r_[True, vs[1:] != vs[:-1]])
-    best = np.maximum.reduceat(key, starts)
-    win = key == np.repeat(best, np.diff(np.r_[starts, len(vs)]))
-    bv, bc, br = vs[win], cs[win], r[win]
+    order = np.lexsort((cluster_tie(vs, cs, seed), cluster_key(r, cw[cs]), vs))
+    last = order[np.r_[vs[order][1:] != vs[order][:-1], True]]  # each v's first-ranked cluster
+    bv, bc, br = vs[last], cs[last], r[last]
     moves = bc != cluster[bv]
     dest[bv[moves]] = bc[moves]
     rating[bv[moves]] = br[moves]
