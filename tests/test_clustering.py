@@ -139,11 +139,13 @@ def test_ctype_lp_is_the_default_of_our_engines_not_of_metis():
     assert partition(graph, 8, engine="metis").edgecut > 0
 
 
-def test_a_level_where_clusters_stall_falls_back_to_pairs(monkeypatch):
+@pytest.mark.parametrize("ratio", [1.0, 0.6])
+def test_a_level_where_clusters_do_not_halve_the_graph_falls_back_to_pairs(monkeypatch, ratio):
     import gpmetis.coarsening.coarsen as coarsen_module
 
     def stalled(be, g, maxvwgt, seed):
-        return np.arange(g.nvtxs, dtype=np.int32), g.nvtxs
+        cmap = (np.arange(g.nvtxs) * ratio).astype(np.int32)  # consecutive ids merged
+        return cmap, int(cmap[-1]) + 1
 
     monkeypatch.setattr(coarsen_module, "lp_clustering", stalled)
     graph = load_fixture("delaunay_n15")

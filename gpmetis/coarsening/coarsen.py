@@ -13,6 +13,7 @@ from gpmetis.coarsening.matching import heavy_edge_matching
 from gpmetis.device_graph import DeviceGraph
 
 MIN_SHRINK = 0.10
+CLUSTER_MAX_RATIO = 0.5  # a level of clusters must at least halve the graph, as pairs at best do
 MAX_LEVELS = 64
 # Intermediate levels kept on the GPU, in multiples of the finest graph's bytes; older ones wait
 # in host memory until uncoarsening reaches them (power-law graphs keep dense coarse levels
@@ -56,9 +57,10 @@ def coarsen(
     while graph.nvtxs > target and len(levels) < MAX_LEVELS:
         start = time.perf_counter()
         cmap, nc = _coarse_map(be, graph, maxvwgt, seed + len(levels), ctype, two_hop)
-        if nc > (1.0 - MIN_SHRINK) * graph.nvtxs and ctype == "lp":
-            # clusters stall on power-law graphs (leaves whose hubs' clusters are full): heavy-
-            # edge and two-hop pairs coarsen the rest of the hierarchy
+        if ctype == "lp" and nc > CLUSTER_MAX_RATIO * graph.nvtxs:
+            # clusters that do not even halve the graph (power-law graphs: leaves whose hubs'
+            # clusters are full) gain nothing over pairs and cut worse: heavy-edge and two-hop
+            # pairs coarsen the rest of the hierarchy
             ctype = "shem"
             cmap, nc = _coarse_map(be, graph, maxvwgt, seed + len(levels), ctype, two_hop)
         if nc > (1.0 - MIN_SHRINK) * graph.nvtxs:

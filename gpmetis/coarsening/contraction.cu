@@ -12,6 +12,7 @@
 #include "../hash_table.cuh"
 
 #define SCAN_CAP 64
+#define WARP_ROW 256  // contract_count_heavy gives longer member rows the whole block
 
 // Whether entry j of member members[m] is the first of c's candidate entries leading to coarse
 // vertex cu (c's members start at members[mb]).
@@ -106,13 +107,23 @@ extern "C" __global__ void contract_count_heavy(
     }
     if (threadIdx.x == 0) count = 0;
     __syncthreads();
-    for (int m = mstart[c]; m < mstart[c + 1]; ++m) {
+    auto add = [&](const long long j) {
+        const int cu = cmap[adjncy[j]];
+        if (cu != c && table_add_atomic(cu, adjwgt[j], cap, tkeys + base, tvals + base))
+            atomicAdd(&count, 1ULL);
+    };
+    // members with long rows (hubs) one after another, the whole block along each row; the
+    // others (clusters have many short rows) one warp each, its lanes along the row
+    const int mb = mstart[c], me = mstart[c + 1], lane = threadIdx.x & 31;
+    for (int m = mb; m < me; ++m) {
         const int x = members[m];
-        for (long long j = xadj[x] + threadIdx.x; j < xadj[x + 1]; j += blockDim.x) {
-            const int cu = cmap[adjncy[j]];
-            if (cu != c && table_add_atomic(cu, adjwgt[j], cap, tkeys + base, tvals + base))
-                atomicAdd(&count, 1ULL);
-        }
+        if (xadj[x + 1] - xadj[x] <= WARP_ROW) continue;
+        for (long long j = xadj[x] + threadIdx.x; j < xadj[x + 1]; j += blockDim.x) add(j);
+    }
+    for (int m = mb + (threadIdx.x >> 5); m < me; m += blockDim.x >> 5) {
+        const int x = members[m];
+        if (xadj[x + 1] - xadj[x] > WARP_ROW) continue;
+        for (long long j = xadj[x] + lane; j < xadj[x + 1]; j += 32) add(j);
     }
     __syncthreads();
     if (threadIdx.x == 0) cdeg[c] = (long long)count;
