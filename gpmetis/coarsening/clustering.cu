@@ -137,26 +137,27 @@ extern "C" __global__ void best_cluster_heavy(
     }
 }
 
-// The proposals movers[0..m), sorted by target cluster, then rating (descending), then id,
-// form one group per target starting at starts[g]. Each group accepts its proposals in order
-// while the target's weight cw plus the weights accepted so far stays within maxvwgt, and stops
-// at the first that does not fit: accepted[i] = 1 or 0.
+// The proposals movers[0..m), sorted by target cluster (dest), then rating (descending), then
+// id, form one run per target; the thread at a run's start walks it. A run accepts its
+// proposals in order while the target's weight cw plus the weights accepted so far stays within
+// maxvwgt, and stops at the first that does not fit: accepted[i] = 1 or 0.
 extern "C" __global__ void approve(
-    const int ngroups, const int m, const int* __restrict__ starts,
-    const int* __restrict__ movers, const int* __restrict__ dest, const int* __restrict__ vwgt,
-    const int* __restrict__ cw, const int maxvwgt, unsigned char* __restrict__ accepted)
+    const int m, const int* __restrict__ movers, const int* __restrict__ dest,
+    const int* __restrict__ vwgt, const int* __restrict__ cw, const int maxvwgt,
+    unsigned char* __restrict__ accepted)
 {
-    const int g = blockIdx.x * blockDim.x + threadIdx.x;
-    if (g >= ngroups) return;
-    const int stop = g + 1 < ngroups ? starts[g + 1] : m;
-    long long total = cw[dest[movers[starts[g]]]];
-    int i = starts[g];
-    for (; i < stop; ++i) {
-        total += vwgt[movers[i]];
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m) return;
+    const int target = dest[movers[i]];
+    if (i > 0 && dest[movers[i - 1]] == target) return;
+    long long total = cw[target];
+    int k = i;
+    for (; k < m && dest[movers[k]] == target; ++k) {
+        total += vwgt[movers[k]];
         if (total > maxvwgt) break;
-        accepted[i] = 1;
+        accepted[k] = 1;
     }
-    for (; i < stop; ++i) accepted[i] = 0;
+    for (; k < m && dest[movers[k]] == target; ++k) accepted[k] = 0;
 }
 
 // Move every accepted proposal: cluster[v] = dest[v], the weights follow (integer atomics),

@@ -102,18 +102,16 @@ def approve(be: Backend, dest, rating, vwgt, cw, maxvwgt: int):
     target = dest[movers].astype(xp.int64)
     order_key = (target << 32) | (0xFFFFFFFF - rating[movers].astype(xp.int64))
     movers = movers[be.argsort_stable(order_key)]
-    target = dest[movers]
-    starts = xp.flatnonzero(xp.concatenate([xp.ones(1, dtype=bool), target[1:] != target[:-1]]))
     if be.gpu:
         accepted = xp.empty(m, dtype=xp.uint8)
-        be.launch(be.kernel(CU_FILE, "approve"), len(starts),
-                  (np.int32(len(starts)), np.int32(m), starts.astype(xp.int32), movers, dest,
-                   vwgt, cw, np.int32(maxvwgt), accepted))
+        be.launch(be.kernel(CU_FILE, "approve"), m,
+                  (np.int32(m), movers, dest, vwgt, cw, np.int32(maxvwgt), accepted))
         return movers, accepted
-    return movers, _approve_numpy(movers, target, starts, vwgt, cw, maxvwgt)
+    return movers, _approve_numpy(movers, dest[movers], vwgt, cw, maxvwgt)
 
 
-def _approve_numpy(movers, target, starts, vwgt, cw, maxvwgt: int):
+def _approve_numpy(movers, target, vwgt, cw, maxvwgt: int):
+    starts = np.flatnonzero(np.r_[True, target[1:] != target[:-1]])
     w = vwgt[movers].astype(np.int64)
     total = np.cumsum(w)
     before = np.repeat(total[starts] - w[starts], np.diff(np.r_[starts, len(movers)]))
