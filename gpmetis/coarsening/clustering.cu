@@ -36,9 +36,9 @@ __device__ __forceinline__ bool may_join(const int v, const int c, const int own
 }
 
 // For each active v of degree <= max_degree: dest[v] = the adjacent cluster v may join that
-// ranks first (cluster_key, then cluster_tie), when that is not v's own cluster, else -1; rating[v] = v's edge weight
-// into dest[v]. Inactive vertices get dest = -1. Rows longer than SCAN_DEGREE use
-// tkeys/tvals[xadj[v]..xadj[v+1]) as scratch.
+// ranks first (cluster_key, then cluster_tie), when that is not v's own cluster, else -1;
+// rating[v] = v's edge weight into dest[v]. Inactive vertices get dest = -1. Rows longer than
+// SCAN_DEGREE use tkeys/tvals[xadj[v]..xadj[v+1]) as scratch.
 extern "C" __global__ void best_cluster(
     const int n, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
     const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
