@@ -108,7 +108,7 @@ def test_clustering_sub_rounds_equal_twin(name, maxvwgt):
     gc, gg = _both(_graph(name))
     cpu, gpu = gc.be, gg.be
     n = gc.nvtxs
-    state_c = [np.arange(n, dtype=np.int32), gc.vwgt.copy(), np.zeros(1, np.int32)]
+    state_c = [np.arange(n, dtype=np.int32), gc.vwgt.copy(), np.zeros(1, np.uint64)]
     state_g = [gpu.xp.asarray(a) for a in state_c]
     dest_c, rating_c = np.empty(n, np.int32), np.empty(n, np.int32)
     dest_g, rating_g = gpu.xp.empty(n, gpu.xp.int32), gpu.xp.empty(n, gpu.xp.int32)

@@ -165,7 +165,7 @@ extern "C" __global__ void approve(
 extern "C" __global__ void apply_moves(
     const int m, const int* __restrict__ movers, const unsigned char* __restrict__ accepted,
     const int* __restrict__ dest, const int* __restrict__ vwgt, int* __restrict__ cluster,
-    int* __restrict__ cw, int* __restrict__ moved)
+    int* __restrict__ cw, unsigned long long* __restrict__ moved)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     const bool move = i < m && accepted[i];
@@ -176,5 +176,5 @@ extern "C" __global__ void apply_moves(
         cluster[v] = dest[v];
     }
     const unsigned int ballot = __ballot_sync(0xffffffffU, move);
-    if ((threadIdx.x & 31) == 0 && ballot) atomicAdd(moved, __popc(ballot));
+    if ((threadIdx.x & 31) == 0 && ballot) atomicAdd(moved, (unsigned long long)__popc(ballot));
 }

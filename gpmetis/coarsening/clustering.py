@@ -120,7 +120,7 @@ def _approve_numpy(movers, target, vwgt, cw, maxvwgt: int):
 
 def apply_moves(be: Backend, movers, accepted, dest, vwgt, cluster, cw, moved) -> None:
     """Move the approved vertices to their targets (``cluster`` and ``cw`` updated in place) and
-    add their number to ``moved[0]``."""
+    add their number to ``moved[0]`` (a one-element uint64 array)."""
     if be.gpu:
         be.launch(be.kernel(CU_FILE, "apply_moves"), len(movers),
                   (np.int32(len(movers)), movers, accepted, dest, vwgt, cluster, cw, moved))
@@ -142,7 +142,7 @@ def lp_clustering(be: Backend, g: DeviceGraph, maxvwgt: int, seed: int):
     cw = g.vwgt.copy()
     dest = xp.empty(n, dtype=xp.int32)
     rating = xp.empty(n, dtype=xp.int32)
-    moved = xp.zeros(1, dtype=xp.int32)
+    moved = xp.zeros(1, dtype=xp.uint64)
     total = 0
     for round_ in range(ROUNDS):
         rseed = round_seed(seed, round_)

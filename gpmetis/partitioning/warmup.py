@@ -118,8 +118,10 @@ def run_phases_on_grid(be: Backend) -> PartitionMetrics:
     dst = np.concatenate([pairs[:, 1], pairs[:, 0]])
     order = np.lexsort((dst, src))
     xadj = np.concatenate([[0], np.cumsum(np.bincount(src, minlength=side * side))])
-    g = DeviceGraph.upload(be, Graph.from_csr(xadj, dst[order]))
-    coarsen(be, g, WARM_PARTS, 1, Options().effective_ctype(be.name), True)
+    grid = Graph.from_csr(xadj, dst[order])
+    g = DeviceGraph.upload(be, grid)
+    for ctype in ("lp", "shem"):  # clusters, and the pairs that take over from them
+        coarsen(be, DeviceGraph.upload(be, grid), WARM_PARTS, 1, ctype, True)
     # a skewed start (two thirds of the grid in one part, the last part empty) runs label
     # propagation, rebalancing and the empty-part fill
     n = g.nvtxs
