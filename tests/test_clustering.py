@@ -16,7 +16,8 @@ from gpmetis.coarsening.clustering import (
     lp_clustering,
 )
 from gpmetis.coarsening.coarsen import coarsen
-from gpmetis.coarsening.contraction import contract, members_of
+from gpmetis.coarsening.contraction import coarse_map, contract, members_of, pair_members
+from gpmetis.coarsening.matching import heavy_edge_matching
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.errors import OptionError
 from gpmetis.graph import Graph
@@ -153,3 +154,12 @@ def test_a_level_where_clusters_do_not_halve_the_graph_falls_back_to_pairs(monke
     pairs = coarsen(CPU, DeviceGraph.upload(CPU, graph), 8, seed=1, ctype="shem", two_hop=True)
     assert [lvl.nvtxs for lvl in fallback] == [lvl.nvtxs for lvl in pairs]
     assert len(pairs) > 2
+
+
+def test_pair_members_are_the_member_lists_of_a_matching():
+    g = DeviceGraph.upload(CPU, random_graph(3000, 6, seed=8, weighted=True))
+    match = heavy_edge_matching(CPU, g, maxvwgt=50, seed=2, use_weights=True, two_hop=True)
+    cmap, nc = coarse_map(CPU, match)
+    assert (match != np.arange(g.nvtxs)).any()
+    for a, b in zip(pair_members(CPU, match, cmap, nc), members_of(CPU, cmap, nc)):
+        assert np.array_equal(a, b)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from gpmetis.backend import Backend
 from gpmetis.coarsening.clustering import lp_clustering
-from gpmetis.coarsening.contraction import coarse_map, contract
+from gpmetis.coarsening.contraction import coarse_map, contract, pair_members
 from gpmetis.coarsening.matching import heavy_edge_matching
 from gpmetis.device_graph import DeviceGraph
 
@@ -56,16 +56,16 @@ def coarsen(
     levels = [Level(graph)]
     while graph.nvtxs > target and len(levels) < MAX_LEVELS:
         start = time.perf_counter()
-        cmap, nc = _coarse_map(be, graph, maxvwgt, seed + len(levels), ctype, two_hop)
+        cmap, nc, members = _coarse_map(be, graph, maxvwgt, seed + len(levels), ctype, two_hop)
         if ctype == "lp" and nc > CLUSTER_MAX_RATIO * graph.nvtxs:
             # clusters that do not even halve the graph (power-law graphs: leaves whose hubs'
             # clusters are full) gain nothing over pairs and cut worse: heavy-edge and two-hop
             # pairs coarsen the rest of the hierarchy
             ctype = "shem"
-            cmap, nc = _coarse_map(be, graph, maxvwgt, seed + len(levels), ctype, two_hop)
+            cmap, nc, members = _coarse_map(be, graph, maxvwgt, seed + len(levels), ctype, two_hop)
         if nc > (1.0 - MIN_SHRINK) * graph.nvtxs:
             break
-        coarse = contract(be, graph, cmap, nc)
+        coarse = contract(be, graph, cmap, nc, members)
         be.synchronize()
         levels[-1].cmap = cmap
         levels[-1].seconds = time.perf_counter() - start
@@ -78,11 +78,13 @@ def coarsen(
 
 def _coarse_map(be: Backend, graph: DeviceGraph, maxvwgt: int, seed: int, ctype: str,
                 two_hop: bool):
-    """(cmap, nc): the next level's vertex of each of ``graph``'s vertices, by ``ctype``."""
+    """(cmap, nc, members): the next level's vertex of each of ``graph``'s vertices, by
+    ``ctype``, and for pairs their member lists (None: contract finds them)."""
     if ctype == "lp":
-        return lp_clustering(be, graph, maxvwgt, seed)
+        return (*lp_clustering(be, graph, maxvwgt, seed), None)
     match = heavy_edge_matching(be, graph, maxvwgt, seed, ctype == "shem", two_hop)
-    return coarse_map(be, match)
+    cmap, nc = coarse_map(be, match)
+    return cmap, nc, pair_members(be, match, cmap, nc) if be.gpu else None
 
 
 def _offload_to_budget(levels: list[Level], budget: float) -> None:

@@ -38,21 +38,34 @@ def members_of(be: Backend, cmap, nc: int):
     return members, mstart
 
 
-def contract(be: Backend, g: DeviceGraph, cmap, nc: int) -> DeviceGraph:
+def pair_members(be: Backend, match, cmap, nc: int):
+    """``members_of`` for the coarse map of a complete matching, without a sort: each pair's
+    smaller vertex, then its partner."""
+    xp = be.xp
+    v = xp.arange(len(match), dtype=xp.int32)
+    mstart = xp.zeros(nc + 1, dtype=xp.int32)
+    mstart[1:] = xp.cumsum(xp.bincount(cmap, minlength=nc))
+    members = xp.empty(len(match), dtype=xp.int32)
+    members[mstart[cmap] + (v > match)] = v
+    return members, mstart
+
+
+def contract(be: Backend, g: DeviceGraph, cmap, nc: int, members=None) -> DeviceGraph:
     """The coarse graph of the clusters ``cmap`` (0..nc-1, each non-empty): member weights
-    summed, parallel edges merged, self loops dropped. Both backends give each row the same
-    neighbours and weights; the NumPy twin sorts them, the GPU leaves them in hash-table order
-    (nothing downstream depends on the order)."""
+    summed, parallel edges merged, self loops dropped. ``members``: ``members_of(cmap)`` when
+    the caller has it. Both backends give each row the same neighbours and weights; the NumPy
+    twin sorts them, the GPU leaves them in hash-table order (nothing downstream depends on the
+    order)."""
     if be.gpu:
-        return _contract_cuda(be, g, cmap, nc)
+        return _contract_cuda(be, g, cmap, nc, members or members_of(be, cmap, nc))
     cvwgt = np.bincount(cmap, weights=g.vwgt, minlength=nc)
     cxadj, cadjncy, cadjwgt = _contract_numpy(g, cmap, nc)
     return DeviceGraph(be, cxadj, cadjncy, cadjwgt, np.rint(cvwgt).astype(np.int32))
 
 
-def _contract_cuda(be: Backend, g: DeviceGraph, cmap, nc: int) -> DeviceGraph:
+def _contract_cuda(be: Backend, g: DeviceGraph, cmap, nc: int, members) -> DeviceGraph:
     xp = be.xp
-    members, mstart = members_of(be, cmap, nc)
+    members, mstart = members
     cap = xp.empty(nc, dtype=xp.int64)
     cvwgt = xp.empty(nc, dtype=xp.int32)
     be.launch(be.kernel(CU_FILE, "coarse_vertices"), nc,
