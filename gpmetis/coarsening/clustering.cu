@@ -1,10 +1,11 @@
 // Size-constrained label-propagation clustering. Twin: gpmetis/coarsening/clustering.py
-// (_best_cluster_numpy, _approve_numpy, apply in lp_clustering). Every decision depends on
-// weights, ids and the seed only.
+// (_best_cluster_numpy, _approve_numpy, apply_moves). Every decision depends on weights, ids
+// and the seed only.
 //
 // In a sub-round the active vertices (a seeded hash of the id, mod nsub, equals sub) each pick
 // the adjacent cluster they are most strongly tied to; the proposals are approved per target
-// cluster in a fixed order while the cluster stays within maxvwgt, then applied. best_cluster
+// cluster in a fixed order while the cluster stays within maxvwgt (a target that holds all its
+// proposals takes them without being ordered), then applied. best_cluster
 // takes the vertices of degree <= max_degree (one thread each), best_cluster_heavy the listed
 // high-degree ones (one block each); both give the same answer for any vertex.
 #include "../edge_hash.cuh"
@@ -137,10 +138,38 @@ extern "C" __global__ void best_cluster_heavy(
     }
 }
 
-// The proposals movers[0..m), sorted by target cluster (dest), then rating (descending), then
-// id, form one run per target; the thread at a run's start walks it. A run accepts its
-// proposals in order while the target's weight cw plus the weights accepted so far stays within
-// maxvwgt, and stops at the first that does not fit: accepted[i] = 1 or 0.
+#define OVER 2  // accepted[v]: v proposes to a target that cannot hold all its proposals
+
+// inflow[c] (zero on entry) = the total weight of the vertices proposing to join cluster c.
+extern "C" __global__ void approve_inflow(
+    const int n, const int* __restrict__ dest, const int* __restrict__ vwgt,
+    long long* __restrict__ inflow)
+{
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= n || dest[v] < 0) return;
+    atomicAdd(reinterpret_cast<unsigned long long*>(inflow + dest[v]),
+              (unsigned long long)(long long)vwgt[v]);
+}
+
+// accepted[v] = 1 where v's target holds all its proposals (cw + inflow <= maxvwgt), OVER where
+// it does not (approve then decides), 0 where v proposes nothing; over[0] counts the OVERs.
+extern "C" __global__ void approve_fits(
+    const int n, const int* __restrict__ dest, const int* __restrict__ cw,
+    const long long* __restrict__ inflow, const int maxvwgt,
+    unsigned char* __restrict__ accepted, int* __restrict__ over)
+{
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    const int c = v < n ? dest[v] : -1;
+    const bool is_over = c >= 0 && cw[c] + inflow[c] > maxvwgt;
+    if (v < n) accepted[v] = c < 0 ? 0 : (is_over ? OVER : 1);
+    const unsigned int ballot = __ballot_sync(0xffffffffU, is_over);
+    if ((threadIdx.x & 31) == 0 && ballot) atomicAdd(over, __popc(ballot));
+}
+
+// The proposals movers[0..m) to over-subscribed targets, sorted by target cluster (dest), then
+// rating (descending), then id, form one run per target; the thread at a run's start walks it.
+// A run accepts its proposals in order while the target's weight cw plus the weights accepted
+// so far stays within maxvwgt, and stops at the first that does not fit: accepted[v] = 1 or 0.
 extern "C" __global__ void approve(
     const int m, const int* __restrict__ movers, const int* __restrict__ dest,
     const int* __restrict__ vwgt, const int* __restrict__ cw, const int maxvwgt,
@@ -155,22 +184,21 @@ extern "C" __global__ void approve(
     for (; k < m && dest[movers[k]] == target; ++k) {
         total += vwgt[movers[k]];
         if (total > maxvwgt) break;
-        accepted[k] = 1;
+        accepted[movers[k]] = 1;
     }
-    for (; k < m && dest[movers[k]] == target; ++k) accepted[k] = 0;
+    for (; k < m && dest[movers[k]] == target; ++k) accepted[movers[k]] = 0;
 }
 
-// Move every accepted proposal: cluster[v] = dest[v], the weights follow (integer atomics),
-// moved[0] counts the moves.
+// Move every v with accepted[v] == 1: cluster[v] = dest[v], the weights follow (integer
+// atomics), moved[0] counts the moves.
 extern "C" __global__ void apply_moves(
-    const int m, const int* __restrict__ movers, const unsigned char* __restrict__ accepted,
-    const int* __restrict__ dest, const int* __restrict__ vwgt, int* __restrict__ cluster,
-    int* __restrict__ cw, unsigned long long* __restrict__ moved)
+    const int n, const unsigned char* __restrict__ accepted, const int* __restrict__ dest,
+    const int* __restrict__ vwgt, int* __restrict__ cluster, int* __restrict__ cw,
+    unsigned long long* __restrict__ moved)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    const bool move = i < m && accepted[i];
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    const bool move = v < n && accepted[v] == 1;
     if (move) {
-        const int v = movers[i];
         atomicSub(cw + cluster[v], vwgt[v]);
         atomicAdd(cw + dest[v], vwgt[v]);
         cluster[v] = dest[v];

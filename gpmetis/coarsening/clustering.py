@@ -24,6 +24,7 @@ ROUNDS = 3
 SUBROUNDS = 4
 MIN_ROUND_MOVES = 0.01
 ROUND_SEED_STEP = 7919
+OVER = 2  # as in clustering.cu: a proposal to a target that cannot hold all its proposals
 
 
 def round_seed(seed: int, round_: int) -> int:
@@ -91,41 +92,58 @@ def _best_cluster_numpy(g: DeviceGraph, cluster, cw, maxvwgt: int, seed: int, rs
 
 
 def approve(be: Backend, dest, rating, vwgt, cw, maxvwgt: int):
-    """(movers, accepted): the proposing vertices (int32) in approval order (target, rating
-    descending, id) and whether each is approved (uint8): per target, in that order, while the
-    target's weight plus the approved ones' stays within ``maxvwgt``."""
+    """accepted (uint8 per vertex): 1 where v's proposal to join dest[v] is approved, else 0.
+    Per target, proposals are approved in order (rating descending, then id) while the target's
+    weight plus the approved ones' stays within ``maxvwgt``: a target that holds all its
+    proposals accepts them all."""
+    if not be.gpu:
+        return _approve_numpy(be, dest, rating, vwgt, cw, maxvwgt)
     xp = be.xp
-    movers = xp.flatnonzero(dest >= 0).astype(xp.int32)
-    m = len(movers)
-    if m == 0:
-        return movers, xp.zeros(0, dtype=xp.uint8)
-    target = dest[movers].astype(xp.int64)
-    order_key = (target << 32) | (0xFFFFFFFF - rating[movers].astype(xp.int64))
-    movers = movers[be.argsort_stable(order_key)]
-    if be.gpu:
-        accepted = xp.empty(m, dtype=xp.uint8)
-        be.launch(be.kernel(CU_FILE, "approve"), m,
-                  (np.int32(m), movers, dest, vwgt, cw, np.int32(maxvwgt), accepted))
-        return movers, accepted
-    return movers, _approve_numpy(movers, dest[movers], vwgt, cw, maxvwgt)
+    n = len(dest)
+    inflow = xp.zeros(n, dtype=xp.int64)
+    accepted = xp.empty(n, dtype=xp.uint8)
+    over = xp.zeros(1, dtype=xp.int32)
+    be.launch(be.kernel(CU_FILE, "approve_inflow"), n, (np.int32(n), dest, vwgt, inflow))
+    be.launch(be.kernel(CU_FILE, "approve_fits"), n,
+              (np.int32(n), dest, cw, inflow, np.int32(maxvwgt), accepted, over))
+    if int(over[0]):  # only the proposals to over-subscribed targets need their order
+        movers = _approval_order(be, xp.flatnonzero(accepted == OVER).astype(xp.int32), dest,
+                                 rating)
+        be.launch(be.kernel(CU_FILE, "approve"), len(movers),
+                  (np.int32(len(movers)), movers, dest, vwgt, cw, np.int32(maxvwgt), accepted))
+    return accepted
 
 
-def _approve_numpy(movers, target, vwgt, cw, maxvwgt: int):
+def _approval_order(be: Backend, movers, dest, rating):
+    """``movers`` (increasing ids) sorted by target, then rating descending, then id."""
+    order_key = (dest[movers].astype(be.xp.int64) << 32) | (
+        0xFFFFFFFF - rating[movers].astype(be.xp.int64))
+    return movers[be.argsort_stable(order_key)]
+
+
+def _approve_numpy(be: Backend, dest, rating, vwgt, cw, maxvwgt: int):
+    accepted = np.zeros(len(dest), dtype=np.uint8)
+    movers = _approval_order(be, np.flatnonzero(dest >= 0).astype(np.int32), dest, rating)
+    if not len(movers):
+        return accepted
+    target = dest[movers]
     starts = np.flatnonzero(np.r_[True, target[1:] != target[:-1]])
     w = vwgt[movers].astype(np.int64)
     total = np.cumsum(w)
     before = np.repeat(total[starts] - w[starts], np.diff(np.r_[starts, len(movers)]))
-    return (cw[target].astype(np.int64) + total - before <= maxvwgt).astype(np.uint8)
+    accepted[movers] = cw[target].astype(np.int64) + total - before <= maxvwgt
+    return accepted
 
 
-def apply_moves(be: Backend, movers, accepted, dest, vwgt, cluster, cw, moved) -> None:
+def apply_moves(be: Backend, accepted, dest, vwgt, cluster, cw, moved) -> None:
     """Move the approved vertices to their targets (``cluster`` and ``cw`` updated in place) and
     add their number to ``moved[0]`` (a one-element uint64 array)."""
     if be.gpu:
-        be.launch(be.kernel(CU_FILE, "apply_moves"), len(movers),
-                  (np.int32(len(movers)), movers, accepted, dest, vwgt, cluster, cw, moved))
+        n = len(accepted)
+        be.launch(be.kernel(CU_FILE, "apply_moves"), n,
+                  (np.int32(n), accepted, dest, vwgt, cluster, cw, moved))
         return
-    v = movers[accepted.astype(bool)]
+    v = np.flatnonzero(accepted == 1)
     np.subtract.at(cw, cluster[v], vwgt[v])
     np.add.at(cw, dest[v], vwgt[v])
     cluster[v] = dest[v]
@@ -148,8 +166,8 @@ def lp_clustering(be: Backend, g: DeviceGraph, maxvwgt: int, seed: int):
         rseed = round_seed(seed, round_)
         for sub in range(SUBROUNDS):
             best_cluster(be, g, cluster, cw, maxvwgt, seed, rseed, sub, dest, rating)
-            movers, accepted = approve(be, dest, rating, g.vwgt, cw, maxvwgt)
-            apply_moves(be, movers, accepted, dest, g.vwgt, cluster, cw, moved)
+            accepted = approve(be, dest, rating, g.vwgt, cw, maxvwgt)
+            apply_moves(be, accepted, dest, g.vwgt, cluster, cw, moved)
         now = int(moved[0])
         if now - total < MIN_ROUND_MOVES * n:
             break
