@@ -167,26 +167,31 @@ extern "C" __global__ void approve_fits(
 }
 
 // The proposals movers[0..m) to over-subscribed targets, sorted by target cluster (dest), then
-// rating (descending), then id, form one run per target; the thread at a run's start walks it.
-// A run accepts its proposals in order while the target's weight cw plus the weights accepted
-// so far stays within maxvwgt, and stops at the first that does not fit: accepted[v] = 1 or 0.
-extern "C" __global__ void approve(
+// rating (descending), then id, form one run per target; prefix = the inclusive prefix sum of
+// their weights. base[target] = the prefix sum before the target's run.
+extern "C" __global__ void approve_bases(
     const int m, const int* __restrict__ movers, const int* __restrict__ dest,
-    const int* __restrict__ vwgt, const int* __restrict__ cw, const int maxvwgt,
-    unsigned char* __restrict__ accepted)
+    const int* __restrict__ vwgt, const long long* __restrict__ prefix,
+    long long* __restrict__ base)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= m) return;
     const int target = dest[movers[i]];
-    if (i > 0 && dest[movers[i - 1]] == target) return;
-    long long total = cw[target];
-    int k = i;
-    for (; k < m && dest[movers[k]] == target; ++k) {
-        total += vwgt[movers[k]];
-        if (total > maxvwgt) break;
-        accepted[movers[k]] = 1;
-    }
-    for (; k < m && dest[movers[k]] == target; ++k) accepted[movers[k]] = 0;
+    if (i == 0 || dest[movers[i - 1]] != target) base[target] = prefix[i] - vwgt[movers[i]];
+}
+
+// A run accepts its proposals in order while the target's weight cw plus the weights accepted
+// so far stays within maxvwgt (weights are not negative, so it stops at the first that does
+// not fit): accepted[v] = 1 or 0.
+extern "C" __global__ void approve(
+    const int m, const int* __restrict__ movers, const int* __restrict__ dest,
+    const int* __restrict__ cw, const long long* __restrict__ prefix,
+    const long long* __restrict__ base, const int maxvwgt, unsigned char* __restrict__ accepted)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m) return;
+    const int target = dest[movers[i]];
+    accepted[movers[i]] = cw[target] + prefix[i] - base[target] <= maxvwgt;
 }
 
 // Move every v with accepted[v] == 1: cluster[v] = dest[v], the weights follow (integer

@@ -109,8 +109,12 @@ def approve(be: Backend, dest, rating, vwgt, cw, maxvwgt: int):
     if int(over[0]):  # only the proposals to over-subscribed targets need their order
         movers = _approval_order(be, xp.flatnonzero(accepted == OVER).astype(xp.int32), dest,
                                  rating)
-        be.launch(be.kernel(CU_FILE, "approve"), len(movers),
-                  (np.int32(len(movers)), movers, dest, vwgt, cw, np.int32(maxvwgt), accepted))
+        m = np.int32(len(movers))
+        prefix = xp.cumsum(vwgt[movers], dtype=xp.int64)
+        base = inflow  # no longer needed: each over-subscribed target's run base instead
+        be.launch(be.kernel(CU_FILE, "approve_bases"), m, (m, movers, dest, vwgt, prefix, base))
+        be.launch(be.kernel(CU_FILE, "approve"), m,
+                  (m, movers, dest, cw, prefix, base, np.int32(maxvwgt), accepted))
     return accepted
 
 
