@@ -128,6 +128,30 @@ def test_clustering_sub_rounds_equal_twin(name, maxvwgt):
     assert state_c[2][0] > 0  # some vertices moved
 
 
+@pytest.mark.parametrize("hub_proposals", [40, 5000])
+def test_approval_of_over_subscribed_targets_equals_twin(hub_proposals):
+    # one target with many proposals (several per warp lane), many small targets, zero and
+    # equal weights and ratings, targets already over the limit
+    rng = np.random.default_rng(hub_proposals)
+    n = 20_000
+    dest = rng.integers(0, n, n).astype(np.int32)
+    dest[rng.random(n) < 0.3] = -1
+    dest[rng.choice(n, hub_proposals, replace=False)] = 7
+    dest[dest == np.arange(n)] = -1
+    rating = rng.integers(1, 4, n).astype(np.int32)
+    vwgt = rng.integers(0, 4, n).astype(np.int32)
+    cw = (vwgt + rng.integers(0, 30, n)).astype(np.int32)
+    cw[7] = 1
+    gpu = get_backend("gpu")
+    partly = 0
+    for maxvwgt in (1, 12, 40, 400):
+        expected = approve(get_backend("cpu"), dest, rating, vwgt, cw, maxvwgt)
+        got = approve(gpu, *(gpu.xp.asarray(a) for a in (dest, rating, vwgt, cw)), maxvwgt)
+        _eq(expected, got)
+        partly += 0 < expected[dest == 7].sum() < hub_proposals
+    assert partly >= 2  # the hub took some of its proposals, not all
+
+
 @pytest.mark.parametrize("name", CASES)
 def test_clustering_and_its_contraction_equal_twin(name):
     gc, gg = _both(_graph(name))

@@ -4,8 +4,9 @@
 //
 // In a sub-round the active vertices (a seeded hash of the id, mod nsub, equals sub) each pick
 // the adjacent cluster they are most strongly tied to; the proposals are approved per target
-// cluster in a fixed order while the cluster stays within maxvwgt (a target that holds all its
-// proposals takes them without being ordered), then applied. best_cluster
+// cluster in priority order (rating, then id) while the cluster stays within maxvwgt (a target
+// that holds all its proposals takes them all), then applied, without a host round trip.
+// best_cluster
 // takes the vertices of degree <= max_degree (one thread each), best_cluster_heavy the listed
 // high-degree ones (one block each); both give the same answer for any vertex.
 #include "../edge_hash.cuh"
@@ -140,58 +141,94 @@ extern "C" __global__ void best_cluster_heavy(
 
 #define OVER 2  // accepted[v]: v proposes to a target that cannot hold all its proposals
 
-// inflow[c] (zero on entry) = the total weight of the vertices proposing to join cluster c.
+// inflow[c] and count[c] (zero on entry) = the total weight and the number of the vertices
+// proposing to join cluster c.
 extern "C" __global__ void approve_inflow(
     const int n, const int* __restrict__ dest, const int* __restrict__ vwgt,
-    long long* __restrict__ inflow)
+    long long* __restrict__ inflow, int* __restrict__ count)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
     if (v >= n || dest[v] < 0) return;
     atomicAdd(reinterpret_cast<unsigned long long*>(inflow + dest[v]),
               (unsigned long long)(long long)vwgt[v]);
+    atomicAdd(count + dest[v], 1);
 }
 
-// accepted[v] = 1 where v's target holds all its proposals (cw + inflow <= maxvwgt), OVER where
-// it does not (approve then decides), 0 where v proposes nothing; over[0] counts the OVERs.
+__device__ __forceinline__ bool over_subscribed(const int c, const int* __restrict__ cw,
+                                                const long long* __restrict__ inflow,
+                                                const int maxvwgt) {
+    return cw[c] + inflow[c] > maxvwgt;
+}
+
+// As a proposer, accepted[v] = 1 where v's target holds all its proposals (cw + inflow <=
+// maxvwgt), OVER where it does not (approve_over decides), 0 where v proposes nothing. As a
+// target that cannot hold its proposals, v is listed in targets (list[0] counts them, in any
+// order) and given start[v], where its count[v] proposals will be listed in bucket (list[1]
+// counts the entries reserved).
 extern "C" __global__ void approve_fits(
     const int n, const int* __restrict__ dest, const int* __restrict__ cw,
-    const long long* __restrict__ inflow, const int maxvwgt,
-    unsigned char* __restrict__ accepted, int* __restrict__ over)
+    const long long* __restrict__ inflow, const int* __restrict__ count, const int maxvwgt,
+    unsigned char* __restrict__ accepted, int* __restrict__ list, int* __restrict__ targets,
+    int* __restrict__ start)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    const int c = v < n ? dest[v] : -1;
-    const bool is_over = c >= 0 && cw[c] + inflow[c] > maxvwgt;
-    if (v < n) accepted[v] = c < 0 ? 0 : (is_over ? OVER : 1);
-    const unsigned int ballot = __ballot_sync(0xffffffffU, is_over);
-    if ((threadIdx.x & 31) == 0 && ballot) atomicAdd(over, __popc(ballot));
+    if (v >= n) return;
+    const int c = dest[v];
+    accepted[v] = c < 0 ? 0 : (over_subscribed(c, cw, inflow, maxvwgt) ? OVER : 1);
+    if (count[v] > 0 && over_subscribed(v, cw, inflow, maxvwgt)) {
+        targets[atomicAdd(list, 1)] = v;
+        start[v] = atomicAdd(list + 1, count[v]);
+    }
 }
 
-// The proposals movers[0..m) to over-subscribed targets, sorted by target cluster (dest), then
-// rating (descending), then id, form one run per target; prefix = the inclusive prefix sum of
-// their weights. base[target] = the prefix sum before the target's run.
-extern "C" __global__ void approve_bases(
-    const int m, const int* __restrict__ movers, const int* __restrict__ dest,
-    const int* __restrict__ vwgt, const long long* __restrict__ prefix,
-    long long* __restrict__ base)
+// Every OVER proposal is listed in its target's bucket (in any order; fill is zero on entry).
+extern "C" __global__ void approve_bucket(
+    const int n, const int* __restrict__ dest, const unsigned char* __restrict__ accepted,
+    const int* __restrict__ start, int* __restrict__ fill, int* __restrict__ bucket)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= m) return;
-    const int target = dest[movers[i]];
-    if (i == 0 || dest[movers[i - 1]] != target) base[target] = prefix[i] - vwgt[movers[i]];
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= n || accepted[v] != OVER) return;
+    bucket[start[dest[v]] + atomicAdd(fill + dest[v], 1)] = v;
 }
 
-// A run accepts its proposals in order while the target's weight cw plus the weights accepted
-// so far stays within maxvwgt (weights are not negative, so it stops at the first that does
-// not fit): accepted[v] = 1 or 0.
-extern "C" __global__ void approve(
-    const int m, const int* __restrict__ movers, const int* __restrict__ dest,
-    const int* __restrict__ cw, const long long* __restrict__ prefix,
-    const long long* __restrict__ base, const int maxvwgt, unsigned char* __restrict__ accepted)
+// A proposal's priority at its target: the higher rating, then the smaller id (distinct keys).
+__device__ __forceinline__ unsigned long long priority(const int v, const int* __restrict__ rating) {
+    return ((unsigned long long)(unsigned int)rating[v] << 32) | (0xFFFFFFFFU - (unsigned int)v);
+}
+
+// One warp per listed target (grid-stride over list[0] of them): a proposal is accepted when
+// the target's weight plus the weights of it and every proposal of higher priority stays within
+// maxvwgt. Weights are positive, so these are the proposals whose priority is at least the
+// smallest threshold T at which the weight at or above T fits: T is found by binary search
+// over the 64-bit priorities, each step a warp sum over the target's bucket. The result does
+// not depend on the bucket's order.
+extern "C" __global__ void approve_over(
+    const int* __restrict__ list, const int* __restrict__ targets,
+    const int* __restrict__ start, const int* __restrict__ count,
+    const int* __restrict__ bucket, const int* __restrict__ rating,
+    const int* __restrict__ vwgt, const int* __restrict__ cw, const int maxvwgt,
+    unsigned char* __restrict__ accepted)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= m) return;
-    const int target = dest[movers[i]];
-    accepted[movers[i]] = cw[target] + prefix[i] - base[target] <= maxvwgt;
+    const int lane = threadIdx.x & 31;
+    const int nwarps = (gridDim.x * blockDim.x) >> 5;
+    for (int i = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; i < list[0]; i += nwarps) {
+        const int t = targets[i];
+        const int* members = bucket + start[t];
+        const int b = count[t];
+        const long long room = (long long)maxvwgt - cw[t];
+        unsigned long long lo = 0, hi = 1ULL << 63;  // the weight at or above hi is 0
+        while (lo < hi) {
+            const unsigned long long mid = lo + (hi - lo) / 2;
+            long long above = 0;
+            for (int j = lane; j < b; j += 32)
+                if (priority(members[j], rating) >= mid) above += vwgt[members[j]];
+            for (int offset = 16; offset > 0; offset >>= 1)
+                above += __shfl_xor_sync(0xffffffffU, above, offset);
+            if (above <= room) hi = mid; else lo = mid + 1;
+        }
+        for (int j = lane; j < b; j += 32)
+            accepted[members[j]] = priority(members[j], rating) >= lo;
+    }
 }
 
 // Move every v with accepted[v] == 1: cluster[v] = dest[v], the weights follow (integer

@@ -24,7 +24,7 @@ ROUNDS = 3
 SUBROUNDS = 4
 MIN_ROUND_MOVES = 0.01
 ROUND_SEED_STEP = 7919
-OVER = 2  # as in clustering.cu: a proposal to a target that cannot hold all its proposals
+OVER_THREADS = 1 << 16  # approve_over's grid: a warp per over-subscribed target, grid-stride
 
 
 def round_seed(seed: int, round_: int) -> int:
@@ -97,37 +97,36 @@ def approve(be: Backend, dest, rating, vwgt, cw, maxvwgt: int):
     weight plus the approved ones' stays within ``maxvwgt``: a target that holds all its
     proposals accepts them all."""
     if not be.gpu:
-        return _approve_numpy(be, dest, rating, vwgt, cw, maxvwgt)
+        return _approve_numpy(dest, rating, vwgt, cw, maxvwgt)
     xp = be.xp
     n = len(dest)
     inflow = xp.zeros(n, dtype=xp.int64)
+    count = xp.zeros(n, dtype=xp.int32)
+    fill = xp.zeros(n, dtype=xp.int32)
+    list_ = xp.zeros(2, dtype=xp.int32)  # [listed targets, bucket entries reserved]
     accepted = xp.empty(n, dtype=xp.uint8)
-    over = xp.zeros(1, dtype=xp.int32)
-    be.launch(be.kernel(CU_FILE, "approve_inflow"), n, (np.int32(n), dest, vwgt, inflow))
+    targets = xp.empty(n, dtype=xp.int32)
+    start = xp.empty(n, dtype=xp.int32)
+    bucket = xp.empty(n, dtype=xp.int32)
+    be.launch(be.kernel(CU_FILE, "approve_inflow"), n, (np.int32(n), dest, vwgt, inflow, count))
     be.launch(be.kernel(CU_FILE, "approve_fits"), n,
-              (np.int32(n), dest, cw, inflow, np.int32(maxvwgt), accepted, over))
-    if int(over[0]):  # only the proposals to over-subscribed targets need their order
-        movers = _approval_order(be, xp.flatnonzero(accepted == OVER).astype(xp.int32), dest,
-                                 rating)
-        m = np.int32(len(movers))
-        prefix = xp.cumsum(vwgt[movers], dtype=xp.int64)
-        base = inflow  # no longer needed: each over-subscribed target's run base instead
-        be.launch(be.kernel(CU_FILE, "approve_bases"), m, (m, movers, dest, vwgt, prefix, base))
-        be.launch(be.kernel(CU_FILE, "approve"), m,
-                  (m, movers, dest, cw, prefix, base, np.int32(maxvwgt), accepted))
+              (np.int32(n), dest, cw, inflow, count, np.int32(maxvwgt), accepted, list_,
+               targets, start))
+    be.launch(be.kernel(CU_FILE, "approve_bucket"), n,
+              (np.int32(n), dest, accepted, start, fill, bucket))
+    be.launch(be.kernel(CU_FILE, "approve_over"), min(n, OVER_THREADS),
+              (list_, targets, start, count, bucket, rating, vwgt, cw, np.int32(maxvwgt),
+               accepted))
     return accepted
 
 
-def _approval_order(be: Backend, movers, dest, rating):
-    """``movers`` (increasing ids) sorted by target, then rating descending, then id."""
-    order_key = (dest[movers].astype(be.xp.int64) << 32) | (
-        0xFFFFFFFF - rating[movers].astype(be.xp.int64))
-    return movers[be.argsort_stable(order_key)]
-
-
-def _approve_numpy(be: Backend, dest, rating, vwgt, cw, maxvwgt: int):
+def _approve_numpy(dest, rating, vwgt, cw, maxvwgt: int):
     accepted = np.zeros(len(dest), dtype=np.uint8)
-    movers = _approval_order(be, np.flatnonzero(dest >= 0).astype(np.int32), dest, rating)
+    movers = np.flatnonzero(dest >= 0).astype(np.int32)  # increasing ids
+    # by target, then rating descending, then id
+    order_key = (dest[movers].astype(np.int64) << 32) | (
+        0xFFFFFFFF - rating[movers].astype(np.int64))
+    movers = movers[np.argsort(order_key, kind="stable")]
     if not len(movers):
         return accepted
     target = dest[movers]
