@@ -162,26 +162,23 @@ __device__ __forceinline__ bool over_subscribed(const int c, const int* __restri
 
 // As a proposer, accepted[v] = 1 where v's target holds all its proposals (cw + inflow <=
 // maxvwgt), OVER where it does not (approve_over decides), 0 where v proposes nothing. As a
-// target that cannot hold its proposals, v is listed in targets (list[0] counts them, in any
-// order) and given start[v], where its count[v] proposals will be listed in bucket (list[1]
-// counts the entries reserved).
+// target that cannot hold its proposals, v reserves count[v] entries of the bucket list
+// (reserved[0] counts them) and count[v] becomes the first of them.
 extern "C" __global__ void approve_fits(
     const int n, const int* __restrict__ dest, const int* __restrict__ cw,
-    const long long* __restrict__ inflow, const int* __restrict__ count, const int maxvwgt,
-    unsigned char* __restrict__ accepted, int* __restrict__ list, int* __restrict__ targets,
-    int* __restrict__ start)
+    const long long* __restrict__ inflow, int* __restrict__ count, const int maxvwgt,
+    unsigned char* __restrict__ accepted, int* __restrict__ reserved)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
     if (v >= n) return;
     const int c = dest[v];
     accepted[v] = c < 0 ? 0 : (over_subscribed(c, cw, inflow, maxvwgt) ? OVER : 1);
-    if (count[v] > 0 && over_subscribed(v, cw, inflow, maxvwgt)) {
-        targets[atomicAdd(list, 1)] = v;
-        start[v] = atomicAdd(list + 1, count[v]);
-    }
+    if (count[v] > 0 && over_subscribed(v, cw, inflow, maxvwgt))
+        count[v] = atomicAdd(reserved, count[v]);
 }
 
-// Every OVER proposal is listed in its target's bucket (in any order; fill is zero on entry).
+// Every OVER proposal is listed in its target's bucket, from start[target] on, in any order;
+// fill[target] (zero on entry) ends as the number of them.
 extern "C" __global__ void approve_bucket(
     const int n, const int* __restrict__ dest, const unsigned char* __restrict__ accepted,
     const int* __restrict__ start, int* __restrict__ fill, int* __restrict__ bucket)
@@ -196,38 +193,43 @@ __device__ __forceinline__ unsigned long long priority(const int v, const int* _
     return ((unsigned long long)(unsigned int)rating[v] << 32) | (0xFFFFFFFFU - (unsigned int)v);
 }
 
-// One warp per listed target (grid-stride over list[0] of them): a proposal is accepted when
-// the target's weight plus the weights of it and every proposal of higher priority stays within
-// maxvwgt. Weights are positive, so these are the proposals whose priority is at least the
-// smallest threshold T at which the weight at or above T fits: T is found by binary search
-// over the 64-bit priorities, each step a warp sum over the target's bucket. The result does
-// not depend on the bucket's order.
+// Each warp looks at 32 targets at a time (grid-stride) and takes those with a bucket one by
+// one: a proposal is accepted when the target's weight plus the weights of it and of every
+// proposal of higher priority stays within maxvwgt. Weights are not negative, so these are the
+// proposals whose priority is at least the smallest threshold T at which the weight at or
+// above T fits: T is found by binary search over the 64-bit priorities, each step a warp sum
+// over the bucket. The result does not depend on the bucket's order.
 extern "C" __global__ void approve_over(
-    const int* __restrict__ list, const int* __restrict__ targets,
-    const int* __restrict__ start, const int* __restrict__ count,
+    const int n, const int* __restrict__ start, const int* __restrict__ fill,
     const int* __restrict__ bucket, const int* __restrict__ rating,
     const int* __restrict__ vwgt, const int* __restrict__ cw, const int maxvwgt,
     unsigned char* __restrict__ accepted)
 {
     const int lane = threadIdx.x & 31;
-    const int nwarps = (gridDim.x * blockDim.x) >> 5;
-    for (int i = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; i < list[0]; i += nwarps) {
-        const int t = targets[i];
-        const int* members = bucket + start[t];
-        const int b = count[t];
-        const long long room = (long long)maxvwgt - cw[t];
-        unsigned long long lo = 0, hi = 1ULL << 63;  // the weight at or above hi is 0
-        while (lo < hi) {
-            const unsigned long long mid = lo + (hi - lo) / 2;
-            long long above = 0;
+    const int stride = gridDim.x * blockDim.x;  // 32 targets per warp and step
+    for (int base = (blockIdx.x * blockDim.x + threadIdx.x) & ~31; base < n; base += stride) {
+        const int mine = base + lane < n ? fill[base + lane] : 0;
+        unsigned int pending = __ballot_sync(0xffffffffU, mine > 0);
+        while (pending) {
+            const int leader = __ffs(pending) - 1;
+            pending &= pending - 1;
+            const int t = base + leader;
+            const int b = __shfl_sync(0xffffffffU, mine, leader);
+            const int* members = bucket + start[t];
+            const long long room = (long long)maxvwgt - cw[t];
+            unsigned long long lo = 0, hi = 1ULL << 63;  // the weight at or above hi is 0
+            while (lo < hi) {
+                const unsigned long long mid = lo + (hi - lo) / 2;
+                long long above = 0;
+                for (int j = lane; j < b; j += 32)
+                    if (priority(members[j], rating) >= mid) above += vwgt[members[j]];
+                for (int offset = 16; offset > 0; offset >>= 1)
+                    above += __shfl_xor_sync(0xffffffffU, above, offset);
+                if (above <= room) hi = mid; else lo = mid + 1;
+            }
             for (int j = lane; j < b; j += 32)
-                if (priority(members[j], rating) >= mid) above += vwgt[members[j]];
-            for (int offset = 16; offset > 0; offset >>= 1)
-                above += __shfl_xor_sync(0xffffffffU, above, offset);
-            if (above <= room) hi = mid; else lo = mid + 1;
+                accepted[members[j]] = priority(members[j], rating) >= lo;
         }
-        for (int j = lane; j < b; j += 32)
-            accepted[members[j]] = priority(members[j], rating) >= lo;
     }
 }
 

@@ -24,7 +24,7 @@ ROUNDS = 3
 SUBROUNDS = 4
 MIN_ROUND_MOVES = 0.01
 ROUND_SEED_STEP = 7919
-OVER_THREADS = 1 << 16  # approve_over's grid: a warp per over-subscribed target, grid-stride
+OVER_THREADS = 1 << 16  # approve_over's grid: a warp per 32 targets, grid-stride
 
 
 def round_seed(seed: int, round_: int) -> int:
@@ -101,22 +101,19 @@ def approve(be: Backend, dest, rating, vwgt, cw, maxvwgt: int):
     xp = be.xp
     n = len(dest)
     inflow = xp.zeros(n, dtype=xp.int64)
-    count = xp.zeros(n, dtype=xp.int32)
-    fill = xp.zeros(n, dtype=xp.int32)
-    list_ = xp.zeros(2, dtype=xp.int32)  # [listed targets, bucket entries reserved]
+    count = xp.zeros(n, dtype=xp.int32)  # then each over-subscribed target's bucket start
+    reserved = xp.zeros(1, dtype=xp.int32)
     accepted = xp.empty(n, dtype=xp.uint8)
-    targets = xp.empty(n, dtype=xp.int32)
-    start = xp.empty(n, dtype=xp.int32)
-    bucket = xp.empty(n, dtype=xp.int32)
     be.launch(be.kernel(CU_FILE, "approve_inflow"), n, (np.int32(n), dest, vwgt, inflow, count))
     be.launch(be.kernel(CU_FILE, "approve_fits"), n,
-              (np.int32(n), dest, cw, inflow, count, np.int32(maxvwgt), accepted, list_,
-               targets, start))
+              (np.int32(n), dest, cw, inflow, count, np.int32(maxvwgt), accepted, reserved))
+    # inflow is done with: its bytes hold each target's fill and the buckets
+    fill, bucket = inflow.view(xp.int32).reshape(2, n)
+    fill.fill(0)
     be.launch(be.kernel(CU_FILE, "approve_bucket"), n,
-              (np.int32(n), dest, accepted, start, fill, bucket))
-    be.launch(be.kernel(CU_FILE, "approve_over"), min(n, OVER_THREADS),
-              (list_, targets, start, count, bucket, rating, vwgt, cw, np.int32(maxvwgt),
-               accepted))
+              (np.int32(n), dest, accepted, count, fill, bucket))
+    be.launch(be.kernel(CU_FILE, "approve_over"), min(-(-n // 32) * 32, OVER_THREADS),
+              (np.int32(n), count, fill, bucket, rating, vwgt, cw, np.int32(maxvwgt), accepted))
     return accepted
 
 
