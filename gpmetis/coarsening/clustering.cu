@@ -6,9 +6,9 @@
 // the adjacent cluster they are most strongly tied to; the proposals are approved per target
 // cluster in priority order (rating, then id) while the cluster stays within maxvwgt (a target
 // that holds all its proposals takes them all), then applied, without a host round trip.
-// best_cluster
-// takes the vertices of degree <= max_degree (one thread each), best_cluster_heavy the listed
-// high-degree ones (one block each); both give the same answer for any vertex.
+// best_cluster takes the vertices of degree <= max_degree (one thread each),
+// best_cluster_heavy the listed high-degree ones (one block each); both give the same answer
+// for any vertex.
 #include "../edge_hash.cuh"
 #include "../block_reduce.cuh"
 #include "../row_sums.cuh"
