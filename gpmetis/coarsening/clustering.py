@@ -112,7 +112,7 @@ def approve(be: Backend, dest, rating, vwgt, cw, maxvwgt: int):
     fill.fill(0)
     be.launch(be.kernel(CU_FILE, "approve_bucket"), n,
               (np.int32(n), dest, accepted, count, fill, bucket))
-    be.launch(be.kernel(CU_FILE, "approve_over"), min(-(-n // 32) * 32, OVER_THREADS),
+    be.launch(be.kernel(CU_FILE, "approve_over"), min(n, OVER_THREADS),
               (np.int32(n), count, fill, bucket, rating, vwgt, cw, np.int32(maxvwgt), accepted))
     return accepted
 
@@ -120,12 +120,12 @@ def approve(be: Backend, dest, rating, vwgt, cw, maxvwgt: int):
 def _approve_numpy(dest, rating, vwgt, cw, maxvwgt: int):
     accepted = np.zeros(len(dest), dtype=np.uint8)
     movers = np.flatnonzero(dest >= 0).astype(np.int32)  # increasing ids
+    if not len(movers):
+        return accepted
     # by target, then rating descending, then id
     order_key = (dest[movers].astype(np.int64) << 32) | (
         0xFFFFFFFF - rating[movers].astype(np.int64))
     movers = movers[np.argsort(order_key, kind="stable")]
-    if not len(movers):
-        return accepted
     target = dest[movers]
     starts = np.flatnonzero(np.r_[True, target[1:] != target[:-1]])
     w = vwgt[movers].astype(np.int64)
