@@ -17,13 +17,13 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor
 
 import numpy as np
 
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.initial_partitioning.thinning import heaviest_edges
-from gpmetis.metrics import cut_edges
 
 PARALLEL_MIN_NNZ = 2_000
 IPTYPE_GROW, IPTYPE_RANDOM = 0, 1  # METIS's METIS_IPTYPE_* codes for a bisection's start
@@ -100,12 +100,14 @@ def initial_partition(
     ufactor: int,
     niter: int,
     random_bisections: bool = False,
+    meanwhile: Callable[[], None] | None = None,
 ) -> np.ndarray:
     """The best of ``ntrials`` METIS partitions (int32, on the host) of the coarsest ``graph``
     into ``nparts`` parts, where coarsening aimed at ``target`` vertices: recursive bisections
     (balanced per bisection, not to ``maxpwgt``; lowest cut) or k-way ones (lowest cut within
     ``maxpwgt``). ``random_bisections``: bisections start from random ones instead of grown
-    regions (METIS's ``-iptype=random``)."""
+    regions (METIS's ``-iptype=random``). ``meanwhile`` runs in this process while the workers
+    compute the trials (first, where they run here)."""
     n = graph.nvtxs
     if nparts == 1 or n == 0:
         return np.zeros(n, dtype=np.int32)
@@ -119,10 +121,11 @@ def initial_partition(
         (xadj, adjncy, vwgt, adjwgt, nparts, tpwgts, seed + t, ufactor, niter, iptype, recursive)
         for t in range(ntrials)
     ]
-    if _pool is not None and ntrials > 1 and len(adjncy) >= PARALLEL_MIN_NNZ:
-        parts = list(_pool.map(_trial, jobs))
-    else:
-        parts = [_trial(job) for job in jobs]
+    parallel = _pool is not None and ntrials > 1 and len(adjncy) >= PARALLEL_MIN_NNZ
+    futures = [_pool.submit(_trial, job) for job in jobs] if parallel else []
+    if meanwhile is not None:
+        meanwhile()
+    parts = [f.result() for f in futures] if parallel else [_trial(job) for job in jobs]
     cuts = _cuts(graph, parts)
     scores = [(0.0 if recursive else _excess(part, vwgt, nparts, maxpwgt), cut)
               for part, cut in zip(parts, cuts)]
@@ -130,14 +133,13 @@ def initial_partition(
 
 
 def _cuts(graph: DeviceGraph, parts: list[np.ndarray]) -> list[int]:
-    """Each partition's edge cut over every edge of ``graph`` (twice the cut: both entries)."""
+    """Each partition's edge cut over every edge of ``graph`` (twice the cut: both entries),
+    all trials at once: one upload and a handful of array operations."""
     be, xp = graph.be, graph.be.xp
-    sums = [
-        xp.sum(graph.adjwgt * cut_edges(be, graph.xadj, graph.adjncy, be.asarray(part)),
-               dtype=xp.int64)
-        for part in parts
-    ]
-    return [int(c) for c in be.asnumpy(xp.stack(sums))]
+    stacked = be.asarray(np.stack(parts))
+    src = be.sources(graph.xadj, graph.nnz)
+    cut = stacked[:, src] != stacked[:, graph.adjncy]
+    return [int(c) for c in be.asnumpy((cut * graph.adjwgt).sum(axis=1, dtype=xp.int64))]
 
 
 def _excess(part: np.ndarray, vwgt: np.ndarray, nparts: int, maxpwgt: np.ndarray) -> float:
