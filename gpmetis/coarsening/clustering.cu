@@ -234,11 +234,13 @@ extern "C" __global__ void approve_over(
 }
 
 // Move every v with accepted[v] == 1: cluster[v] = dest[v], the weights follow (integer
-// atomics), moved[0] counts the moves.
+// atomics), moved[0] counts the moves. The approval's work arrays (inflow, count, reserved)
+// are left zero for the next sub-round.
 extern "C" __global__ void apply_moves(
     const int n, const unsigned char* __restrict__ accepted, const int* __restrict__ dest,
     const int* __restrict__ vwgt, int* __restrict__ cluster, int* __restrict__ cw,
-    unsigned long long* __restrict__ moved)
+    unsigned long long* __restrict__ moved, long long* __restrict__ inflow,
+    int* __restrict__ count, int* __restrict__ reserved)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
     const bool move = v < n && accepted[v] == 1;
@@ -247,6 +249,11 @@ extern "C" __global__ void apply_moves(
         atomicAdd(cw + dest[v], vwgt[v]);
         cluster[v] = dest[v];
     }
+    if (v < n) {
+        inflow[v] = 0;
+        count[v] = 0;
+    }
+    if (v == 0) reserved[0] = 0;
     const unsigned int ballot = __ballot_sync(0xffffffffU, move);
     if ((threadIdx.x & 31) == 0 && ballot) atomicAdd(moved, (unsigned long long)__popc(ballot));
 }

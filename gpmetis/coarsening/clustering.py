@@ -11,6 +11,7 @@ they move at least 1% of the vertices. Clusters coarsen a graph several times fa
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -91,22 +92,38 @@ def _best_cluster_numpy(g: DeviceGraph, cluster, cw, maxvwgt: int, seed: int, rs
     rating[bv[moves]] = br[moves]
 
 
-def approve(be: Backend, dest, rating, vwgt, cw, maxvwgt: int):
+@dataclass
+class Approval:
+    """The approval's work arrays for one level (GPU): inflow (int64), count (int32) and
+    reserved (int32[1]) zero between sub-rounds; accepted (uint8) per vertex."""
+
+    inflow: object
+    count: object
+    reserved: object
+    accepted: object
+
+    @classmethod
+    def allocate(cls, xp, n: int) -> Approval:
+        return cls(xp.zeros(n, dtype=xp.int64), xp.zeros(n, dtype=xp.int32),
+                   xp.zeros(1, dtype=xp.int32), xp.empty(n, dtype=xp.uint8))
+
+
+def approve(be: Backend, dest, rating, vwgt, cw, maxvwgt: int, work: Approval | None = None):
     """accepted (uint8 per vertex): 1 where v's proposal to join dest[v] is approved, else 0.
     Per target, proposals are approved in order (rating descending, then id) while the target's
     weight plus the approved ones' stays within ``maxvwgt``: a target that holds all its
-    proposals accepts them all."""
+    proposals accepts them all. ``work``: the GPU's work arrays, zero where they must be (made
+    here when not given; ``apply_moves`` zeroes them again)."""
     if not be.gpu:
         return _approve_numpy(dest, rating, vwgt, cw, maxvwgt)
     xp = be.xp
     n = len(dest)
-    inflow = xp.zeros(n, dtype=xp.int64)
-    count = xp.zeros(n, dtype=xp.int32)  # then each over-subscribed target's bucket start
-    reserved = xp.zeros(1, dtype=xp.int32)
-    accepted = xp.empty(n, dtype=xp.uint8)
+    work = work or Approval.allocate(xp, n)
+    inflow, count, accepted = work.inflow, work.count, work.accepted
     be.launch(be.kernel(CU_FILE, "approve_inflow"), n, (np.int32(n), dest, vwgt, inflow, count))
     be.launch(be.kernel(CU_FILE, "approve_fits"), n,
-              (np.int32(n), dest, cw, inflow, count, np.int32(maxvwgt), accepted, reserved))
+              (np.int32(n), dest, cw, inflow, count, np.int32(maxvwgt), accepted,
+               work.reserved))
     # inflow is done with: its bytes hold each target's fill and the buckets
     fill, bucket = inflow.view(xp.int32).reshape(2, n)
     fill.fill(0)
@@ -135,13 +152,16 @@ def _approve_numpy(dest, rating, vwgt, cw, maxvwgt: int):
     return accepted
 
 
-def apply_moves(be: Backend, accepted, dest, vwgt, cluster, cw, moved) -> None:
+def apply_moves(be: Backend, accepted, dest, vwgt, cluster, cw, moved,
+                work: Approval | None) -> None:
     """Move the approved vertices to their targets (``cluster`` and ``cw`` updated in place) and
-    add their number to ``moved[0]`` (a one-element uint64 array)."""
+    add their number to ``moved[0]`` (a one-element uint64 array); on the GPU, the approval's
+    ``work`` arrays are left zero for the next one (None on the cpu backend)."""
     if be.gpu:
         n = len(accepted)
         be.launch(be.kernel(CU_FILE, "apply_moves"), n,
-                  (np.int32(n), accepted, dest, vwgt, cluster, cw, moved))
+                  (np.int32(n), accepted, dest, vwgt, cluster, cw, moved, work.inflow,
+                   work.count, work.reserved))
         return
     v = np.flatnonzero(accepted == 1)
     np.subtract.at(cw, cluster[v], vwgt[v])
@@ -161,13 +181,14 @@ def lp_clustering(be: Backend, g: DeviceGraph, maxvwgt: int, seed: int):
     dest = xp.empty(n, dtype=xp.int32)
     rating = xp.empty(n, dtype=xp.int32)
     moved = xp.zeros(1, dtype=xp.uint64)
+    work = Approval.allocate(xp, n) if be.gpu else None
     total = 0
     for round_ in range(ROUNDS):
         rseed = round_seed(seed, round_)
         for sub in range(SUBROUNDS):
             best_cluster(be, g, cluster, cw, maxvwgt, seed, rseed, sub, dest, rating)
-            accepted = approve(be, dest, rating, g.vwgt, cw, maxvwgt)
-            apply_moves(be, accepted, dest, g.vwgt, cluster, cw, moved)
+            accepted = approve(be, dest, rating, g.vwgt, cw, maxvwgt, work)
+            apply_moves(be, accepted, dest, g.vwgt, cluster, cw, moved, work)
         now = int(moved[0])
         if now - total < MIN_ROUND_MOVES * n:
             break
