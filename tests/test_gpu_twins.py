@@ -15,13 +15,19 @@ from conftest import SMALL_GRAPHS, load_fixture, random_graph, requires_cuda
 
 from gpmetis import partition
 from gpmetis.backend import get_backend
-from gpmetis.coarsening.clustering import apply_moves, approve, best_cluster, lp_clustering
+from gpmetis.coarsening.clustering import (
+    Approval,
+    apply_moves,
+    approve,
+    best_cluster,
+    lp_clustering,
+)
 from gpmetis.coarsening.contraction import coarse_map, contract
 from gpmetis.coarsening.matching import accept, heavy_edge_matching, propose, two_hop_match
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.initial_partitioning.thinning import heaviest_edges
 from gpmetis.metrics import part_weights
-from gpmetis.refinement.jet import MoveRequest, afterburner, best_moves, refine
+from gpmetis.refinement.jet import MoveRequest, afterburner, best_moves, refine, refiner
 from gpmetis.refinement.rebalance import cap_inflow, rebalance_step
 
 pytestmark = [pytest.mark.gpu, requires_cuda]
@@ -112,6 +118,7 @@ def test_clustering_sub_rounds_equal_twin(name, maxvwgt):
     state_g = [gpu.xp.asarray(a) for a in state_c]
     dest_c, rating_c = np.empty(n, np.int32), np.empty(n, np.int32)
     dest_g, rating_g = gpu.xp.empty(n, gpu.xp.int32), gpu.xp.empty(n, gpu.xp.int32)
+    work = Approval.allocate(gpu.xp, n)  # one set of work arrays, as a level uses them
     for rseed, sub in ((5, 0), (5, 1), (9, 3), (9, 2), (11, 0)):
         best_cluster(cpu, gc, state_c[0], state_c[1], maxvwgt, 7, rseed, sub, dest_c, rating_c)
         best_cluster(gpu, gg, state_g[0], state_g[1], maxvwgt, 7, rseed, sub, dest_g, rating_g)
@@ -119,12 +126,14 @@ def test_clustering_sub_rounds_equal_twin(name, maxvwgt):
         proposing = dest_c >= 0
         _eq(rating_c[proposing], rating_g[gpu.xp.asarray(proposing)])
         accepted_c = approve(cpu, dest_c, rating_c, gc.vwgt, state_c[1], maxvwgt)
-        accepted_g = approve(gpu, dest_g, rating_g, gg.vwgt, state_g[1], maxvwgt)
+        accepted_g = approve(gpu, dest_g, rating_g, gg.vwgt, state_g[1], maxvwgt, work)
         _eq(accepted_c, accepted_g)
-        apply_moves(cpu, accepted_c, dest_c, gc.vwgt, *state_c)
-        apply_moves(gpu, accepted_g, dest_g, gg.vwgt, *state_g)
+        apply_moves(cpu, accepted_c, dest_c, gc.vwgt, *state_c, None)
+        apply_moves(gpu, accepted_g, dest_g, gg.vwgt, *state_g, work)
         for a, b in zip(state_c, state_g):
             _eq(a, b)
+        for left in (work.inflow, work.count, work.reserved):
+            assert not left.any()  # zero again for the next sub-round
     assert state_c[2][0] > 0  # some vertices moved
 
 
@@ -222,6 +231,28 @@ def test_refinement_kernels_equal_twins(name, nparts):
         assert not np.array_equal(moved_c, skew)
         _eq(refine(gc.be, gc, skew, nparts, maxpw_c, finest=True, patience=4)[0],
             refine(gg.be, gg, xp.asarray(skew), nparts, maxpw_c, finest=True, patience=4)[0])
+
+
+@pytest.mark.parametrize("name", ["delaunay_n15", "random-w"])
+def test_refiners_prepared_ahead_equal_twin(name):
+    # the engine prepares the small levels' refiners while METIS runs and calls them later:
+    # what they captured must survive the memory other work allocates and fills meanwhile
+    gc, gg = _both(_graph(name))
+    xp, nparts = gg.be.xp, 8
+    part = (np.arange(gc.nvtxs) * nparts // gc.nvtxs).astype(np.int32)
+    maxpw = np.full(nparts, int(1.03 * int(gc.vwgt.sum()) / nparts), np.int64)
+    prepared = [refiner(gg.be, gg, nparts, maxpw, finest=finest, patience=4)
+                for finest in (True, False)]
+    # memory freed since would now be handed out again, here filled with 0x7f bytes
+    n = gc.nvtxs
+    clobber = [xp.full(size, 0x7F, dtype=xp.uint8)
+               for size in (n, 4 * n, 8 * nparts * 256, 8 * nparts, 4) for _ in range(4)]
+    for finest, run in reversed(list(zip((True, False), prepared))):
+        expected = refiner(gc.be, gc, nparts, maxpw, finest=finest, patience=4)(part)
+        got = run(xp.asarray(part))
+        _eq(expected[0], got[0])
+        assert expected[1] == got[1]
+    del clobber  # held until the refiners ran
 
 
 @pytest.mark.parametrize("name", CASES)

@@ -18,7 +18,7 @@ from gpmetis.coarsening.coarsen import coarsen, coarsen_to
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.initial_partitioning.metis_trials import initial_partition, start_workers
 from gpmetis.options import Options
-from gpmetis.refinement.jet import refine
+from gpmetis.refinement.jet import refiner
 from gpmetis.refinement.rebalance import fill_empty_parts
 
 INITIAL_TRIALS = 16
@@ -51,30 +51,42 @@ def multilevel_partition(
     t1 = time.perf_counter()
     stats.coarsening = t1 - t0
 
+    # -niter: iterations without a 0.1% gain before a level stops refining
+    patience = options.niter + 2
+    refiners: dict = {}
+
+    def level_refiner(depth: int):
+        return refiner(be, levels[depth].graph, nparts, maxpwgt, finest=depth == 0,
+                       patience=patience)
+
+    def prepare_small_levels() -> None:
+        # while METIS runs: the small levels' buffers and captured iterations (latency, not
+        # work, is what they cost); the large ones are made when reached, in freed memory
+        for depth, level in enumerate(levels):
+            if level.nvtxs * RELEASE_FRACTION < g.nvtxs and not level.graph.offloaded:
+                refiners[depth] = level_refiner(depth)
+
     part0 = initial_partition(
         levels[-1].graph, nparts, maxpwgt, _explicit_tpwgts(tpwgts),
         target=coarsen_to(g.nvtxs, nparts), seed=seed, ntrials=INITIAL_TRIALS,
         ufactor=options.effective_ufactor, niter=options.niter,
-        random_bisections=options.iptype == "random",
+        random_bisections=options.iptype == "random", meanwhile=prepare_small_levels,
     )
     t2 = time.perf_counter()
     stats.initial = t2 - t1
 
-    # -niter: iterations without a 0.1% gain before a level stops refining
-    patience = options.niter + 2
     part = xp.asarray(part0, dtype=xp.int32)
-    part, levels[-1].iterations = refine(be, levels[-1].graph, part, nparts, maxpwgt,
-                                         finest=len(levels) == 1, patience=patience)
-    for depth in range(len(levels) - 2, -1, -1):
+    for depth in range(len(levels) - 1, -1, -1):
         level = levels[depth]
-        level.graph.reload()
-        part = part[level.cmap]
-        # the coarser level is done with: its memory serves this level's refinement
-        levels[depth + 1].graph = level.cmap = None
-        if level.nvtxs * RELEASE_FRACTION >= g.nvtxs:
-            be.release_free_memory()  # the larger arrays of this level would not fit in fragments
-        part, level.iterations = refine(be, level.graph, part, nparts, maxpwgt,
-                                        finest=depth == 0, patience=patience)
+        if depth < len(levels) - 1:
+            level.graph.reload()
+            part = part[level.cmap]
+            # the coarser level is done with: its memory serves this level's refinement
+            levels[depth + 1].graph = level.cmap = None
+            if level.nvtxs * RELEASE_FRACTION >= g.nvtxs:
+                be.release_free_memory()  # the larger arrays would not fit in fragments
+        run = refiners.pop(depth, None) or level_refiner(depth)
+        part, level.iterations = run(part)
     part = fill_empty_parts(be, g, part, nparts)
     be.synchronize()
     stats.refinement = time.perf_counter() - t2

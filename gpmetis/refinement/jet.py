@@ -9,6 +9,7 @@ The loop keeps the best state seen (least overweight, then lowest cut) and stops
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -182,25 +183,30 @@ def _score(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray):
     return (int(np.maximum(pw - maxpwgt, 0).sum()), cut), pw
 
 
-def refine(
-    be: Backend,
-    g: DeviceGraph,
-    part,
-    nparts: int,
-    maxpwgt: np.ndarray,
-    *,
-    finest: bool,
-    patience: int,
-):
-    """(best partition found by Jet iterations from ``part``, iterations run); ``maxpwgt`` holds
-    the part weight limits on the host. ``part`` is consumed (the GPU overwrites it). The GPU
-    runs the same loop from the device (jet_device.py); this host loop is its twin."""
+def refiner(be: Backend, g: DeviceGraph, nparts: int, maxpwgt: np.ndarray, *, finest: bool,
+            patience: int) -> Callable:
+    """A function from a partition of ``g`` to (the best partition Jet iterations find from
+    it, iterations run); ``maxpwgt`` holds the part weight limits on the host. On the GPU the
+    level's buffers and captured iteration are made now (jet_device.py drives the loop from
+    the device); the host loop here is its twin."""
     c_num, c_den = FILTER_FINEST if finest else FILTER_COARSE
     if be.gpu:
-        from gpmetis.refinement.jet_device import refine_on_device
+        from gpmetis.refinement.jet_device import DeviceRefiner
 
-        return refine_on_device(be, g, part, nparts, maxpwgt, c_num=c_num, c_den=c_den,
-                                patience=patience)
+        return DeviceRefiner(be, g, nparts, maxpwgt, c_num=c_num, c_den=c_den,
+                             patience=patience)
+    return functools.partial(_refine_host, be, g, nparts=nparts, maxpwgt=maxpwgt, c_num=c_num,
+                             c_den=c_den, patience=patience)
+
+
+def refine(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray, *,
+           finest: bool, patience: int):
+    """(best partition found by Jet iterations from ``part``, iterations run)."""
+    return refiner(be, g, nparts, maxpwgt, finest=finest, patience=patience)(part)
+
+
+def _refine_host(be: Backend, g: DeviceGraph, part, *, nparts: int, maxpwgt: np.ndarray,
+                 c_num: int, c_den: int, patience: int):
     from gpmetis.refinement.rebalance import cap_inflow, rebalance_step
 
     xp = be.xp

@@ -41,67 +41,81 @@ CONTROL_BLOCK = 1024
 REPLAYS_BETWEEN_CHECKS = 4
 
 
-def refine_on_device(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray, *,
-                     c_num: int, c_den: int, patience: int):
-    """(best partition, iterations run), as ``jet.refine``'s host loop computes them."""
-    xp = be.xp
-    n = g.nvtxs
-    cur, nxt = part, xp.empty(n, dtype=xp.int32)  # part is refined in place
-    locked, next_locked = xp.zeros(n, dtype=xp.uint8), xp.empty(n, dtype=xp.uint8)
-    best = part.copy()
-    dest = xp.empty(n, dtype=xp.int32)
-    gain = xp.empty(n, dtype=xp.int32)
-    limits = xp.asarray(maxpwgt, dtype=xp.int64)
-    acc = xp.zeros(nparts + 1, dtype=xp.uint64)
-    pw = xp.empty(nparts, dtype=xp.int64)
-    room = xp.empty(nparts, dtype=xp.int64)
-    roomiest = xp.empty(1, dtype=xp.int32)
-    hist = xp.zeros(nparts * NUM_DIGITS, dtype=xp.uint64)
-    inflow = (dest, hist, xp.zeros(nparts, dtype=xp.uint64), xp.empty(nparts, dtype=xp.int64))
-    ctl = xp.zeros(CTL_SIZE, dtype=xp.int64)
-    gates = xp.zeros(NUM_GATES, dtype=xp.int32)
-    gate = [gates[i:i + 1] for i in range(NUM_GATES)]
-    begin, end = be.kernel(CU_FILE, "jet_begin"), be.kernel(CU_FILE, "jet_end")
-    commit = be.kernel(CU_FILE, "jet_commit")
-    keep_factor = np.float64(1 - IMPROVEMENT)
+class DeviceRefiner:
+    """Refines partitions of one level as ``jet.refine``'s host loop does: (best partition,
+    iterations run) = refiner(part). Its buffers and captured iteration are made at
+    construction, so a level can be prepared before its starting partition exists."""
 
-    def finish(init: int) -> None:
-        be.launch_blocks(end, 1, (np.int32(init), np.int32(nparts), limits, keep_factor, acc, pw,
-                                  ctl, gates), block=CONTROL_BLOCK)
+    def __init__(self, be: Backend, g: DeviceGraph, nparts: int, maxpwgt: np.ndarray, *,
+                 c_num: int, c_den: int, patience: int) -> None:
+        xp = be.xp
+        n = g.nvtxs
+        self.be, self.g, self.nparts, self.patience = be, g, nparts, patience
+        self.cur, nxt = xp.empty(n, dtype=xp.int32), xp.empty(n, dtype=xp.int32)
+        self.locked, next_locked = xp.zeros(n, dtype=xp.uint8), xp.empty(n, dtype=xp.uint8)
+        self.best = xp.empty(n, dtype=xp.int32)
+        dest = xp.empty(n, dtype=xp.int32)
+        gain = xp.empty(n, dtype=xp.int32)
+        self.limits = xp.asarray(maxpwgt, dtype=xp.int64)
+        self.acc = xp.zeros(nparts + 1, dtype=xp.uint64)
+        self.pw = xp.empty(nparts, dtype=xp.int64)
+        room = xp.empty(nparts, dtype=xp.int64)
+        roomiest = xp.empty(1, dtype=xp.int32)
+        hist = xp.zeros(nparts * NUM_DIGITS, dtype=xp.uint64)
+        inflow = (dest, hist, xp.zeros(nparts, dtype=xp.uint64),
+                  xp.empty(nparts, dtype=xp.int64))
+        self.ctl = xp.zeros(CTL_SIZE, dtype=xp.int64)
+        self.gates = xp.zeros(NUM_GATES, dtype=xp.int32)
+        gate = [self.gates[i:i + 1] for i in range(NUM_GATES)]
+        begin, commit = be.kernel(CU_FILE, "jet_begin"), be.kernel(CU_FILE, "jet_commit")
+        cur, locked = self.cur, self.locked
 
-    def iteration() -> None:
-        be.launch_blocks(begin, 1, (np.int32(nparts), limits, np.int64(patience),
-                                    np.int64(MAX_ITERATIONS), pw, ctl, room, roomiest, gates),
-                         block=CONTROL_BLOCK)
-        lp = MoveRequest(0, locked, c_num, c_den, room)
-        launch_best_moves(be, g, cur, nparts, lp, dest, gain, gate[GATE_LP])
-        launch_afterburner(be, g, cur, dest, gain, nparts, next_locked, nxt, gate[GATE_LP])
-        launch_cap_inflow(be, g, cur, nxt, gain, nparts, room, limits, inflow, next_locked,
-                          gate[GATE_LP])
-        rb = MoveRequest(1, locked, room=room)
-        launch_best_moves(be, g, cur, nparts, rb, dest, gain, gate[GATE_REBALANCE])
-        launch_select(be, g, cur, nparts, room, roomiest, dest, gain, hist, nxt,
-                      gate[GATE_REBALANCE])
-        launch_score(be, g, nxt, acc, gate[GATE_RUN])
-        finish(0)
-        be.launch(commit, n, (gates, np.int32(n), nxt, best, cur, next_locked, locked))
+        def iteration() -> None:
+            be.launch_blocks(begin, 1, (np.int32(nparts), self.limits, np.int64(patience),
+                                        np.int64(MAX_ITERATIONS), self.pw, self.ctl, room,
+                                        roomiest, self.gates), block=CONTROL_BLOCK)
+            lp = MoveRequest(0, locked, c_num, c_den, room)
+            launch_best_moves(be, g, cur, nparts, lp, dest, gain, gate[GATE_LP])
+            launch_afterburner(be, g, cur, dest, gain, nparts, next_locked, nxt, gate[GATE_LP])
+            launch_cap_inflow(be, g, cur, nxt, gain, nparts, room, self.limits, inflow,
+                              next_locked, gate[GATE_LP])
+            rb = MoveRequest(1, locked, room=room)
+            launch_best_moves(be, g, cur, nparts, rb, dest, gain, gate[GATE_REBALANCE])
+            launch_select(be, g, cur, nparts, room, roomiest, dest, gain, hist, nxt,
+                          gate[GATE_REBALANCE])
+            launch_score(be, g, nxt, self.acc, gate[GATE_RUN])
+            self._finish(0)
+            be.launch(commit, n, (self.gates, np.int32(n), nxt, self.best, cur, next_locked,
+                                  locked))
 
-    launch_score(be, g, cur, acc, always_on(be))
-    finish(1)
-    # everything the capture launches must exist first: a capture may not allocate or sync
-    g.row_hash_tables()
-    select_buffers(g, nparts)
-    g.heavy_split()
-    stream = xp.cuda.Stream(non_blocking=True)
-    with stream:
-        stream.begin_capture()
-        iteration()
-        graph = stream.end_capture()
-    replays = patience
-    while True:
-        for _ in range(replays):
-            graph.launch()
-        state = ctl.get()
-        if state[CTL_ITERATIONS] >= MAX_ITERATIONS or state[CTL_STALE] >= patience:
-            return best, int(state[CTL_ITERATIONS])
-        replays = REPLAYS_BETWEEN_CHECKS
+        # the captured graph holds raw pointers: every array it uses lives as long as self
+        self._captured = (nxt, next_locked, dest, gain, room, roomiest, hist, inflow,
+                          g.row_hash_tables(), select_buffers(g, nparts), g.heavy_split())
+        stream = xp.cuda.Stream(non_blocking=True)
+        with stream:
+            stream.begin_capture()
+            iteration()
+            # a capture may not allocate or sync: everything it launches exists by now
+            self.graph = stream.end_capture()
+
+    def _finish(self, init: int) -> None:
+        self.be.launch_blocks(
+            self.be.kernel(CU_FILE, "jet_end"), 1,
+            (np.int32(init), np.int32(self.nparts), self.limits, np.float64(1 - IMPROVEMENT),
+             self.acc, self.pw, self.ctl, self.gates), block=CONTROL_BLOCK)
+
+    def __call__(self, part):
+        """(best partition, iterations run) from ``part`` (int32, copied, not changed)."""
+        self.cur[...] = part
+        self.best[...] = part
+        self.locked.fill(0)
+        launch_score(self.be, self.g, self.cur, self.acc, always_on(self.be))
+        self._finish(1)
+        replays = self.patience
+        while True:
+            for _ in range(replays):
+                self.graph.launch()
+            state = self.ctl.get()
+            if state[CTL_ITERATIONS] >= MAX_ITERATIONS or state[CTL_STALE] >= self.patience:
+                return self.best, int(state[CTL_ITERATIONS])
+            replays = REPLAYS_BETWEEN_CHECKS
