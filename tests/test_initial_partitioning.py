@@ -88,7 +88,7 @@ def test_workers_or_not_the_same_partition(fixture4elt, graph, monkeypatch):
     serial = _run(fixture4elt, graph)
     start_workers(4)
     try:
-        assert metis_trials._pool is not None
+        assert metis_trials._workers is not None
         pooled = _run(fixture4elt, graph)
     finally:
         stop_workers()

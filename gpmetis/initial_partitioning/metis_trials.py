@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import signal
 from collections.abc import Callable
-from concurrent.futures import Executor, ProcessPoolExecutor
 
 import numpy as np
 
@@ -30,35 +28,84 @@ IPTYPE_GROW, IPTYPE_RANDOM = 0, 1  # METIS's METIS_IPTYPE_* codes for a bisectio
 STALLED = 2  # a coarsest graph above this many times the coarsening target: coarsening stalled
 DENSE_DEGREE = 64  # a coarsest graph of a higher average degree is dense
 THIN_DEGREE = 16  # METIS sees each vertex of a dense coarsest graph with its heaviest edges
-_pool: Executor | None = None
+
+
+class _Workers:
+    """Forked processes that run METIS trials, each fed through its own pipe (a job reaches
+    its worker at once, without an executor's queues and management threads)."""
+
+    def __init__(self, count: int) -> None:
+        context = multiprocessing.get_context("fork")
+        self.processes, self.pipes = [], []
+        for _ in range(count):
+            ours, theirs = context.Pipe()
+            # the child closes its copies of our ends: when we exit, every worker sees EOF
+            process = context.Process(target=_serve, args=(theirs, [*self.pipes, ours]),
+                                      daemon=True)
+            process.start()
+            theirs.close()
+            self.processes.append(process)
+            self.pipes.append(ours)
+
+    def submit(self, jobs: list) -> Callable[[], list]:
+        """Send job i to worker i mod count now; the returned function waits for the results
+        and gives them in the jobs' order."""
+        count = len(self.pipes)
+        batches = [(pipe, jobs[w::count]) for w, pipe in enumerate(self.pipes) if jobs[w::count]]
+        for pipe, batch in batches:
+            pipe.send(batch)
+
+        def results() -> list:
+            answers = [_answer(pipe) for pipe, _ in batches]
+            return [answers[i % count][i // count] for i in range(len(jobs))]
+
+        return results
+
+    def kill(self) -> None:
+        for process in self.processes:
+            process.kill()
+            process.join()
+
+
+def _serve(pipe, parent_ends: list) -> None:
+    """A worker's loop: a batch of trials in, their partitions (or the error) out."""
+    for end in parent_ends:
+        end.close()
+    while True:
+        try:
+            batch = pipe.recv()
+        except EOFError:
+            return
+        try:
+            pipe.send([_trial(job) for job in batch])
+        except Exception as exc:  # the caller re-raises it
+            pipe.send(exc)
+
+
+def _answer(pipe) -> list:
+    answer = pipe.recv()
+    if isinstance(answer, Exception):
+        raise answer
+    return answer
+
+
+_workers: _Workers | None = None
 
 
 def start_workers(ntrials: int) -> None:
-    """Fork the worker pool now, before the engine starts CUDA (workers only run pymetis)."""
-    global _pool
-    workers = min(ntrials, os.cpu_count() or 1)
-    if _pool is None and workers > 1:
-        context = multiprocessing.get_context("fork")
-        _pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
-        _pool.submit(int).result()
+    """Fork the trial workers now, before the engine starts CUDA (workers only run pymetis)."""
+    global _workers
+    count = min(ntrials, os.cpu_count() or 1)
+    if _workers is None and count > 1:
+        _workers = _Workers(count)
 
 
 def stop_workers() -> None:
-    """Kill and reap the worker pool's processes at once (they hold no state worth a clean
-    shutdown)."""
-    global _pool
-    if _pool is not None:
-        for process in list(getattr(_pool, "_processes", None) or {}):
-            _kill(process)
-        _pool = None
-
-
-def _kill(pid: int) -> None:
-    try:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-    except OSError:
-        pass
+    """Kill and reap the workers at once (they hold no state worth a clean shutdown)."""
+    global _workers
+    if _workers is not None:
+        _workers.kill()
+        _workers = None
 
 
 def _dense(nvtxs: int, nnz: int) -> bool:
@@ -121,11 +168,11 @@ def initial_partition(
         (xadj, adjncy, vwgt, adjwgt, nparts, tpwgts, seed + t, ufactor, niter, iptype, recursive)
         for t in range(ntrials)
     ]
-    parallel = _pool is not None and ntrials > 1 and len(adjncy) >= PARALLEL_MIN_NNZ
-    futures = [_pool.submit(_trial, job) for job in jobs] if parallel else []
+    parallel = _workers is not None and ntrials > 1 and len(adjncy) >= PARALLEL_MIN_NNZ
+    results = _workers.submit(jobs) if parallel else None
     if meanwhile is not None:
         meanwhile()
-    parts = [f.result() for f in futures] if parallel else [_trial(job) for job in jobs]
+    parts = results() if results is not None else [_trial(job) for job in jobs]
     cuts = _cuts(graph, parts)
     scores = [(0.0 if recursive else _excess(part, vwgt, nparts, maxpwgt), cut)
               for part, cut in zip(parts, cuts)]
