@@ -61,9 +61,12 @@ def multilevel_partition(
 
     def prepare_small_levels() -> None:
         # while METIS runs: the small levels' buffers and captured iterations (latency, not
-        # work, is what they cost); the large ones are made when reached, in freed memory
+        # work, is what they cost); the large ones, by vertices or by edges (the dense coarse
+        # levels of power-law graphs), are made when reached, in freed memory
         for depth, level in enumerate(levels):
-            if level.nvtxs * RELEASE_FRACTION < g.nvtxs and not level.graph.offloaded:
+            small = (level.nvtxs * RELEASE_FRACTION < g.nvtxs
+                     and level.nedges * RELEASE_FRACTION < levels[0].nedges)
+            if small and not level.graph.offloaded:
                 refiners[depth] = level_refiner(depth)
 
     part0 = initial_partition(
