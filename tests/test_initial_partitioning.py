@@ -1,5 +1,7 @@
 """The initial partition of the coarsest graph: METIS trials (recursive bisection or k-way)."""
 
+from functools import partial
+
 import numpy as np
 import pytest
 from conftest import load_fixture, random_graph
@@ -7,6 +9,7 @@ from conftest import load_fixture, random_graph
 from gpmetis.backend import get_backend
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.edge_hash import edge_hash
+from gpmetis.errors import PartitionError
 from gpmetis.initial_partitioning import metis_trials
 from gpmetis.initial_partitioning.metis_trials import (
     IPTYPE_GROW,
@@ -93,6 +96,60 @@ def test_workers_or_not_the_same_partition(fixture4elt, graph, monkeypatch):
     finally:
         stop_workers()
     np.testing.assert_array_equal(serial, pooled)
+
+
+def _failing_trial(args):
+    if args[6] == 4:  # the second trial's seed
+        raise ValueError("trial failed")
+    return _trial(args)
+
+
+def test_a_failed_trial_raises_and_the_next_call_starts_fresh_workers(fixture4elt, graph,
+                                                                       monkeypatch):
+    monkeypatch.setattr(metis_trials.os, "cpu_count", lambda: 4)
+    serial = _run(fixture4elt, graph)
+    stop_workers()
+    monkeypatch.setattr(metis_trials, "_trial", _failing_trial)
+    start_workers(4)  # forked with the failing trial
+    try:
+        with pytest.raises(ValueError, match="trial failed"):
+            _run(fixture4elt, graph)
+        assert metis_trials._workers is None  # the other answers were never read
+        monkeypatch.setattr(metis_trials, "_trial", _trial)
+        start_workers(4)
+        np.testing.assert_array_equal(_run(fixture4elt, graph), serial)
+    finally:
+        stop_workers()
+
+
+def test_a_dead_worker_is_a_partition_error_not_a_hang(fixture4elt, graph, monkeypatch):
+    monkeypatch.setattr(metis_trials.os, "cpu_count", lambda: 4)
+    stop_workers()
+    start_workers(4)
+    try:
+        victim = metis_trials._workers.processes[2]
+        victim.kill()
+        victim.join()
+        with pytest.raises(PartitionError, match="ended unexpectedly"):
+            _run(fixture4elt, graph)
+        assert metis_trials._workers is None
+    finally:
+        stop_workers()
+
+
+def test_meanwhile_runs_once_while_the_workers_compute(fixture4elt, graph, monkeypatch):
+    monkeypatch.setattr(metis_trials.os, "cpu_count", lambda: 4)
+    calls = []
+    for pooled in (False, True):
+        stop_workers()
+        if pooled:
+            start_workers(4)
+        try:
+            part = _run(fixture4elt, graph, meanwhile=partial(calls.append, pooled))
+        finally:
+            stop_workers()
+        np.testing.assert_array_equal(part, _run(fixture4elt, graph))
+    assert calls == [False, True]
 
 
 def test_random_bisections_are_metis_random_iptype(fixture4elt, graph):

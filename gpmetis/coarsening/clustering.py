@@ -118,7 +118,8 @@ def approve(be: Backend, dest, rating, vwgt, cw, maxvwgt: int, work: Approval | 
         return _approve_numpy(dest, rating, vwgt, cw, maxvwgt)
     xp = be.xp
     n = len(dest)
-    work = work or Approval.allocate(xp, n)
+    if work is None:
+        work = Approval.allocate(xp, n)
     inflow, count, accepted = work.inflow, work.count, work.accepted
     be.launch(be.kernel(CU_FILE, "approve_inflow"), n, (np.int32(n), dest, vwgt, inflow, count))
     be.launch(be.kernel(CU_FILE, "approve_fits"), n,

@@ -16,14 +16,17 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from collections.abc import Callable
 
 import numpy as np
 
 from gpmetis.device_graph import DeviceGraph
+from gpmetis.errors import PartitionError
 from gpmetis.initial_partitioning.thinning import heaviest_edges
 
 PARALLEL_MIN_NNZ = 2_000
+CUT_BATCH_ENTRIES = 1 << 22  # trials x adjacency entries scored at once (~13 bytes each)
 IPTYPE_GROW, IPTYPE_RANDOM = 0, 1  # METIS's METIS_IPTYPE_* codes for a bisection's start
 STALLED = 2  # a coarsest graph above this many times the coarsening target: coarsening stalled
 DENSE_DEGREE = 64  # a coarsest graph of a higher average degree is dense
@@ -49,11 +52,16 @@ class _Workers:
 
     def submit(self, jobs: list) -> Callable[[], list]:
         """Send job i to worker i mod count now; the returned function waits for the results
-        and gives them in the jobs' order."""
+        and gives them in the jobs' order. A trial's error is raised, a dead worker is a
+        PartitionError (here or there); after either, the caller must stop the workers, as
+        answers may be left unread."""
         count = len(self.pipes)
         batches = [(pipe, jobs[w::count]) for w, pipe in enumerate(self.pipes) if jobs[w::count]]
         for pipe, batch in batches:
-            pipe.send(batch)
+            try:
+                pipe.send(batch)
+            except OSError as exc:
+                raise _died() from exc
 
         def results() -> list:
             answers = [_answer(pipe) for pipe, _ in batches]
@@ -62,13 +70,16 @@ class _Workers:
         return results
 
     def kill(self) -> None:
-        for process in self.processes:
+        for process, pipe in zip(self.processes, self.pipes):
             process.kill()
             process.join()
+            pipe.close()
 
 
 def _serve(pipe, parent_ends: list) -> None:
-    """A worker's loop: a batch of trials in, their partitions (or the error) out."""
+    """A worker's loop: a batch of trials in, their partitions (or the error) out. Ctrl-C is
+    the parent's to handle; the worker ends when the parent's pipe end closes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     for end in parent_ends:
         end.close()
     while True:
@@ -83,10 +94,17 @@ def _serve(pipe, parent_ends: list) -> None:
 
 
 def _answer(pipe) -> list:
-    answer = pipe.recv()
+    try:
+        answer = pipe.recv()
+    except (EOFError, OSError) as exc:
+        raise _died() from exc
     if isinstance(answer, Exception):
         raise answer
     return answer
+
+
+def _died() -> PartitionError:
+    return PartitionError("a METIS trial worker process ended unexpectedly")
 
 
 _workers: _Workers | None = None
@@ -169,10 +187,15 @@ def initial_partition(
         for t in range(ntrials)
     ]
     parallel = _workers is not None and ntrials > 1 and len(adjncy) >= PARALLEL_MIN_NNZ
-    results = _workers.submit(jobs) if parallel else None
-    if meanwhile is not None:
-        meanwhile()
-    parts = results() if results is not None else [_trial(job) for job in jobs]
+    try:
+        results = _workers.submit(jobs) if parallel else None
+        if meanwhile is not None:
+            meanwhile()
+        parts = results() if results is not None else [_trial(job) for job in jobs]
+    except BaseException:
+        if parallel:
+            stop_workers()  # answers may be left unread, or a worker died: fresh ones next time
+        raise
     cuts = _cuts(graph, parts)
     scores = [(0.0 if recursive else _excess(part, vwgt, nparts, maxpwgt), cut)
               for part, cut in zip(parts, cuts)]
@@ -181,12 +204,18 @@ def initial_partition(
 
 def _cuts(graph: DeviceGraph, parts: list[np.ndarray]) -> list[int]:
     """Each partition's edge cut over every edge of ``graph`` (twice the cut: both entries),
-    all trials at once: one upload and a handful of array operations."""
+    in batches of trials of at most CUT_BATCH_ENTRIES adjacency entries: one upload and a
+    handful of array operations per batch."""
     be, xp = graph.be, graph.be.xp
-    stacked = be.asarray(np.stack(parts))
     src = be.sources(graph.xadj, graph.nnz)
-    cut = stacked[:, src] != stacked[:, graph.adjncy]
-    return [int(c) for c in be.asnumpy((cut * graph.adjwgt).sum(axis=1, dtype=xp.int64))]
+    per_batch = max(1, CUT_BATCH_ENTRIES // max(graph.nnz, 1))
+    cuts = []
+    for first in range(0, len(parts), per_batch):
+        stacked = be.asarray(np.stack(parts[first:first + per_batch]))
+        cut = stacked[:, src] != stacked[:, graph.adjncy]
+        sums = xp.where(cut, graph.adjwgt, 0).sum(axis=1, dtype=xp.int64)
+        cuts.extend(int(c) for c in be.asnumpy(sums))
+    return cuts
 
 
 def _excess(part: np.ndarray, vwgt: np.ndarray, nparts: int, maxpwgt: np.ndarray) -> float:

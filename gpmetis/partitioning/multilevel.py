@@ -84,11 +84,13 @@ def multilevel_partition(
         if depth < len(levels) - 1:
             level.graph.reload()
             part = part[level.cmap]
-            # the coarser level is done with: its memory serves this level's refinement
-            levels[depth + 1].graph = level.cmap = None
+            # the coarser level and its refiner are done with: their memory serves this level
+            run = levels[depth + 1].graph = level.cmap = None
             if level.nvtxs * RELEASE_FRACTION >= g.nvtxs:
                 be.release_free_memory()  # the larger arrays would not fit in fragments
-        run = refiners.pop(depth, None) or level_refiner(depth)
+        run = refiners.pop(depth, None)
+        if run is None:
+            run = level_refiner(depth)
         part, level.iterations = run(part)
     part = fill_empty_parts(be, g, part, nparts)
     be.synchronize()

@@ -89,8 +89,9 @@ class DeviceRefiner:
                                   locked))
 
         # the captured graph holds raw pointers: every array it uses lives as long as self
-        self._captured = (nxt, next_locked, dest, gain, room, roomiest, hist, inflow,
-                          g.row_hash_tables(), select_buffers(g, nparts), g.heavy_split())
+        self._captured = (g.xadj, g.adjncy, g.adjwgt, g.vwgt, nxt, next_locked, dest, gain,
+                          room, roomiest, hist, inflow, g.row_hash_tables(),
+                          select_buffers(g, nparts), g.heavy_split())
         stream = xp.cuda.Stream(non_blocking=True)
         with stream:
             stream.begin_capture()
@@ -105,7 +106,8 @@ class DeviceRefiner:
              self.acc, self.pw, self.ctl, self.gates), block=CONTROL_BLOCK)
 
     def __call__(self, part):
-        """(best partition, iterations run) from ``part`` (int32, copied, not changed)."""
+        """(best partition, iterations run) from ``part`` (int32, copied, not changed); the
+        best partition is this refiner's buffer, overwritten by its next call."""
         self.cur[...] = part
         self.best[...] = part
         self.locked.fill(0)
