@@ -66,7 +66,9 @@ def contract(be: Backend, g: DeviceGraph, cmap, nc: int, members=None) -> Device
     twin sorts them, the GPU leaves them in hash-table order (nothing downstream depends on the
     order)."""
     if be.gpu:
-        return _contract_cuda(be, g, cmap, nc, members or members_of(be, cmap, nc))
+        if members is None:
+            members = members_of(be, cmap, nc)
+        return _contract_cuda(be, g, cmap, nc, members)
     cvwgt = np.bincount(cmap, weights=g.vwgt, minlength=nc)
     cxadj, cadjncy, cadjwgt = _contract_numpy(g, cmap, nc)
     return DeviceGraph(be, cxadj, cadjncy, cadjwgt, np.rint(cvwgt).astype(np.int32))
