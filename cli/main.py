@@ -137,7 +137,7 @@ def run() -> None:
     (freeing the GPU memory pool and context, joining the METIS workers: ~0.4 s after a
     large run). Output is flushed first and the METIS workers are stopped, so nothing is lost
     and nothing is left running."""
-    from gpmetis.initial_partitioning.metis_trials import stop_workers
+    from gpmetis.initial_partitioning.workers import stop_workers
 
     try:
         main()

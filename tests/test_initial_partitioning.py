@@ -1,7 +1,5 @@
 """The initial partition of the coarsest graph: METIS trials (recursive bisection or k-way)."""
 
-from functools import partial
-
 import numpy as np
 import pytest
 from conftest import load_fixture, random_graph
@@ -10,17 +8,16 @@ from gpmetis.backend import get_backend
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.edge_hash import edge_hash
 from gpmetis.errors import PartitionError
-from gpmetis.initial_partitioning import metis_trials
+from gpmetis.initial_partitioning import metis_trials, workers
 from gpmetis.initial_partitioning.metis_trials import (
     IPTYPE_GROW,
     IPTYPE_RANDOM,
     THIN_DEGREE,
     _trial,
     initial_partition,
-    start_workers,
-    stop_workers,
 )
 from gpmetis.initial_partitioning.thinning import heaviest_edges
+from gpmetis.initial_partitioning.workers import start_workers, stop_workers
 
 NPARTS = 16
 TARGET = 40 * NPARTS  # 4elt (15,606 vertices) is far above it: taken as coarsening stalled
@@ -57,19 +54,88 @@ def _run(dg, graph, **kw):
     return initial_partition(dg, NPARTS, _maxpwgt(graph), None, **kw)
 
 
-def _trials(graph, recursive: bool, ufactor: int = 30, iptype: int = IPTYPE_GROW):
-    return [_trial((*graph, NPARTS, None, 3 + t, ufactor, 10, iptype, recursive))
+def _trials(graph, recursive: bool, ufactor: int = 30, iptype: int = IPTYPE_GROW,
+            nparts: int = NPARTS):
+    return [_trial((*graph, nparts, None, 3 + t, ufactor, 10, iptype, recursive))[0]
             for t in range(4)]
 
 
-def test_bisections_the_winner_is_the_lowest_cut_of_the_trials(fixture4elt, graph):
-    trials = _trials(graph, recursive=True)
-    cuts = [_cut(graph, p) for p in trials]
+def _lowest(parts, graph):
+    cuts = [_cut(graph, p) for p in parts]
     assert len(set(cuts)) > 1  # the seeds matter, so choosing among them can go wrong
+    return parts[cuts.index(min(cuts))]
+
+
+def _induced(graph, vertices):
+    """The subgraph METIS would split on, by brute force."""
+    xadj, adjncy, vwgt, adjwgt = graph
+    number = {v: i for i, v in enumerate(vertices)}
+    rows = [[(number[u], w) for u, w in zip(adjncy[xadj[v]:xadj[v + 1]],
+                                            adjwgt[xadj[v]:xadj[v + 1]]) if u in number]
+            for v in vertices]
+    sub_xadj = np.cumsum([0] + [len(row) for row in rows])
+    entries = np.array([e for row in rows for e in row]).reshape(-1, 2)
+    return sub_xadj, entries[:, 0], vwgt[vertices], entries[:, 1]
+
+
+def _recorded(monkeypatch) -> list:
+    calls = []
+
+    def record(args):
+        calls.append((args, _trial(args)))
+        return calls[-1][1]
+
+    monkeypatch.setattr(metis_trials, "_trial", record)
+    stop_workers()
+    return calls
+
+
+def test_bisections_without_a_tree_the_winner_is_the_lowest_cut_trial(fixture4elt, graph,
+                                                                        monkeypatch):
+    monkeypatch.setattr(metis_trials, "BISECTION_ROUNDS", 0)
     part = _run(fixture4elt, graph)
-    assert _cut(graph, part) == min(cuts)
-    np.testing.assert_array_equal(part, trials[cuts.index(min(cuts))])
+    np.testing.assert_array_equal(part, _lowest(_trials(graph, recursive=True), graph))
     assert set(np.unique(part)) == set(range(NPARTS))
+
+
+def test_bisection_tree_each_piece_takes_its_lowest_cut_trial(fixture4elt, graph, monkeypatch):
+    assert metis_trials.BISECTION_ROUNDS == 1
+    calls = _recorded(monkeypatch)
+    part = _run(fixture4elt, graph)
+    # round one: four bisections of the whole graph, the lowest cut splits it
+    assert [args[4:7] for args, _ in calls[:4]] == [(2, None, 3 + t) for t in range(4)]
+    sides = _lowest(_trials(graph, recursive=True, nparts=2), graph)
+    np.testing.assert_array_equal(part >= NPARTS // 2, sides == 1)
+    # round two: two trials per half into 8 parts, on the half's subgraph
+    total = _cut(graph, sides)
+    for side in (0, 1):
+        sub = _induced(graph, np.flatnonzero(sides == side))
+        rounds = [args for args, _ in calls[4 + 2 * side:6 + 2 * side]]
+        assert [args[4:7] for args in rounds] == [(8, None, 3), (8, None, 4)]
+        for a, b in zip(rounds[0][:4], sub):
+            np.testing.assert_array_equal(a, b)
+        trials = [_trial((*sub, 8, None, 3 + t, 30, 10, IPTYPE_GROW, True))[0] for t in (0, 1)]
+        best = _lowest(trials, sub)
+        np.testing.assert_array_equal(part[sides == side], 8 * side + best)
+        total += _cut(sub, best)
+    assert len(calls) == 8
+    assert _cut(graph, part) == total  # the pieces' cuts add up to the whole's
+    # METIS's own cuts, which chose the winners, are the partitions' cuts
+    assert all(cut == _cut(args[:4], p) for args, (p, cut) in calls)
+
+
+def test_bisection_tree_odd_parts_and_target_weights(fixture4elt, graph, monkeypatch):
+    calls = _recorded(monkeypatch)
+    tpwgts = np.array([0.2, 0.3, 0.5])
+    part = initial_partition(fixture4elt, 3, np.full(3, np.inf), tpwgts, seed=3, ntrials=2,
+                             ufactor=30, niter=10, target=SMALL_TARGET)
+    bisections, rest = calls[:2], calls[2:]
+    assert all(args[4] == 2 and args[5] == pytest.approx([0.2, 0.8]) for args, _ in bisections)
+    # the first side is part 0 whole; the second is split in two by one trial
+    assert len(rest) == 1 and rest[0][0][4] == 2
+    assert rest[0][0][5] == pytest.approx([0.375, 0.625])
+    weights = np.bincount(part, graph[2], 3) / graph[2].sum()
+    np.testing.assert_allclose(weights, tpwgts, atol=0.02)
 
 
 def test_kway_the_winner_is_the_lowest_cut_within_the_balance_limit(fixture4elt, graph):
@@ -86,12 +152,12 @@ def test_kway_the_winner_is_the_lowest_cut_within_the_balance_limit(fixture4elt,
 
 
 def test_workers_or_not_the_same_partition(fixture4elt, graph, monkeypatch):
-    monkeypatch.setattr(metis_trials.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(workers.os, "cpu_count", lambda: 4)
     stop_workers()
     serial = _run(fixture4elt, graph)
     start_workers(4)
     try:
-        assert metis_trials._workers is not None
+        assert workers._workers is not None
         pooled = _run(fixture4elt, graph)
     finally:
         stop_workers()
@@ -106,15 +172,15 @@ def _failing_trial(args):
 
 def test_a_failed_trial_raises_and_the_next_call_starts_fresh_workers(fixture4elt, graph,
                                                                        monkeypatch):
-    monkeypatch.setattr(metis_trials.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(workers.os, "cpu_count", lambda: 4)
     serial = _run(fixture4elt, graph)
     stop_workers()
     monkeypatch.setattr(metis_trials, "_trial", _failing_trial)
-    start_workers(4)  # forked with the failing trial
+    start_workers(4)
     try:
         with pytest.raises(ValueError, match="trial failed"):
             _run(fixture4elt, graph)
-        assert metis_trials._workers is None  # the other answers were never read
+        assert workers._workers is None  # the other answers were never read
         monkeypatch.setattr(metis_trials, "_trial", _trial)
         start_workers(4)
         np.testing.assert_array_equal(_run(fixture4elt, graph), serial)
@@ -123,40 +189,46 @@ def test_a_failed_trial_raises_and_the_next_call_starts_fresh_workers(fixture4el
 
 
 def test_a_dead_worker_is_a_partition_error_not_a_hang(fixture4elt, graph, monkeypatch):
-    monkeypatch.setattr(metis_trials.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(workers.os, "cpu_count", lambda: 4)
     stop_workers()
     start_workers(4)
     try:
-        victim = metis_trials._workers.processes[2]
+        victim = workers._workers.processes[2]
         victim.kill()
         victim.join()
         with pytest.raises(PartitionError, match="ended unexpectedly"):
             _run(fixture4elt, graph)
-        assert metis_trials._workers is None
+        assert workers._workers is None
     finally:
         stop_workers()
 
 
-def test_meanwhile_runs_once_while_the_workers_compute(fixture4elt, graph, monkeypatch):
-    monkeypatch.setattr(metis_trials.os, "cpu_count", lambda: 4)
+def test_meanwhile_each_step_runs_once_workers_or_not(fixture4elt, graph, monkeypatch):
+    monkeypatch.setattr(workers.os, "cpu_count", lambda: 4)
     calls = []
+
+    def steps(pooled):
+        for step in range(5):
+            calls.append((pooled, step))
+            yield
+
     for pooled in (False, True):
         stop_workers()
         if pooled:
             start_workers(4)
         try:
-            part = _run(fixture4elt, graph, meanwhile=partial(calls.append, pooled))
+            part = _run(fixture4elt, graph, meanwhile=steps(pooled))
         finally:
             stop_workers()
         np.testing.assert_array_equal(part, _run(fixture4elt, graph))
-    assert calls == [False, True]
+    assert calls == [(pooled, step) for pooled in (False, True) for step in range(5)]
 
 
-def test_random_bisections_are_metis_random_iptype(fixture4elt, graph):
-    part = _run(fixture4elt, graph, ntrials=1, random_bisections=True)
-    expected = _trials(graph, recursive=True, iptype=IPTYPE_RANDOM)[0]
-    np.testing.assert_array_equal(part, expected)
-    assert not np.array_equal(part, _run(fixture4elt, graph, ntrials=1))
+def test_random_bisections_are_metis_random_iptype(fixture4elt, graph, monkeypatch):
+    calls = _recorded(monkeypatch)
+    part = _run(fixture4elt, graph, random_bisections=True)
+    assert calls and all(args[9] == IPTYPE_RANDOM for args, _ in calls)
+    assert not np.array_equal(part, _run(fixture4elt, graph))
 
 
 @pytest.mark.parametrize("nparts,n", [(1, 5), (8, 5), (4, 0)])
@@ -235,7 +307,7 @@ def test_dense_graphs_metis_sees_the_thinned_graph_the_winner_is_the_lowest_full
         for a, b in zip(args[:4], thin):
             np.testing.assert_array_equal(a, b)
     full = dense.to_host()
-    trials = [_trial(args) for args in seen]
+    trials = [_trial(args)[0] for args in seen]
     fits = [bool((np.bincount(p, full[2], 4) <= maxpwgt).all()) for p in trials]
     full_cuts = [_cut(full, p) if ok else np.inf for p, ok in zip(trials, fits)]
     thin_cuts = [_cut(thin, p) if ok else np.inf for p, ok in zip(trials, fits)]

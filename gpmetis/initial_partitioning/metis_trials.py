@@ -1,129 +1,40 @@
 """Initial partition of the coarsest graph: METIS trials on the CPU cores.
 
 When coarsening reached its target, the coarsest graph is what METIS's own k-way scheme would
-split by recursive bisection, and so it is (``METIS_PartGraphRecursive``); the k-way
-refinement METIS would run next is the GPU's refinement of the coarsest level, which also
-restores the balance, so the lowest cut wins. When coarsening stalled, or left a dense graph
-(power-law graphs, where METIS's own k-way refinement matters most and bisections save no
-time), the graph goes to METIS's whole k-way scheme; the lowest cut among the trials within the
-balance limit wins (else the least excess). A dense graph is thinned first (``thinning``): METIS
-sees each vertex's heaviest edges, the trials are scored on every edge. The trials use seeds
-``seed, seed+1, ...`` and ties go to the earlier trial, so the result does not depend on how
-many cores ran them.
+split by recursive bisection, and so it is, a level of the bisection tree at a time so that the
+cores share each level: the lowest cut of ``ntrials`` METIS bisections splits the graph, the
+lowest of half as many splits each half, and so on for BISECTION_ROUNDS rounds; then each piece
+gets whole METIS recursive bisections (``METIS_PartGraphRecursive``) into its parts, the lowest
+cut winning. As in METIS, a bisection's cut edges are dropped and each side is split on, so the
+pieces' cuts add up to the whole's; one METIS run would do the same bisections one after the
+other. The k-way refinement METIS would run next is the GPU's refinement of the coarsest level,
+which also restores the balance. When coarsening stalled, or left a dense graph (power-law
+graphs, where METIS's own k-way refinement matters most and bisections save no time), the graph
+goes to METIS's whole k-way scheme; the lowest cut among the trials within the balance limit
+wins (else the least excess). A dense graph is thinned first (``thinning``): METIS sees each
+vertex's heaviest edges, the trials are scored on every edge. The trials use seeds ``seed,
+seed+1, ...`` and ties go to the earlier trial, so the result does not depend on how many cores
+ran them.
 """
 
 from __future__ import annotations
 
-import multiprocessing
-import os
-import signal
-from collections.abc import Callable
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.errors import PartitionError
 from gpmetis.initial_partitioning.thinning import heaviest_edges
+from gpmetis.initial_partitioning.workers import run_jobs
 
 PARALLEL_MIN_NNZ = 2_000
 CUT_BATCH_ENTRIES = 1 << 22  # trials x adjacency entries scored at once (~13 bytes each)
 IPTYPE_GROW, IPTYPE_RANDOM = 0, 1  # METIS's METIS_IPTYPE_* codes for a bisection's start
 STALLED = 2  # a coarsest graph above this many times the coarsening target: coarsening stalled
+BISECTION_ROUNDS = 1  # bisections of the tree before each piece gets whole recursive bisections
 DENSE_DEGREE = 64  # a coarsest graph of a higher average degree is dense
 THIN_DEGREE = 16  # METIS sees each vertex of a dense coarsest graph with its heaviest edges
-
-
-class _Workers:
-    """Forked processes that run METIS trials, each fed through its own pipe (a job reaches
-    its worker at once, without an executor's queues and management threads)."""
-
-    def __init__(self, count: int) -> None:
-        context = multiprocessing.get_context("fork")
-        self.processes, self.pipes = [], []
-        for _ in range(count):
-            ours, theirs = context.Pipe()
-            # the child closes its copies of our ends: when we exit, every worker sees EOF
-            process = context.Process(target=_serve, args=(theirs, [*self.pipes, ours]),
-                                      daemon=True)
-            process.start()
-            theirs.close()
-            self.processes.append(process)
-            self.pipes.append(ours)
-
-    def submit(self, jobs: list) -> Callable[[], list]:
-        """Send job i to worker i mod count now; the returned function waits for the results
-        and gives them in the jobs' order. A trial's error is raised, a dead worker is a
-        PartitionError (here or there); after either, the caller must stop the workers, as
-        answers may be left unread."""
-        count = len(self.pipes)
-        batches = [(pipe, jobs[w::count]) for w, pipe in enumerate(self.pipes) if jobs[w::count]]
-        for pipe, batch in batches:
-            try:
-                pipe.send(batch)
-            except OSError as exc:
-                raise _died() from exc
-
-        def results() -> list:
-            answers = [_answer(pipe) for pipe, _ in batches]
-            return [answers[i % count][i // count] for i in range(len(jobs))]
-
-        return results
-
-    def kill(self) -> None:
-        for process, pipe in zip(self.processes, self.pipes):
-            process.kill()
-            process.join()
-            pipe.close()
-
-
-def _serve(pipe, parent_ends: list) -> None:
-    """A worker's loop: a batch of trials in, their partitions (or the error) out. Ctrl-C is
-    the parent's to handle; the worker ends when the parent's pipe end closes."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    for end in parent_ends:
-        end.close()
-    while True:
-        try:
-            batch = pipe.recv()
-        except EOFError:
-            return
-        try:
-            pipe.send([_trial(job) for job in batch])
-        except Exception as exc:  # the caller re-raises it
-            pipe.send(exc)
-
-
-def _answer(pipe) -> list:
-    try:
-        answer = pipe.recv()
-    except (EOFError, OSError) as exc:
-        raise _died() from exc
-    if isinstance(answer, Exception):
-        raise answer
-    return answer
-
-
-def _died() -> PartitionError:
-    return PartitionError("a METIS trial worker process ended unexpectedly")
-
-
-_workers: _Workers | None = None
-
-
-def start_workers(ntrials: int) -> None:
-    """Fork the trial workers now, before the engine starts CUDA (workers only run pymetis)."""
-    global _workers
-    count = min(ntrials, os.cpu_count() or 1)
-    if _workers is None and count > 1:
-        _workers = _Workers(count)
-
-
-def stop_workers() -> None:
-    """Kill and reap the workers at once (they hold no state worth a clean shutdown)."""
-    global _workers
-    if _workers is not None:
-        _workers.kill()
-        _workers = None
 
 
 def _dense(nvtxs: int, nnz: int) -> bool:
@@ -136,7 +47,8 @@ def bisects(nvtxs: int, nnz: int, target: int) -> bool:
     return nvtxs <= STALLED * target and not _dense(nvtxs, nnz)
 
 
-def _trial(args: tuple) -> np.ndarray:
+def _trial(args: tuple) -> tuple[np.ndarray, int]:
+    """One METIS run: its partition (int32) and its edge cut of the graph it was given."""
     import pymetis
 
     xadj, adjncy, vwgt, adjwgt, nparts, tpwgts, seed, ufactor, niter, iptype, recursive = args
@@ -150,14 +62,14 @@ def _trial(args: tuple) -> np.ndarray:
         options=options,
         recursive=recursive,
     )
-    return np.asarray(result.vertex_part, dtype=np.int32)
+    return np.asarray(result.vertex_part, dtype=np.int32), int(result.edge_cuts)
 
 
 def initial_partition(
     graph: DeviceGraph,
     nparts: int,
     maxpwgt: np.ndarray,
-    tpwgts: list[float] | None,
+    tpwgts: np.ndarray | None,
     *,
     target: int,
     seed: int,
@@ -165,40 +77,142 @@ def initial_partition(
     ufactor: int,
     niter: int,
     random_bisections: bool = False,
-    meanwhile: Callable[[], None] | None = None,
+    meanwhile: Iterator[None] | None = None,
 ) -> np.ndarray:
-    """The best of ``ntrials`` METIS partitions (int32, on the host) of the coarsest ``graph``
-    into ``nparts`` parts, where coarsening aimed at ``target`` vertices: recursive bisections
-    (balanced per bisection, not to ``maxpwgt``; lowest cut) or k-way ones (lowest cut within
+    """A partition (int32, on the host) of the coarsest ``graph`` into ``nparts`` parts of
+    target weights ``tpwgts`` (fractions; None: equal), where coarsening aimed at ``target``
+    vertices, from ``ntrials`` METIS runs at a time: a bisection tree (balanced per bisection,
+    not to ``maxpwgt``; lowest cut per piece) or k-way partitions (lowest cut within
     ``maxpwgt``). ``random_bisections``: bisections start from random ones instead of grown
-    regions (METIS's ``-iptype=random``). ``meanwhile`` runs in this process while the workers
-    compute the trials (first, where they run here)."""
+    regions (METIS's ``-iptype=random``). The steps of ``meanwhile`` run in this process while
+    the workers compute, the rest after the trials."""
     n = graph.nvtxs
     if nparts == 1 or n == 0:
         return np.zeros(n, dtype=np.int32)
     if nparts >= n:
         return np.arange(n, dtype=np.int32) % nparts
-    recursive = bisects(n, graph.nnz, target)
-    seen = heaviest_edges(graph.be, graph, THIN_DEGREE, seed) if _dense(n, graph.nnz) else graph
-    xadj, adjncy, vwgt, adjwgt = seen.to_host()
-    iptype = IPTYPE_RANDOM if random_bisections else IPTYPE_GROW
-    jobs = [
-        (xadj, adjncy, vwgt, adjwgt, nparts, tpwgts, seed + t, ufactor, niter, iptype, recursive)
-        for t in range(ntrials)
-    ]
-    parallel = _workers is not None and ntrials > 1 and len(adjncy) >= PARALLEL_MIN_NNZ
-    try:
-        results = _workers.submit(jobs) if parallel else None
-        if meanwhile is not None:
-            meanwhile()
-        parts = results() if results is not None else [_trial(job) for job in jobs]
-    except BaseException:
-        if parallel:
-            stop_workers()  # answers may be left unread, or a worker died: fresh ones next time
-        raise
-    cuts = _cuts(graph, parts)
-    scores = [(0.0 if recursive else _excess(part, vwgt, nparts, maxpwgt), cut)
-              for part, cut in zip(parts, cuts)]
+    steps = iter(meanwhile if meanwhile is not None else ())
+    tpwgts = np.full(nparts, 1 / nparts) if tpwgts is None else np.asarray(tpwgts, np.float64)
+    run = _Trials(seed=seed, ntrials=ntrials, steps=steps,
+                  parallel=ntrials > 1 and graph.nnz >= PARALLEL_MIN_NNZ,
+                  settings=(ufactor, niter, IPTYPE_RANDOM if random_bisections else IPTYPE_GROW))
+    if bisects(n, graph.nnz, target):
+        part = _bisection_tree(graph.to_host(), tpwgts, run)
+    else:
+        part = _kway(graph, tpwgts, maxpwgt, run)
+    for _ in steps:
+        pass
+    return part
+
+
+class _Trials:
+    """Runs METIS trials, ``ntrials`` per graph unless told fewer, with seeds ``seed``,
+    ``seed+1``, ...: all the graphs' trials at once, on the workers where ``parallel``."""
+
+    def __init__(self, *, seed: int, ntrials: int, steps: Iterator[None], parallel: bool,
+                 settings: tuple[int, int, int]) -> None:
+        self.seed, self.ntrials, self.steps, self.parallel = seed, ntrials, steps, parallel
+        self.settings = settings
+
+    def __call__(self, graphs: list[tuple], recursive: bool, ntrials: int | None = None
+                 ) -> list[list[tuple[np.ndarray, int]]]:
+        """For each (xadj, adjncy, vwgt, adjwgt, nparts, tpwgts): its trials' (part, cut)."""
+        count = ntrials or self.ntrials
+        jobs = [(_trial, (*g, self.seed + t, *self.settings, recursive))
+                for g in graphs for t in range(count)]
+        results = run_jobs(jobs, self.steps, self.parallel)
+        return [results[i:i + count] for i in range(0, len(results), count)]
+
+
+@dataclass
+class _Piece:
+    """Vertices of the coarsest graph (ascending) to split into parts ``first``, ``first+1``,
+    ... of target weights ``tpwgts`` (fractions of the piece's weight)."""
+
+    vertices: np.ndarray
+    first: int
+    tpwgts: np.ndarray
+
+
+def _bisection_tree(host: tuple, tpwgts: np.ndarray, run: _Trials) -> np.ndarray:
+    """The graph's partition by recursive bisection (as METIS's, which cuts a bisection's edges
+    and splits each half on), a tree level at a time: BISECTION_ROUNDS rounds of bisections,
+    then whole recursive bisections of each piece; each piece's lowest-cut trial wins, and the
+    trials are shared out so that every round runs ``ntrials`` METIS runs at once."""
+    xadj, adjncy, vwgt, adjwgt = host
+    src = np.repeat(np.arange(len(vwgt)), np.diff(xadj))
+    part = np.zeros(len(vwgt), dtype=np.int32)
+    pieces = [_Piece(np.arange(len(vwgt)), 0, tpwgts)]
+    for depth in range(BISECTION_ROUNDS + 1):
+        whole = depth == BISECTION_ROUNDS
+        pieces = [p for p in pieces if len(p.tpwgts) > 1 and not _trivial(p, part)]
+        if not pieces:
+            break
+        graphs = []
+        for p in pieces:
+            tp = p.tpwgts if whole else np.array([side.sum() for side in _half(p.tpwgts)])
+            graphs.append((*_induced(host, src, p.vertices), len(tp), _explicit(tp)))
+        trials = run(graphs, recursive=True, ntrials=max(1, run.ntrials >> depth))
+        halves = []
+        for p, results in zip(pieces, trials):
+            best = min(results, key=lambda result: result[1])[0]  # the first of equal cuts
+            if whole:
+                part[p.vertices] = p.first + best
+                continue
+            first = p.first
+            for side, tp in enumerate(_half(p.tpwgts)):
+                vertices = p.vertices[best == side]
+                part[vertices] = first
+                halves.append(_Piece(vertices, first, tp / tp.sum()))
+                first += len(tp)
+        pieces = halves
+    return part
+
+
+def _half(tpwgts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A bisection's two sides' parts, as METIS splits them (the first k // 2 parts, the rest)."""
+    return tpwgts[:len(tpwgts) // 2], tpwgts[len(tpwgts) // 2:]
+
+
+def _trivial(piece: _Piece, part: np.ndarray) -> bool:
+    """Whether ``piece`` has no more vertices than parts; then each gets a part of its own."""
+    count = len(piece.vertices)
+    if count > len(piece.tpwgts):
+        return False
+    part[piece.vertices] = piece.first + np.arange(count, dtype=np.int32)
+    return True
+
+
+def _explicit(tpwgts: np.ndarray) -> list[float] | None:
+    """Target weights for METIS, or None where they are equal (METIS's default)."""
+    return None if np.allclose(tpwgts, tpwgts[0]) else [float(x) for x in tpwgts]
+
+
+def _induced(host: tuple, src: np.ndarray, vertices: np.ndarray) -> tuple:
+    """The CSR arrays of the subgraph of ``host`` induced by ``vertices`` (ascending), its
+    vertices numbered in that order and each row's entries kept in their order."""
+    xadj, adjncy, vwgt, adjwgt = host
+    if len(vertices) == len(vwgt):
+        return host
+    rename = np.full(len(vwgt), -1, dtype=np.int64)
+    rename[vertices] = np.arange(len(vertices))
+    keep = (rename[src] >= 0) & (rename[adjncy] >= 0)
+    sub_xadj = np.zeros(len(vertices) + 1, dtype=xadj.dtype)
+    np.cumsum(np.bincount(rename[src[keep]], minlength=len(vertices)), out=sub_xadj[1:])
+    return sub_xadj, rename[adjncy[keep]].astype(adjncy.dtype), vwgt[vertices], adjwgt[keep]
+
+
+def _kway(graph: DeviceGraph, tpwgts: np.ndarray, maxpwgt: np.ndarray, run: _Trials
+          ) -> np.ndarray:
+    """The lowest-cut k-way trial within ``maxpwgt`` (else the least excess), scored on every
+    edge of ``graph`` where METIS saw a thinned one."""
+    nparts = len(tpwgts)
+    dense = _dense(graph.nvtxs, graph.nnz)
+    seen = heaviest_edges(graph.be, graph, THIN_DEGREE, run.seed) if dense else graph
+    host = seen.to_host()
+    parts = [part for part, _ in run([(*host, nparts, _explicit(tpwgts))], recursive=False)[0]]
+    scores = [(_excess(part, host[2], nparts, maxpwgt), cut)
+              for part, cut in zip(parts, _cuts(graph, parts))]
     return parts[scores.index(min(scores))]
 
 

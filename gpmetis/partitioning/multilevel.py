@@ -16,7 +16,8 @@ import numpy as np
 from gpmetis.balance import max_part_weights
 from gpmetis.coarsening.coarsen import coarsen, coarsen_to
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.initial_partitioning.metis_trials import initial_partition, start_workers
+from gpmetis.initial_partitioning.metis_trials import initial_partition
+from gpmetis.initial_partitioning.workers import start_workers
 from gpmetis.options import Options
 from gpmetis.refinement.jet import refiner
 from gpmetis.refinement.rebalance import fill_empty_parts
@@ -59,21 +60,22 @@ def multilevel_partition(
         return refiner(be, levels[depth].graph, nparts, maxpwgt, finest=depth == 0,
                        patience=patience)
 
-    def prepare_small_levels() -> None:
-        # while METIS runs: the small levels' buffers and captured iterations (latency, not
-        # work, is what they cost); the large ones, by vertices or by edges (the dense coarse
-        # levels of power-law graphs), are made when reached, in freed memory
+    def prepare_small_levels():
+        # while METIS runs, a level a step: the small levels' buffers and captured iterations
+        # (latency, not work, is what they cost); the large ones, by vertices or by edges (the
+        # dense coarse levels of power-law graphs), are made when reached, in freed memory
         for depth, level in enumerate(levels):
             small = (level.nvtxs * RELEASE_FRACTION < g.nvtxs
                      and level.nedges * RELEASE_FRACTION < levels[0].nedges)
             if small and not level.graph.offloaded:
                 refiners[depth] = level_refiner(depth)
+                yield
 
     part0 = initial_partition(
-        levels[-1].graph, nparts, maxpwgt, _explicit_tpwgts(tpwgts),
+        levels[-1].graph, nparts, maxpwgt, tpwgts.reshape(-1),
         target=coarsen_to(g.nvtxs, nparts), seed=seed, ntrials=INITIAL_TRIALS,
         ufactor=options.effective_ufactor, niter=options.niter,
-        random_bisections=options.iptype == "random", meanwhile=prepare_small_levels,
+        random_bisections=options.iptype == "random", meanwhile=prepare_small_levels(),
     )
     t2 = time.perf_counter()
     stats.initial = t2 - t1
@@ -102,8 +104,3 @@ def multilevel_partition(
     ]
     return part, stats
 
-
-def _explicit_tpwgts(tpwgts: np.ndarray) -> list[float] | None:
-    """Target weights for METIS, or None when they are uniform (METIS's default)."""
-    flat = tpwgts.reshape(-1)
-    return None if np.allclose(flat, flat[0]) else [float(x) for x in flat]

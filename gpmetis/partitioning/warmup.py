@@ -39,7 +39,7 @@ def start(path: str | os.PathLike, options: Options) -> PendingGraph | GpuRead |
     header announces enough edges for the GPU), start reading it and warming the GPU up, and
     return the pending graph; None otherwise (then read it as usual)."""
     global _started, _thread
-    from gpmetis.initial_partitioning.metis_trials import start_workers
+    from gpmetis.initial_partitioning.workers import start_workers
     from gpmetis.io.peek import peek_nedges
     from gpmetis.partitioning.driver import AUTO_GPU_MIN_EDGES
     from gpmetis.partitioning.multilevel import INITIAL_TRIALS
