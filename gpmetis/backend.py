@@ -6,6 +6,7 @@ Nothing here imports CuPy until a GPU backend is asked for, so CPU runs never lo
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -88,6 +89,20 @@ class Backend:
         """Run ``kernel`` with one thread block per item (nothing when nblocks == 0)."""
         if nblocks > 0:
             kernel((nblocks,), (block,), args, shared_mem=shared_mem)
+
+    def capture(self, work: Callable[[], None]) -> Callable[[], None]:
+        """``work`` as a function that replays its GPU work on the current stream: ``work``
+        runs once here, under stream capture, and may launch kernels and memsets but neither
+        allocate nor synchronise; the arrays it uses must outlive the replays. On the CPU,
+        ``work`` itself."""
+        if not self.gpu:
+            return work
+        stream = self.xp.cuda.Stream(non_blocking=True)
+        with stream:
+            stream.begin_capture()
+            work()
+            graph = stream.end_capture()
+        return graph.launch
 
     def kernel(self, cu_file: Path, name: str):
         """The compiled CUDA kernel ``name`` from ``cu_file`` (compiled and looked up once per

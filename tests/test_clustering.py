@@ -10,6 +10,7 @@ from gpmetis import partition
 from gpmetis.backend import get_backend
 from gpmetis.coarsening.clustering import (
     SUBROUNDS,
+    Schedule,
     active,
     approve,
     best_cluster,
@@ -52,10 +53,10 @@ def test_a_vertex_proposes_to_its_heaviest_adjacent_cluster_that_fits():
     cluster[2] = 3  # 2 and 3 form one cluster: vertex 0 has 6 into it, 5 into vertex 1
     cw = np.bincount(cluster, weights=g.vwgt, minlength=4).astype(np.int32)
     dest, rating = np.empty(4, np.int32), np.empty(4, np.int32)
-    best_cluster(CPU, g, cluster, cw, 3, 9, rseed, sub, dest, rating)
+    best_cluster(CPU, g, cluster, cw, 3, 9, Schedule(CPU, [(rseed, sub)]), dest, rating)
     assert (dest[0], rating[0]) == (3, 6)
     # the cluster {2, 3} is full at maxvwgt 2: the next best is vertex 1's
-    best_cluster(CPU, g, cluster, cw, 2, 9, rseed, sub, dest, rating)
+    best_cluster(CPU, g, cluster, cw, 2, 9, Schedule(CPU, [(rseed, sub)]), dest, rating)
     assert (dest[0], rating[0]) == (1, 5)
     # only the vertices of the sub-round propose
     proposing = np.flatnonzero(dest >= 0)
@@ -71,7 +72,8 @@ def test_equal_ratings_go_to_the_lighter_cluster(vwgt, lighter):
     dest, rating = np.empty(4, np.int32), np.empty(4, np.int32)
     # vertex 1 (weight 9) does not fit in 6; 2 and 3 both get rating 3
     for seed in range(5):
-        best_cluster(CPU, g, cluster, g.vwgt.copy(), 6, seed, rseed, sub, dest, rating)
+        best_cluster(CPU, g, cluster, g.vwgt.copy(), 6, seed, Schedule(CPU, [(rseed, sub)]),
+                     dest, rating)
         assert (dest[0], rating[0]) == (lighter, 3)
 
 

@@ -17,6 +17,7 @@ from gpmetis import partition
 from gpmetis.backend import get_backend
 from gpmetis.coarsening.clustering import (
     Approval,
+    Schedule,
     apply_moves,
     approve,
     best_cluster,
@@ -119,9 +120,11 @@ def test_clustering_sub_rounds_equal_twin(name, maxvwgt):
     dest_c, rating_c = np.empty(n, np.int32), np.empty(n, np.int32)
     dest_g, rating_g = gpu.xp.empty(n, gpu.xp.int32), gpu.xp.empty(n, gpu.xp.int32)
     work = Approval.allocate(gpu.xp, n)  # one set of work arrays, as a level uses them
-    for rseed, sub in ((5, 0), (5, 1), (9, 3), (9, 2), (11, 0)):
-        best_cluster(cpu, gc, state_c[0], state_c[1], maxvwgt, 7, rseed, sub, dest_c, rating_c)
-        best_cluster(gpu, gg, state_g[0], state_g[1], maxvwgt, 7, rseed, sub, dest_g, rating_g)
+    steps = [(5, 0), (5, 1), (9, 3), (9, 2), (11, 0)]
+    schedule_c, schedule_g = Schedule(cpu, steps), Schedule(gpu, steps)
+    for _ in steps:
+        best_cluster(cpu, gc, state_c[0], state_c[1], maxvwgt, 7, schedule_c, dest_c, rating_c)
+        best_cluster(gpu, gg, state_g[0], state_g[1], maxvwgt, 7, schedule_g, dest_g, rating_g)
         _eq(dest_c, dest_g)
         proposing = dest_c >= 0
         _eq(rating_c[proposing], rating_g[gpu.xp.asarray(proposing)])
@@ -134,6 +137,8 @@ def test_clustering_sub_rounds_equal_twin(name, maxvwgt):
             _eq(a, b)
         for left in (work.inflow, work.count, work.reserved):
             assert not left.any()  # zero again for the next sub-round
+        schedule_c.advance()
+        schedule_g.advance()
     assert state_c[2][0] > 0  # some vertices moved
 
 

@@ -13,10 +13,17 @@
 #include "../block_reduce.cuh"
 #include "../row_sums.cuh"
 
-__device__ __forceinline__ bool is_active(const int v, const unsigned int round_seed,
-                                          const int nsub, const int sub) {
-    return (int)(mix32((unsigned int)v ^ round_seed) % (unsigned int)nsub) == sub;
+// The schedule of a level's sub-rounds: plan[0] is the current step, plan[1 + 2 * step] its
+// round's seed and plan[2 + 2 * step] its sub-round; next_step advances it, so that one captured
+// sub-round, replayed, runs the level's sub-rounds in order.
+__device__ __forceinline__ bool is_active(const int v, const unsigned int* __restrict__ plan,
+                                          const int nsub) {
+    const unsigned int step = plan[0];
+    const unsigned int round_seed = plan[1 + 2 * step], sub = plan[2 + 2 * step];
+    return mix32((unsigned int)v ^ round_seed) % (unsigned int)nsub == sub;
 }
+
+extern "C" __global__ void next_step(unsigned int* plan) { plan[0] += 1; }
 
 // The order in which v ranks its adjacent clusters: first cluster_key (a valid bit, the rating
 // = v's edge weight into c, below 2^31, then the lighter cluster), then cluster_tie (a seeded
@@ -45,14 +52,14 @@ extern "C" __global__ void best_cluster(
     const int n, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
     const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
     const int* __restrict__ cluster, const int* __restrict__ cw, const int maxvwgt,
-    const unsigned int seed, const unsigned int round_seed, const int nsub, const int sub,
+    const unsigned int seed, const unsigned int* __restrict__ plan, const int nsub,
     int* __restrict__ tkeys, int* __restrict__ tvals, int* __restrict__ dest,
     int* __restrict__ rating, const long long max_degree)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
     if (v >= n || xadj[v + 1] - xadj[v] > max_degree) return;
     dest[v] = -1;
-    if (!is_active(v, round_seed, nsub, sub)) return;
+    if (!is_active(v, plan, nsub)) return;
     const int own = cluster[v];
     const long long begin = xadj[v], end = xadj[v + 1];
     unsigned long long best = 0;
@@ -82,14 +89,14 @@ extern "C" __global__ void best_cluster_heavy(
     const int* __restrict__ heavy, const long long* __restrict__ xadj,
     const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
     const int* __restrict__ cluster, const int* __restrict__ cw, const int maxvwgt,
-    const unsigned int seed, const unsigned int round_seed, const int nsub, const int sub,
+    const unsigned int seed, const unsigned int* __restrict__ plan, const int nsub,
     int* __restrict__ tkeys, int* __restrict__ tvals, int* __restrict__ dest,
     int* __restrict__ rating)
 {
     __shared__ unsigned long long buf[32];
     __shared__ unsigned long long best_key, best_tie;
     const int v = heavy[blockIdx.x];
-    if (!is_active(v, round_seed, nsub, sub)) {
+    if (!is_active(v, plan, nsub)) {
         if (threadIdx.x == 0) dest[v] = -1;
         return;
     }

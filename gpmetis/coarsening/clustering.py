@@ -50,19 +50,47 @@ def cluster_tie(v: np.ndarray, c: np.ndarray, seed: int) -> np.ndarray:
     return mix32(c.astype(np.uint32) ^ mix32(v.astype(np.uint32) ^ np.uint32(seed)))
 
 
-def best_cluster(be: Backend, g: DeviceGraph, cluster, cw, maxvwgt: int, seed: int, rseed: int,
-                 sub: int, dest, rating) -> None:
-    """Fill ``dest`` (int32: the cluster each active vertex proposes to join, -1 for none) and
-    ``rating`` (int32: its edge weight into that cluster, where dest >= 0)."""
+class Schedule:
+    """A level's sub-rounds in order, each a (round seed, sub-round) pair; ``advance`` moves to
+    the next. On the GPU the kernels read the current one from ``plan`` (uint32: the step, then
+    the pairs) and ``advance`` queues the move there, so a captured sub-round replays as the
+    next one."""
+
+    def __init__(self, be: Backend, steps: list[tuple[int, int]]) -> None:
+        self.be, self.steps, self.step = be, steps, 0
+        flat = np.array([0, *(x for pair in steps for x in pair)], dtype=np.uint32)
+        self.plan = be.xp.asarray(flat) if be.gpu else None
+
+    def current(self) -> tuple[int, int]:
+        """The current (round seed, sub-round), as the host knows it (the cpu backend)."""
+        return self.steps[self.step]
+
+    def advance(self) -> None:
+        if self.be.gpu:
+            self.be.launch(self.be.kernel(CU_FILE, "next_step"), 1, (self.plan,))
+        else:
+            self.step += 1
+
+
+def level_schedule(be: Backend, seed: int) -> Schedule:
+    """ROUNDS rounds of SUBROUNDS sub-rounds, each round with its seed."""
+    return Schedule(be, [(round_seed(seed, r), sub) for r in range(ROUNDS)
+                         for sub in range(SUBROUNDS)])
+
+
+def best_cluster(be: Backend, g: DeviceGraph, cluster, cw, maxvwgt: int, seed: int,
+                 schedule: Schedule, dest, rating) -> None:
+    """Fill ``dest`` (int32: the cluster each vertex active in the schedule's current sub-round
+    proposes to join, -1 for none) and ``rating`` (int32: its edge weight into that cluster,
+    where dest >= 0)."""
     n = g.nvtxs
     if not be.gpu:
-        _best_cluster_numpy(g, cluster, cw, maxvwgt, seed, rseed, sub, dest, rating)
+        _best_cluster_numpy(g, cluster, cw, maxvwgt, seed, *schedule.current(), dest, rating)
         return
     tkeys, tvals = g.row_hash_tables()
     max_degree, heavy = g.heavy_split()
     head = (g.xadj, g.adjncy, g.adjwgt, g.vwgt, cluster, cw, np.int32(maxvwgt),
-            np.uint32(seed), np.uint32(rseed), np.int32(SUBROUNDS), np.int32(sub),
-            tkeys, tvals, dest, rating)
+            np.uint32(seed), schedule.plan, np.int32(SUBROUNDS), tkeys, tvals, dest, rating)
     be.launch(be.kernel(CU_FILE, "best_cluster"), n, (np.int32(n), *head, max_degree))
     if heavy is not None:
         be.launch_blocks(be.kernel(CU_FILE, "best_cluster_heavy"), len(heavy), (heavy, *head))
@@ -183,13 +211,24 @@ def lp_clustering(be: Backend, g: DeviceGraph, maxvwgt: int, seed: int):
     rating = xp.empty(n, dtype=xp.int32)
     moved = xp.zeros(1, dtype=xp.uint64)
     work = Approval.allocate(xp, n) if be.gpu else None
+    schedule = level_schedule(be, seed)
+    if be.gpu:  # made before the capture, which may not allocate
+        g.row_hash_tables()
+        g.heavy_split()
+
+    def sub_round() -> None:
+        best_cluster(be, g, cluster, cw, maxvwgt, seed, schedule, dest, rating)
+        accepted = approve(be, dest, rating, g.vwgt, cw, maxvwgt, work)
+        apply_moves(be, accepted, dest, g.vwgt, cluster, cw, moved, work)
+        schedule.advance()
+
+    # a sub-round's launches cost more host time than small levels' kernels take: on the GPU
+    # they are captured once and replayed
+    run = be.capture(sub_round)
     total = 0
-    for round_ in range(ROUNDS):
-        rseed = round_seed(seed, round_)
-        for sub in range(SUBROUNDS):
-            best_cluster(be, g, cluster, cw, maxvwgt, seed, rseed, sub, dest, rating)
-            accepted = approve(be, dest, rating, g.vwgt, cw, maxvwgt, work)
-            apply_moves(be, accepted, dest, g.vwgt, cluster, cw, moved, work)
+    for _ in range(ROUNDS):
+        for _ in range(SUBROUNDS):
+            run()
         now = int(moved[0])
         if now - total < MIN_ROUND_MOVES * n:
             break

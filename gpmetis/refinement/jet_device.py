@@ -92,12 +92,7 @@ class DeviceRefiner:
         self._captured = (g.xadj, g.adjncy, g.adjwgt, g.vwgt, nxt, next_locked, dest, gain,
                           room, roomiest, hist, inflow, g.row_hash_tables(),
                           select_buffers(g, nparts), g.heavy_split())
-        stream = xp.cuda.Stream(non_blocking=True)
-        with stream:
-            stream.begin_capture()
-            iteration()
-            # a capture may not allocate or sync: everything it launches exists by now
-            self.graph = stream.end_capture()
+        self.replay = be.capture(iteration)  # everything it launches exists by now
 
     def _finish(self, init: int) -> None:
         self.be.launch_blocks(
@@ -116,7 +111,7 @@ class DeviceRefiner:
         replays = self.patience
         while True:
             for _ in range(replays):
-                self.graph.launch()
+                self.replay()
             state = self.ctl.get()
             if state[CTL_ITERATIONS] >= MAX_ITERATIONS or state[CTL_STALE] >= self.patience:
                 return self.best, int(state[CTL_ITERATIONS])
