@@ -62,6 +62,13 @@ def test_unknown_option_is_named():
         gpmetis.Options.from_kwargs(nosuch=1)
 
 
+@pytest.mark.parametrize("engine", ["cpu", "metis"])
+def test_a_part_of_zero_target_weight_is_an_option_error(engine):
+    # METIS itself stops on it ("Incorrect tpwgts"), which pymetis raised as an unknown error
+    with pytest.raises(OptionError, match="tpwgts.*positive"):
+        gpmetis.partition(load_fixture("4elt"), 4, engine=engine, tpwgts=[0, 0, 0.5, 0.5])
+
+
 def test_import_does_not_load_cuda():
     import subprocess
     import sys

@@ -104,8 +104,9 @@ def load_tpwgts(options: Options, nparts: int, ncon: int) -> np.ndarray:
 
         return read_tpwgts(options.tpwgts, nparts, ncon)
     values = np.asarray(options.tpwgts, dtype=np.float64)
-    if values.size != nparts * ncon or (values < 0).any():
-        raise OptionError("tpwgts", f"needs {nparts * ncon} non-negative fractions")
+    if values.size != nparts * ncon or not (values > 0).all():
+        # METIS rejects a part of zero target weight too (its -tpwgts file needs 0 < f < 1)
+        raise OptionError("tpwgts", f"needs {nparts * ncon} positive fractions")
     values = values.reshape(nparts, ncon)
     return values / values.sum(axis=0, keepdims=True)
 
