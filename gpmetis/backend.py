@@ -100,8 +100,10 @@ class Backend:
         stream = self.xp.cuda.Stream(non_blocking=True)
         with stream:
             stream.begin_capture()
-            work()
-            graph = stream.end_capture()
+            try:
+                work()
+            finally:  # a failed capture still ends, leaving the stream usable
+                graph = stream.end_capture()
         return graph.launch
 
     def kernel(self, cu_file: Path, name: str):

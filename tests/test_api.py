@@ -63,10 +63,12 @@ def test_unknown_option_is_named():
 
 
 @pytest.mark.parametrize("engine", ["cpu", "metis"])
-def test_a_part_of_zero_target_weight_is_an_option_error(engine):
-    # METIS itself stops on it ("Incorrect tpwgts"), which pymetis raised as an unknown error
+@pytest.mark.parametrize("tpwgts", [[0, 0, 0.5, 0.5], [float("inf"), 1, 1, 1]])
+def test_a_part_of_zero_or_no_finite_target_weight_is_an_option_error(engine, tpwgts):
+    # METIS itself stops on a zero ("Incorrect tpwgts"), which pymetis raised as an unknown
+    # error; an infinite one scales the others to zero
     with pytest.raises(OptionError, match="tpwgts.*positive"):
-        gpmetis.partition(load_fixture("4elt"), 4, engine=engine, tpwgts=[0, 0, 0.5, 0.5])
+        gpmetis.partition(load_fixture("4elt"), 4, engine=engine, tpwgts=tpwgts)
 
 
 def test_import_does_not_load_cuda():

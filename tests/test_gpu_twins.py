@@ -140,6 +140,7 @@ def test_clustering_sub_rounds_equal_twin(name, maxvwgt):
         schedule_c.advance()
         schedule_g.advance()
     assert state_c[2][0] > 0  # some vertices moved
+    assert int(schedule_g.plan[0]) == len(steps)  # one step per advance, whatever the block
 
 
 @pytest.mark.parametrize("hub_proposals", [40, 5000])

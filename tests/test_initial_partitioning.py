@@ -151,17 +151,93 @@ def test_kway_the_winner_is_the_lowest_cut_within_the_balance_limit(fixture4elt,
     np.testing.assert_array_equal(part, trials[best])
 
 
-def test_workers_or_not_the_same_partition(fixture4elt, graph, monkeypatch):
+@pytest.mark.parametrize("nparts,tpwgts", [(16, None), (3, None), (5, [0.1, 0.3, 0.2, 0.3, 0.1])])
+def test_workers_or_not_the_same_partition(fixture4elt, graph, monkeypatch, nparts, tpwgts):
     monkeypatch.setattr(workers.os, "cpu_count", lambda: 4)
+
+    def run():
+        return initial_partition(fixture4elt, nparts, np.full(nparts, np.inf),
+                                 None if tpwgts is None else np.array(tpwgts), seed=3,
+                                 ntrials=4, ufactor=30, niter=10, target=SMALL_TARGET)
+
     stop_workers()
-    serial = _run(fixture4elt, graph)
+    serial = run()
     start_workers(4)
     try:
         assert workers._workers is not None
-        pooled = _run(fixture4elt, graph)
+        pooled = run()
     finally:
         stop_workers()
     np.testing.assert_array_equal(serial, pooled)
+    assert set(np.unique(serial)) == set(range(nparts))
+
+
+def test_pieces_with_no_more_vertices_than_parts_get_a_part_each():
+    # two triangles joined by one edge, into 6 parts: each side of the bisection has 3
+    # vertices for its 3 parts
+    edges = [(0, 1), (1, 2), (0, 2), (3, 4), (4, 5), (3, 5), (2, 3)]
+    rows = [[] for _ in range(6)]
+    for a, b in edges:
+        rows[a].append(b)
+        rows[b].append(a)
+    xadj = np.cumsum([0] + [len(r) for r in rows]).astype(np.int64)
+    adjncy = np.array([b for r in rows for b in sorted(r)], dtype=np.int32)
+    dg = DeviceGraph(get_backend("cpu"), xadj, adjncy, np.ones(len(adjncy), np.int32),
+                     np.ones(6, np.int32))
+    part = initial_partition(dg, 5, np.full(5, np.inf), None, seed=1, ntrials=2, ufactor=30,
+                             niter=10, target=100)  # taken whole: split by bisections
+    assert sorted(np.bincount(part, minlength=5)) == [1, 1, 1, 1, 2]
+    three = part[:3] if part[0] >= 2 else part[3:]  # the side of parts 2, 3, 4
+    assert sorted(three) == [2, 3, 4]
+
+
+def _slow_trial(args):
+    import time
+
+    time.sleep(0.3)
+    return _trial(args)
+
+
+def test_meanwhile_steps_run_while_the_workers_compute(fixture4elt, graph, monkeypatch):
+    monkeypatch.setattr(workers.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(metis_trials, "_trial", _slow_trial)
+    done, seen = [], []
+    results = workers._Pending.results
+    monkeypatch.setattr(workers._Pending, "results",
+                        lambda self: seen.append(len(done)) or results(self))
+
+    def steps():
+        for step in range(3):
+            done.append(step)
+            yield
+
+    stop_workers()
+    start_workers(4)
+    try:
+        _run(fixture4elt, graph, meanwhile=steps())
+    finally:
+        stop_workers()
+    assert seen[0] == 3  # every step ran before the first round's answers were read
+
+
+def test_a_failing_meanwhile_step_stops_the_workers(fixture4elt, graph, monkeypatch):
+    monkeypatch.setattr(workers.os, "cpu_count", lambda: 4)
+
+    def steps():
+        raise RuntimeError("step failed")
+        yield
+
+    stop_workers()
+    start_workers(4)
+    try:
+        with pytest.raises(RuntimeError, match="step failed"):
+            _run(fixture4elt, graph, meanwhile=steps())
+        assert workers._workers is None
+        start_workers(4)
+        pooled = _run(fixture4elt, graph)
+    finally:
+        stop_workers()
+    np.testing.assert_array_equal(pooled, _run(fixture4elt, graph))
 
 
 def _failing_trial(args):

@@ -23,7 +23,9 @@ __device__ __forceinline__ bool is_active(const int v, const unsigned int* __res
     return mix32((unsigned int)v ^ round_seed) % (unsigned int)nsub == sub;
 }
 
-extern "C" __global__ void next_step(unsigned int* plan) { plan[0] += 1; }
+extern "C" __global__ void next_step(unsigned int* plan) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) plan[0] += 1;
+}
 
 // The order in which v ranks its adjacent clusters: first cluster_key (a valid bit, the rating
 // = v's edge weight into c, below 2^31, then the lighter cluster), then cluster_tie (a seeded

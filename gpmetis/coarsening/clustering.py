@@ -62,12 +62,13 @@ class Schedule:
         self.plan = be.xp.asarray(flat) if be.gpu else None
 
     def current(self) -> tuple[int, int]:
-        """The current (round seed, sub-round), as the host knows it (the cpu backend)."""
+        """The current (round seed, sub-round) on the cpu backend (the GPU's is in ``plan``)."""
         return self.steps[self.step]
 
     def advance(self) -> None:
+        """Move to the next sub-round; at most len(steps) - 1 times before the last is used."""
         if self.be.gpu:
-            self.be.launch(self.be.kernel(CU_FILE, "next_step"), 1, (self.plan,))
+            self.be.launch_blocks(self.be.kernel(CU_FILE, "next_step"), 1, (self.plan,), block=1)
         else:
             self.step += 1
 

@@ -85,7 +85,8 @@ def initial_partition(
     not to ``maxpwgt``; lowest cut per piece) or k-way partitions (lowest cut within
     ``maxpwgt``). ``random_bisections``: bisections start from random ones instead of grown
     regions (METIS's ``-iptype=random``). The steps of ``meanwhile`` run in this process while
-    the workers compute, the rest after the trials."""
+    the workers compute, the rest after the trials (none where no trial is needed: nparts 1,
+    an empty graph, or no more vertices than parts)."""
     n = graph.nvtxs
     if nparts == 1 or n == 0:
         return np.zeros(n, dtype=np.int32)
@@ -93,6 +94,8 @@ def initial_partition(
         return np.arange(n, dtype=np.int32) % nparts
     steps = iter(meanwhile if meanwhile is not None else ())
     tpwgts = np.full(nparts, 1 / nparts) if tpwgts is None else np.asarray(tpwgts, np.float64)
+    if len(tpwgts) != nparts:
+        raise ValueError(f"{len(tpwgts)} target weights for {nparts} parts")
     run = _Trials(seed=seed, ntrials=ntrials, steps=steps,
                   parallel=ntrials > 1 and graph.nnz >= PARALLEL_MIN_NNZ,
                   settings=(ufactor, niter, IPTYPE_RANDOM if random_bisections else IPTYPE_GROW))
@@ -138,14 +141,14 @@ def _bisection_tree(host: tuple, tpwgts: np.ndarray, run: _Trials) -> np.ndarray
     """The graph's partition by recursive bisection (as METIS's, which cuts a bisection's edges
     and splits each half on), a tree level at a time: BISECTION_ROUNDS rounds of bisections,
     then whole recursive bisections of each piece; each piece's lowest-cut trial wins, and the
-    trials are shared out so that every round runs ``ntrials`` METIS runs at once."""
+    trials are shared out so that a round runs up to ``ntrials`` METIS runs at once."""
     xadj, adjncy, vwgt, adjwgt = host
     src = np.repeat(np.arange(len(vwgt)), np.diff(xadj))
     part = np.zeros(len(vwgt), dtype=np.int32)
     pieces = [_Piece(np.arange(len(vwgt)), 0, tpwgts)]
     for depth in range(BISECTION_ROUNDS + 1):
         whole = depth == BISECTION_ROUNDS
-        pieces = [p for p in pieces if len(p.tpwgts) > 1 and not _trivial(p, part)]
+        pieces = [p for p in pieces if len(p.tpwgts) > 1 and len(p.vertices) > len(p.tpwgts)]
         if not pieces:
             break
         graphs = []
@@ -165,6 +168,9 @@ def _bisection_tree(host: tuple, tpwgts: np.ndarray, run: _Trials) -> np.ndarray
                 part[vertices] = first
                 halves.append(_Piece(vertices, first, tp / tp.sum()))
                 first += len(tp)
+        for p in halves:
+            if len(p.vertices) <= len(p.tpwgts):  # a part for each vertex: nothing to split
+                part[p.vertices] = p.first + np.arange(len(p.vertices), dtype=np.int32)
         pieces = halves
     return part
 
@@ -172,15 +178,6 @@ def _bisection_tree(host: tuple, tpwgts: np.ndarray, run: _Trials) -> np.ndarray
 def _half(tpwgts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """A bisection's two sides' parts, as METIS splits them (the first k // 2 parts, the rest)."""
     return tpwgts[:len(tpwgts) // 2], tpwgts[len(tpwgts) // 2:]
-
-
-def _trivial(piece: _Piece, part: np.ndarray) -> bool:
-    """Whether ``piece`` has no more vertices than parts; then each gets a part of its own."""
-    count = len(piece.vertices)
-    if count > len(piece.tpwgts):
-        return False
-    part[piece.vertices] = piece.first + np.arange(count, dtype=np.int32)
-    return True
 
 
 def _explicit(tpwgts: np.ndarray) -> list[float] | None:

@@ -104,7 +104,7 @@ def load_tpwgts(options: Options, nparts: int, ncon: int) -> np.ndarray:
 
         return read_tpwgts(options.tpwgts, nparts, ncon)
     values = np.asarray(options.tpwgts, dtype=np.float64)
-    if values.size != nparts * ncon or not (values > 0).all():
+    if values.size != nparts * ncon or not (np.isfinite(values) & (values > 0)).all():
         # METIS rejects a part of zero target weight too (its -tpwgts file needs 0 < f < 1)
         raise OptionError("tpwgts", f"needs {nparts * ncon} positive fractions")
     values = values.reshape(nparts, ncon)
