@@ -202,14 +202,15 @@ def _induced(host: tuple, src: np.ndarray, vertices: np.ndarray) -> tuple:
 def _kway(graph: DeviceGraph, tpwgts: np.ndarray, maxpwgt: np.ndarray, run: _Trials
           ) -> np.ndarray:
     """The lowest-cut k-way trial within ``maxpwgt`` (else the least excess), scored on every
-    edge of ``graph`` where METIS saw a thinned one."""
+    edge of ``graph`` where METIS saw a thinned one (else by METIS's own cuts)."""
     nparts = len(tpwgts)
     dense = _dense(graph.nvtxs, graph.nnz)
     seen = heaviest_edges(graph.be, graph, THIN_DEGREE, run.seed) if dense else graph
     host = seen.to_host()
-    parts = [part for part, _ in run([(*host, nparts, _explicit(tpwgts))], recursive=False)[0]]
-    scores = [(_excess(part, host[2], nparts, maxpwgt), cut)
-              for part, cut in zip(parts, _cuts(graph, parts))]
+    parts, cuts = zip(*run([(*host, nparts, _explicit(tpwgts))], recursive=False)[0])
+    if dense:
+        cuts = _cuts(graph, parts)
+    scores = [(_excess(part, host[2], nparts, maxpwgt), cut) for part, cut in zip(parts, cuts)]
     return parts[scores.index(min(scores))]
 
 

@@ -87,7 +87,8 @@ def multilevel_partition(
             level.graph.reload()
             part = part[level.cmap]
             # the coarser level and its refiner are done with: their memory serves this level
-            run = levels[depth + 1].graph = level.cmap = None
+            levels[depth + 1].graph = level.cmap = None
+            run = None
             if level.nvtxs * RELEASE_FRACTION >= g.nvtxs:
                 be.release_free_memory()  # the larger arrays would not fit in fragments
         run = refiners.pop(depth, None)
