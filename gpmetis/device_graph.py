@@ -15,6 +15,7 @@ from gpmetis.graph import Graph
 CU_FILE = Path(__file__).with_name("device_graph.cu")
 INT32_MAX = np.iinfo(np.int32).max
 HEAVY_DEGREE = 256
+WARP_DEGREE = 16  # rows longer than this, up to HEAVY_DEGREE, get a warp where a kernel has one
 SCAN_DEGREE = 64  # as in row_sums.cuh: rows up to this long are rescanned, not hashed
 NO_DEGREE_LIMIT = np.int64(2**62)
 
@@ -108,14 +109,32 @@ class DeviceGraph:
         block-per-vertex kernels the int32 ids in ``heavy`` (None when there are none)."""
         if not enabled:
             return NO_DEGREE_LIMIT, None
-        if "heavy" not in self._scratch:
-            ids = None
-            if self.max_degree > HEAVY_DEGREE:  # the degree array only when some row is heavy
-                deg = self.xadj[1:] - self.xadj[:-1]
-                ids = self.be.xp.flatnonzero(deg > HEAVY_DEGREE).astype(self.be.xp.int32)
-            self._scratch["heavy"] = ids
-        heavy = self._scratch["heavy"]
+        heavy = self._degree_list("heavy", HEAVY_DEGREE, None)
         return (np.int64(HEAVY_DEGREE), heavy) if heavy is not None else (NO_DEGREE_LIMIT, None)
+
+    def degree_tiers(self):
+        """(max_degree, mid, heavy): thread-per-vertex kernels take vertices of degree <=
+        max_degree (at most WARP_DEGREE), warp-per-vertex kernels the int32 ids in ``mid``,
+        block-per-vertex kernels those in ``heavy`` (degree > HEAVY_DEGREE); lists that would be
+        empty are None."""
+        mid = self._degree_list("mid", WARP_DEGREE, HEAVY_DEGREE)
+        heavy = self._degree_list("heavy", HEAVY_DEGREE, None)
+        if mid is None and heavy is None:
+            return NO_DEGREE_LIMIT, None, None
+        return np.int64(WARP_DEGREE), mid, heavy
+
+    def _degree_list(self, name: str, low: int, high: int | None):
+        """The int32 ids of the vertices of degree in (low, high] (high None: no bound), None when
+        there are none; kept for the level's lifetime."""
+        if name not in self._scratch:
+            ids = None
+            if self.max_degree > low:  # the degree array only when some row qualifies
+                deg = self.xadj[1:] - self.xadj[:-1]
+                keep = deg > low if high is None else (deg > low) & (deg <= high)
+                ids = self.be.xp.flatnonzero(keep).astype(self.be.xp.int32)
+                ids = ids if len(ids) else None
+            self._scratch[name] = ids
+        return self._scratch[name]
 
     @property
     def nvtxs(self) -> int:

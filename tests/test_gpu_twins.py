@@ -109,6 +109,22 @@ def test_contraction_equals_twin(name):
         assert np.array_equal(a, b)
 
 
+@pytest.mark.parametrize("size", [3, 40, 400])
+def test_contraction_of_large_clusters_equals_twin(size):
+    # clusters of size random members: more than 32 members per warp batch, candidate lists
+    # merged by a warp (up to 256 entries) and by a block with a hash table (longer ones)
+    gc, gg = _both(random_graph(6000, 3, seed=size, weighted=True, isolated=50))
+    cmap = np.random.default_rng(size).permutation(gc.nvtxs) // size
+    cmap = cmap.astype(np.int32)
+    nc = int(cmap.max()) + 1
+    coarse_c = contract(gc.be, gc, cmap, nc)
+    coarse_g = contract(gg.be, gg, gg.be.xp.asarray(cmap), nc)
+    for a, b in zip(coarse_c.to_host(), coarse_g.to_host()):
+        assert np.array_equal(a, b)
+    caps = np.bincount(cmap, weights=np.diff(gc.xadj), minlength=nc)
+    assert (caps > 256).all() if size == 400 else (caps <= 256).all()
+
+
 @pytest.mark.parametrize("name", CASES)
 @pytest.mark.parametrize("maxvwgt", [3, 40, 10**6])
 def test_clustering_sub_rounds_equal_twin(name, maxvwgt):

@@ -6,12 +6,16 @@
 // the adjacent cluster they are most strongly tied to; the proposals are approved per target
 // cluster in priority order (rating, then id) while the cluster stays within maxvwgt (a target
 // that holds all its proposals takes them all), then applied, without a host round trip.
-// best_cluster takes the vertices of degree <= max_degree (one thread each),
-// best_cluster_heavy the listed high-degree ones (one block each); both give the same answer
-// for any vertex.
+// best_cluster takes the vertices of degree <= max_degree (one thread each), best_cluster_warp
+// the listed ones of degree <= WARP_DEGREE_MAX (one warp each), best_cluster_heavy the listed
+// longer ones (one block each); all give the same answer for any vertex.
 #include "../edge_hash.cuh"
 #include "../block_reduce.cuh"
 #include "../row_sums.cuh"
+#include "../warp_sums.cuh"
+
+#define WARP_DEGREE_MAX 256  // as HEAVY_DEGREE in device_graph.py
+#define ROW_WARPS 8          // best_cluster_warp runs blocks of ROW_WARPS warps
 
 // The schedule of a level's sub-rounds: plan[0] is the current step, plan[1 + 2 * step] its
 // round's seed and plan[2 + 2 * step] its sub-round; next_step advances it, so that one captured
@@ -80,6 +84,60 @@ extern "C" __global__ void best_cluster(
     if (best_c >= 0 && best_c != own) {
         dest[v] = best_c;
         rating[v] = (int)best_r;
+    }
+}
+
+// best_cluster for the vertices mid[0..) (degree <= WARP_DEGREE_MAX), one warp each (launched as
+// 32 threads per vertex, ROW_WARPS warps per block): the row's clusters summed in shared memory,
+// then a warp-wide max of (cluster_key, cluster_tie), which identifies the winner.
+extern "C" __global__ void best_cluster_warp(
+    const int* __restrict__ mid, const int nmid, const long long* __restrict__ xadj,
+    const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
+    const int* __restrict__ cluster, const int* __restrict__ cw, const int maxvwgt,
+    const unsigned int seed, const unsigned int* __restrict__ plan, const int nsub,
+    int* __restrict__ dest, int* __restrict__ rating)
+{
+    __shared__ int keys[ROW_WARPS][WARP_DEGREE_MAX], vals[ROW_WARPS][WARP_DEGREE_MAX];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (i >= nmid) return;  // the whole warp
+    const int v = mid[i];
+    if (!is_active(v, plan, nsub)) {
+        if (lane == 0) dest[v] = -1;
+        return;
+    }
+    const int own = cluster[v];
+    const long long begin = xadj[v], end = xadj[v + 1];
+    WarpSums sums{keys[warp], vals[warp], 0};
+    for (long long j0 = begin; j0 < end; j0 += 32) {
+        const long long j = j0 + lane;
+        sums.add(j < end, j < end ? cluster[adjncy[j]] : 0, j < end ? adjwgt[j] : 0);
+    }
+    unsigned long long best = 0;
+    unsigned int best_tie = 0;
+    int best_c = -1, best_r = 0;
+    for (int s = lane; s < sums.size; s += 32) {
+        const int c = sums.keys[s];
+        if (!may_join(v, c, own, cw, vwgt, maxvwgt)) continue;
+        const unsigned long long key = cluster_key(sums.vals[s], cw[c]);
+        const unsigned int tie = cluster_tie(v, c, seed);
+        if (key > best || (key == best && tie > best_tie)) {
+            best = key; best_tie = tie; best_c = c; best_r = sums.vals[s];
+        }
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        const unsigned long long key = __shfl_xor_sync(FULL_MASK, best, o);
+        const unsigned int tie = __shfl_xor_sync(FULL_MASK, best_tie, o);
+        const int c = __shfl_xor_sync(FULL_MASK, best_c, o);
+        const int r = __shfl_xor_sync(FULL_MASK, best_r, o);
+        if (key > best || (key == best && tie > best_tie)) {
+            best = key; best_tie = tie; best_c = c; best_r = r;
+        }
+    }
+    if (lane == 0) {
+        const bool move = best_c >= 0 && best_c != own;
+        dest[v] = move ? best_c : -1;
+        if (move) rating[v] = best_r;
     }
 }
 

@@ -26,6 +26,8 @@ SUBROUNDS = 4
 MIN_ROUND_MOVES = 0.01
 ROUND_SEED_STEP = 7919
 OVER_THREADS = 1 << 16  # approve_over's grid: a warp per 32 targets, grid-stride
+WARP = 32
+ROW_BLOCK = 8 * WARP  # best_cluster_warp's blocks: ROW_WARPS warps
 
 
 def round_seed(seed: int, round_: int) -> int:
@@ -88,13 +90,20 @@ def best_cluster(be: Backend, g: DeviceGraph, cluster, cw, maxvwgt: int, seed: i
     if not be.gpu:
         _best_cluster_numpy(g, cluster, cw, maxvwgt, seed, *schedule.current(), dest, rating)
         return
-    tkeys, tvals = g.row_hash_tables()
-    max_degree, heavy = g.heavy_split()
+    max_degree, mid, heavy = g.degree_tiers()
+    # rows of at most WARP_DEGREE are rescanned, not hashed: only best_cluster_heavy hashes
+    unused = g.scratch("dummy32", 1, be.xp.int32)
+    tkeys, tvals = g.row_hash_tables() if heavy is not None else (unused, unused)
     head = (g.xadj, g.adjncy, g.adjwgt, g.vwgt, cluster, cw, np.int32(maxvwgt),
-            np.uint32(seed), schedule.plan, np.int32(SUBROUNDS), tkeys, tvals, dest, rating)
-    be.launch(be.kernel(CU_FILE, "best_cluster"), n, (np.int32(n), *head, max_degree))
+            np.uint32(seed), schedule.plan, np.int32(SUBROUNDS))
+    be.launch(be.kernel(CU_FILE, "best_cluster"), n,
+              (np.int32(n), *head, tkeys, tvals, dest, rating, max_degree))
+    if mid is not None:  # a warp per vertex, blocks of 8 warps
+        be.launch(be.kernel(CU_FILE, "best_cluster_warp"), len(mid) * WARP,
+                  (mid, np.int32(len(mid)), *head, dest, rating), block=ROW_BLOCK)
     if heavy is not None:
-        be.launch_blocks(be.kernel(CU_FILE, "best_cluster_heavy"), len(heavy), (heavy, *head))
+        be.launch_blocks(be.kernel(CU_FILE, "best_cluster_heavy"), len(heavy),
+                         (heavy, *head, tkeys, tvals, dest, rating))
 
 
 def _best_cluster_numpy(g: DeviceGraph, cluster, cw, maxvwgt: int, seed: int, rseed: int,
@@ -214,8 +223,9 @@ def lp_clustering(be: Backend, g: DeviceGraph, maxvwgt: int, seed: int):
     work = Approval.allocate(xp, n) if be.gpu else None
     schedule = level_schedule(be, seed)
     if be.gpu:  # made before the capture, which may not allocate
-        g.row_hash_tables()
-        g.heavy_split()
+        if g.degree_tiers()[2] is not None:
+            g.row_hash_tables()
+        g.scratch("dummy32", 1, xp.int32)
 
     def sub_round() -> None:
         best_cluster(be, g, cluster, cw, maxvwgt, seed, schedule, dest, rating)

@@ -2,33 +2,20 @@
 // Twin: gpmetis/coarsening/contraction.py (_contract_numpy).
 //
 // Coarse vertex c has the members members[mstart[c] .. mstart[c+1]); its candidate entries are
-// the members' rows in that order, cap[c] entries in all. When cap[c] <= SCAN_CAP they are
-// merged by rescanning them (no scratch memory); longer ones in an open-addressing hash table in
-// tkeys/tvals[off[c] .. off[c] + cap[c]), which can never overflow. One thread owns one coarse
-// vertex, so its row is deterministic; rows come out unsorted. Coarse vertices with
-// cap[c] > max_cap go to contract_count_heavy (one block each, the table filled with atomicCAS:
-// the set of keys and their sums do not depend on thread order, their slots do).
+// the members' rows in that order, cap[c] entries in all. When cap[c] <= WARP_CAP one warp
+// merges them in shared memory (contract_rows): c's row lists its distinct coarse neighbours
+// in order of first appearance, so it is deterministic. Longer ones go to contract_count_heavy
+// and contract_fill_heavy (one block each): an open-addressing hash table in
+// tkeys/tvals[hoff[i] .. hoff[i] + cap[c]) for the i-th of them, which can never overflow,
+// filled with atomicCAS (the set of keys and their sums do not depend on thread order, their
+// slots do). Rows come out unsorted.
 
 #include "../hash_table.cuh"
+#include "../warp_sums.cuh"
 
-#define SCAN_CAP 64
+#define WARP_CAP 256  // as HEAVY_DEGREE in device_graph.py
+#define ROW_WARPS 8   // contract_rows runs blocks of ROW_WARPS warps
 #define WARP_ROW 256  // contract_count_heavy gives longer member rows the whole block
-
-// Whether entry j of member members[m] is the first of c's candidate entries leading to coarse
-// vertex cu (c's members start at members[mb]).
-__device__ __forceinline__ bool first_entry_to(
-    const int cu, const int mb, const int m, const long long j,
-    const int* __restrict__ members, const long long* __restrict__ xadj,
-    const int* __restrict__ adjncy, const int* __restrict__ cmap)
-{
-    for (int m2 = mb; m2 <= m; ++m2) {
-        const int x = members[m2];
-        const long long stop = m2 < m ? xadj[x + 1] : j;
-        for (long long j2 = xadj[x]; j2 < stop; ++j2)
-            if (cmap[adjncy[j2]] == cu) return false;
-    }
-    return true;
-}
 
 // counts[cmap[v] + 1] += 1 for every vertex v (counts zero on entry): a prefix sum of counts
 // gives the start of each coarse vertex's member list.
@@ -58,57 +45,53 @@ extern "C" __global__ void coarse_vertices(
     cvwgt[c] = weight;
 }
 
-// cdeg[c] = number of distinct coarse neighbours of c (self loops dropped); fills c's table
-// when it has one.
-extern "C" __global__ void contract_count(
+// One warp per coarse vertex c with cap[c] <= WARP_CAP (launched as 32 threads per coarse
+// vertex, ROW_WARPS warps per block): c's distinct coarse neighbours (self loops dropped) with
+// their summed edge weights, in order of first appearance. fill == 0: cdeg[c] = their number;
+// fill == 1: they are written as c's coarse row from cxadj[c] on.
+extern "C" __global__ void contract_rows(
     const int nc, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
     const int* __restrict__ adjwgt, const int* __restrict__ members,
     const int* __restrict__ mstart, const int* __restrict__ cmap,
-    const long long* __restrict__ cap_of, const long long* __restrict__ off,
-    int* __restrict__ tkeys, int* __restrict__ tvals, long long* __restrict__ cdeg,
-    const long long max_cap)
+    const long long* __restrict__ cap_of, long long* __restrict__ cdeg,
+    const long long* __restrict__ cxadj, int* __restrict__ cadjncy, int* __restrict__ cadjwgt,
+    const int fill)
 {
-    const int c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c >= nc) return;
-    const long long cap = cap_of[c];
-    if (cap > max_cap) return;
-    const int mb = mstart[c], me = mstart[c + 1];
-    long long count = 0;
-    if (cap <= SCAN_CAP) {
-        for (int m = mb; m < me; ++m) {
-            const int x = members[m];
-            for (long long j = xadj[x]; j < xadj[x + 1]; ++j) {
-                const int cu = cmap[adjncy[j]];
-                if (cu != c && first_entry_to(cu, mb, m, j, members, xadj, adjncy, cmap)) ++count;
-            }
-        }
-        cdeg[c] = count;
+    __shared__ int keys[ROW_WARPS][WARP_CAP], vals[ROW_WARPS][WARP_CAP], incl[ROW_WARPS][32];
+    __shared__ long long first[ROW_WARPS][32];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const long long c = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (c >= nc || cap_of[c] > WARP_CAP) return;  // the whole warp
+    WarpSums sums{keys[warp], vals[warp], 0};
+    warp_member_entries(mstart[c], mstart[c + 1], members, xadj, incl[warp], first[warp],
+                        [&](const long long j) {
+                            const int cu = j >= 0 ? cmap[adjncy[j]] : -1;
+                            sums.add(j >= 0 && cu != c, cu, j >= 0 ? adjwgt[j] : 0);
+                        });
+    if (!fill) {
+        if (lane == 0) cdeg[c] = sums.size;
         return;
     }
-    int* keys = tkeys + off[c];
-    int* vals = tvals + off[c];
-    for (long long s = 0; s < cap; ++s) keys[s] = -1;
-    for (int m = mb; m < me; ++m) {
-        const int x = members[m];
-        for (long long j = xadj[x]; j < xadj[x + 1]; ++j) {
-            const int cu = cmap[adjncy[j]];
-            if (cu != c) count += table_add(cu, adjwgt[j], cap, keys, vals);
-        }
+    const long long out = cxadj[c];
+    for (int i = lane; i < sums.size; i += 32) {
+        cadjncy[out + i] = sums.keys[i];
+        cadjwgt[out + i] = sums.vals[i];
     }
-    cdeg[c] = count;
 }
 
+// For the coarse vertices heavy[i] (cap > WARP_CAP), one block each: cdeg[c] = the number of
+// distinct coarse neighbours, gathered with their summed weights in c's table.
 extern "C" __global__ void contract_count_heavy(
     const int* __restrict__ heavy, const long long* __restrict__ xadj,
     const int* __restrict__ adjncy, const int* __restrict__ adjwgt,
     const int* __restrict__ members, const int* __restrict__ mstart,
     const int* __restrict__ cmap, const long long* __restrict__ cap_of,
-    const long long* __restrict__ off, int* __restrict__ tkeys, int* __restrict__ tvals,
+    const long long* __restrict__ hoff, int* __restrict__ tkeys, int* __restrict__ tvals,
     long long* __restrict__ cdeg)
 {
     __shared__ unsigned long long count;
     const int c = heavy[blockIdx.x];
-    const long long base = off[c];
+    const long long base = hoff[blockIdx.x];
     const long long cap = cap_of[c];
     for (long long s = threadIdx.x; s < cap; s += blockDim.x) {
         tkeys[base + s] = -1;
@@ -138,41 +121,43 @@ extern "C" __global__ void contract_count_heavy(
     if (threadIdx.x == 0) cdeg[c] = (long long)count;
 }
 
-// Write c's coarse row starting at cxadj[c]: its table's slots in order, or (short rows) its
-// distinct neighbours in order of first appearance with their summed weights.
-extern "C" __global__ void contract_fill(
-    const int nc, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
-    const int* __restrict__ adjwgt, const int* __restrict__ members,
-    const int* __restrict__ mstart, const int* __restrict__ cmap,
-    const long long* __restrict__ cap_of, const long long* __restrict__ off,
-    const int* __restrict__ tkeys, const int* __restrict__ tvals,
-    const long long* __restrict__ cxadj, int* __restrict__ cadjncy, int* __restrict__ cadjwgt)
+// Write the rows of the coarse vertices heavy[i], one block each: the used slots of c's table
+// in slot order, from cxadj[c] on.
+extern "C" __global__ void contract_fill_heavy(
+    const int* __restrict__ heavy, const long long* __restrict__ cap_of,
+    const long long* __restrict__ hoff, const int* __restrict__ tkeys,
+    const int* __restrict__ tvals, const long long* __restrict__ cxadj,
+    int* __restrict__ cadjncy, int* __restrict__ cadjwgt)
 {
-    const int c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c >= nc) return;
-    const long long cap = cap_of[c];
-    long long out = cxadj[c];
-    if (cap > SCAN_CAP) {
-        for (long long s = off[c]; s < off[c] + cap; ++s) {
-            if (tkeys[s] >= 0) { cadjncy[out] = tkeys[s]; cadjwgt[out] = tvals[s]; ++out; }
-        }
-        return;
-    }
-    const int mb = mstart[c], me = mstart[c + 1];
-    for (int m = mb; m < me; ++m) {
-        const int x = members[m];
-        for (long long j = xadj[x]; j < xadj[x + 1]; ++j) {
-            const int cu = cmap[adjncy[j]];
-            if (cu == c || !first_entry_to(cu, mb, m, j, members, xadj, adjncy, cmap)) continue;
-            long long w = 0;
-            for (int m2 = m; m2 < me; ++m2) {
-                const int x2 = members[m2];
-                for (long long j2 = m2 == m ? j : xadj[x2]; j2 < xadj[x2 + 1]; ++j2)
-                    if (cmap[adjncy[j2]] == cu) w += adjwgt[j2];
+    __shared__ int before[33];  // per warp of the block, the used slots of lower warps; [32] all
+    __shared__ long long out;
+    const int c = heavy[blockIdx.x];
+    const long long base = hoff[blockIdx.x], cap = cap_of[c];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nwarps = blockDim.x >> 5;
+    if (threadIdx.x == 0) out = cxadj[c];
+    for (long long s0 = 0; s0 < cap; s0 += blockDim.x) {
+        const long long s = base + s0 + threadIdx.x;
+        const bool used = s0 + threadIdx.x < cap && tkeys[s] >= 0;
+        const unsigned int ballot = __ballot_sync(FULL_MASK, used);
+        if (lane == 0) before[warp] = __popc(ballot);
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            int run = 0;
+            for (int i = 0; i < nwarps; ++i) {
+                const int here = before[i];
+                before[i] = run;
+                run += here;
             }
-            cadjncy[out] = cu;
-            cadjwgt[out] = (int)w;
-            ++out;
+            before[32] = run;
         }
+        __syncthreads();
+        if (used) {
+            const long long o = out + before[warp] + __popc(ballot & ((1U << lane) - 1U));
+            cadjncy[o] = tkeys[s];
+            cadjwgt[o] = tvals[s];
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) out += before[32];
+        __syncthreads();
     }
 }

@@ -11,7 +11,9 @@ from gpmetis.backend import Backend
 from gpmetis.device_graph import HEAVY_DEGREE, DeviceGraph
 
 CU_FILE = Path(__file__).with_name("contraction.cu")
-SCAN_CAP = 64  # as in contraction.cu: shorter candidate lists are merged without a hash table
+WARP_CAP = HEAVY_DEGREE  # as in contraction.cu: longer candidate lists get a block and a hash table
+WARP = 32
+ROW_BLOCK = 8 * WARP  # contract_rows' blocks: ROW_WARPS warps
 
 
 def coarse_map(be: Backend, match):
@@ -81,32 +83,34 @@ def _contract_cuda(be: Backend, g: DeviceGraph, cmap, nc: int, members) -> Devic
     cvwgt = xp.empty(nc, dtype=xp.int32)
     be.launch(be.kernel(CU_FILE, "coarse_vertices"), nc,
               (np.int32(nc), g.xadj, g.vwgt, members, mstart, cap, cvwgt))
-    max_cap = int(cap.max()) if nc else 0
-    # hash tables only for coarse vertices with more than SCAN_CAP candidate entries
-    off = g.scratch("dummy64", 1, xp.int64)
-    tkeys = tvals = g.scratch("dummy32", 1, xp.int32)
-    if max_cap > SCAN_CAP:
-        off = xp.zeros(nc + 1, dtype=xp.int64)
-        xp.cumsum(xp.where(cap > SCAN_CAP, cap, 0), out=off[1:])
-        table_size = int(off[-1])
-        tkeys = xp.empty(table_size, dtype=xp.int32)
-        tvals = xp.empty(table_size, dtype=xp.int32)
+    # coarse vertices with more than WARP_CAP candidate entries: a block and a hash table each
+    heavy = None
+    if nc and int(cap.max()) > WARP_CAP:
+        heavy = xp.flatnonzero(cap > WARP_CAP).astype(xp.int32)
+        hoff = xp.zeros(len(heavy) + 1, dtype=xp.int64)
+        xp.cumsum(cap[heavy], out=hoff[1:])
+        tkeys = xp.empty(int(hoff[-1]), dtype=xp.int32)
+        tvals = xp.empty_like(tkeys)
+    rows = (g.xadj, g.adjncy, g.adjwgt, members, mstart, cmap, cap)
     cdeg = xp.empty(nc, dtype=xp.int64)
-    rows = (g.xadj, g.adjncy, g.adjwgt, members, mstart, cmap, cap, off)
-    be.launch(be.kernel(CU_FILE, "contract_count"), nc,
-              (np.int32(nc), *rows, tkeys, tvals, cdeg, np.int64(HEAVY_DEGREE)))
-    if max_cap > HEAVY_DEGREE:
-        heavy = xp.flatnonzero(cap > HEAVY_DEGREE).astype(xp.int32)
-        be.launch_blocks(be.kernel(CU_FILE, "contract_count_heavy"), len(heavy),
-                         (heavy, *rows, tkeys, tvals, cdeg))
     cxadj = xp.zeros(nc + 1, dtype=xp.int64)
+    unused64, unused32 = g.scratch("dummy64", 1, xp.int64), g.scratch("dummy32", 1, xp.int32)
+    merge = be.kernel(CU_FILE, "contract_rows")  # a warp per coarse vertex, blocks of 8 warps
+    be.launch(merge, nc * WARP, (np.int32(nc), *rows, cdeg, cxadj, unused32, unused32,
+                                 np.int32(0)), block=ROW_BLOCK)
+    if heavy is not None:
+        be.launch_blocks(be.kernel(CU_FILE, "contract_count_heavy"), len(heavy),
+                         (heavy, *rows, hoff, tkeys, tvals, cdeg))
     xp.cumsum(cdeg, out=cxadj[1:])
     del cdeg
     cnnz = int(cxadj[-1])
     cadjncy = xp.empty(cnnz, dtype=xp.int32)
     cadjwgt = xp.empty(cnnz, dtype=xp.int32)
-    be.launch(be.kernel(CU_FILE, "contract_fill"), nc,
-              (np.int32(nc), *rows, tkeys, tvals, cxadj, cadjncy, cadjwgt))
+    be.launch(merge, nc * WARP, (np.int32(nc), *rows, unused64, cxadj, cadjncy, cadjwgt,
+                                 np.int32(1)), block=ROW_BLOCK)
+    if heavy is not None:
+        be.launch_blocks(be.kernel(CU_FILE, "contract_fill_heavy"), len(heavy),
+                         (heavy, cap, hoff, tkeys, tvals, cxadj, cadjncy, cadjwgt))
     return DeviceGraph(be, cxadj, cadjncy, cadjwgt, cvwgt)
 
 
