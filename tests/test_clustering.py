@@ -16,7 +16,7 @@ from gpmetis.coarsening.clustering import (
     best_cluster,
     lp_clustering,
 )
-from gpmetis.coarsening.coarsen import coarsen
+from gpmetis.coarsening.coarsen import coarsen, coarsen_to
 from gpmetis.coarsening.contraction import coarse_map, contract, members_of, pair_members
 from gpmetis.coarsening.matching import heavy_edge_matching
 from gpmetis.device_graph import DeviceGraph
@@ -124,7 +124,8 @@ def test_clusters_coarsen_in_fewer_levels_than_pairs():
     assert len(clusters) < len(pairs)
     sizes = [lvl.nvtxs for lvl in clusters]
     assert all(b < 0.9 * a for a, b in zip(sizes, sizes[1:]))
-    assert sizes[-1] <= 2000 < sizes[-2]
+    target = coarsen_to(g.nvtxs, 8)
+    assert sizes[-1] <= target < sizes[-2]
 
 
 def test_ctype_lp_is_the_default_of_our_engines_not_of_metis():
