@@ -13,6 +13,9 @@ from types import ModuleType
 
 import numpy as np
 
+WARP_SIZE = 32
+WARPS_PER_BLOCK = 8  # as ROW_WARPS in warp_sums.cuh
+
 
 def sorted_unique(a: np.ndarray) -> np.ndarray:
     """Sorted distinct values of a NumPy array, by sorting (see ``Backend.unique``)."""
@@ -89,6 +92,11 @@ class Backend:
         """Run ``kernel`` with one thread block per item (nothing when nblocks == 0)."""
         if nblocks > 0:
             kernel((nblocks,), (block,), args, shared_mem=shared_mem)
+
+    def launch_warps(self, kernel, n: int, args: tuple) -> None:
+        """Run ``kernel`` with one warp per item for ``n`` items, in blocks of WARPS_PER_BLOCK
+        warps (the kernels of ``warp_sums.cuh``; nothing when n == 0)."""
+        self.launch(kernel, n * WARP_SIZE, args, block=WARPS_PER_BLOCK * WARP_SIZE)
 
     def capture(self, work: Callable[[], None]) -> Callable[[], None]:
         """``work`` as a function that replays its GPU work on the current stream: ``work``

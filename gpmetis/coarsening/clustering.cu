@@ -15,7 +15,6 @@
 #include "../warp_sums.cuh"
 
 #define WARP_DEGREE_MAX 256  // as HEAVY_DEGREE in device_graph.py
-#define ROW_WARPS 8          // best_cluster_warp runs blocks of ROW_WARPS warps
 
 // The schedule of a level's sub-rounds: plan[0] is the current step, plan[1 + 2 * step] its
 // round's seed and plan[2 + 2 * step] its sub-round; next_step advances it, so that one captured
@@ -41,6 +40,13 @@ __device__ __forceinline__ unsigned long long cluster_key(const long long rating
 __device__ __forceinline__ unsigned int cluster_tie(const int v, const int c,
                                                     const unsigned int seed) {
     return mix32((unsigned int)c ^ mix32((unsigned int)v ^ seed));
+}
+
+// Whether (key, tie) ranks before (best, best_tie).
+__device__ __forceinline__ bool ranks_first(const unsigned long long key, const unsigned int tie,
+                                            const unsigned long long best,
+                                            const unsigned int best_tie) {
+    return key > best || (key == best && tie > best_tie);
 }
 
 // Whether v may join cluster c: its own, or one that stays within maxvwgt with v in it.
@@ -76,7 +82,7 @@ extern "C" __global__ void best_cluster(
         if (!may_join(v, c, own, cw, vwgt, maxvwgt)) return;
         const unsigned long long key = cluster_key(r, cw[c]);
         const unsigned int tie = cluster_tie(v, c, seed);
-        if (key > best || (key == best && tie > best_tie)) {
+        if (ranks_first(key, tie, best, best_tie)) {
             best = key; best_tie = tie; best_c = c; best_r = r;
         }
     };
@@ -121,7 +127,7 @@ extern "C" __global__ void best_cluster_warp(
         if (!may_join(v, c, own, cw, vwgt, maxvwgt)) continue;
         const unsigned long long key = cluster_key(sums.vals[s], cw[c]);
         const unsigned int tie = cluster_tie(v, c, seed);
-        if (key > best || (key == best && tie > best_tie)) {
+        if (ranks_first(key, tie, best, best_tie)) {
             best = key; best_tie = tie; best_c = c; best_r = sums.vals[s];
         }
     }
@@ -130,7 +136,7 @@ extern "C" __global__ void best_cluster_warp(
         const unsigned int tie = __shfl_xor_sync(FULL_MASK, best_tie, o);
         const int c = __shfl_xor_sync(FULL_MASK, best_c, o);
         const int r = __shfl_xor_sync(FULL_MASK, best_r, o);
-        if (key > best || (key == best && tie > best_tie)) {
+        if (ranks_first(key, tie, best, best_tie)) {
             best = key; best_tie = tie; best_c = c; best_r = r;
         }
     }

@@ -26,8 +26,6 @@ SUBROUNDS = 4
 MIN_ROUND_MOVES = 0.01
 ROUND_SEED_STEP = 7919
 OVER_THREADS = 1 << 16  # approve_over's grid: a warp per 32 targets, grid-stride
-WARP = 32
-ROW_BLOCK = 8 * WARP  # best_cluster_warp's blocks: ROW_WARPS warps
 
 
 def round_seed(seed: int, round_: int) -> int:
@@ -91,19 +89,27 @@ def best_cluster(be: Backend, g: DeviceGraph, cluster, cw, maxvwgt: int, seed: i
         _best_cluster_numpy(g, cluster, cw, maxvwgt, seed, *schedule.current(), dest, rating)
         return
     max_degree, mid, heavy = g.degree_tiers()
-    # rows of at most WARP_DEGREE are rescanned, not hashed: only best_cluster_heavy hashes
-    unused = g.scratch("dummy32", 1, be.xp.int32)
-    tkeys, tvals = g.row_hash_tables() if heavy is not None else (unused, unused)
+    tkeys, tvals = _hash_tables(g)
     head = (g.xadj, g.adjncy, g.adjwgt, g.vwgt, cluster, cw, np.int32(maxvwgt),
             np.uint32(seed), schedule.plan, np.int32(SUBROUNDS))
     be.launch(be.kernel(CU_FILE, "best_cluster"), n,
               (np.int32(n), *head, tkeys, tvals, dest, rating, max_degree))
-    if mid is not None:  # a warp per vertex, blocks of 8 warps
-        be.launch(be.kernel(CU_FILE, "best_cluster_warp"), len(mid) * WARP,
-                  (mid, np.int32(len(mid)), *head, dest, rating), block=ROW_BLOCK)
+    if mid is not None:
+        be.launch_warps(be.kernel(CU_FILE, "best_cluster_warp"), len(mid),
+                        (mid, np.int32(len(mid)), *head, dest, rating))
     if heavy is not None:
         be.launch_blocks(be.kernel(CU_FILE, "best_cluster_heavy"), len(heavy),
                          (heavy, *head, tkeys, tvals, dest, rating))
+
+
+def _hash_tables(g: DeviceGraph):
+    """(tkeys, tvals) for best_cluster's kernels: only best_cluster_heavy hashes (the thread
+    kernel sees rows of at most WARP_DEGREE, which it rescans), so without heavy rows they are
+    one-slot placeholders."""
+    if g.degree_tiers()[2] is not None:
+        return g.row_hash_tables()
+    unused = g.scratch("dummy32", 1, g.be.xp.int32)
+    return unused, unused
 
 
 def _best_cluster_numpy(g: DeviceGraph, cluster, cw, maxvwgt: int, seed: int, rseed: int,
@@ -223,9 +229,7 @@ def lp_clustering(be: Backend, g: DeviceGraph, maxvwgt: int, seed: int):
     work = Approval.allocate(xp, n) if be.gpu else None
     schedule = level_schedule(be, seed)
     if be.gpu:  # made before the capture, which may not allocate
-        if g.degree_tiers()[2] is not None:
-            g.row_hash_tables()
-        g.scratch("dummy32", 1, xp.int32)
+        _hash_tables(g)
 
     def sub_round() -> None:
         best_cluster(be, g, cluster, cw, maxvwgt, seed, schedule, dest, rating)

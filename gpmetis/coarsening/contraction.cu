@@ -14,7 +14,6 @@
 #include "../warp_sums.cuh"
 
 #define WARP_CAP 256  // as HEAVY_DEGREE in device_graph.py
-#define ROW_WARPS 8   // contract_rows runs blocks of ROW_WARPS warps
 #define WARP_ROW 256  // contract_count_heavy gives longer member rows the whole block
 
 // counts[cmap[v] + 1] += 1 for every vertex v (counts zero on entry): a prefix sum of counts

@@ -12,8 +12,6 @@ from gpmetis.device_graph import HEAVY_DEGREE, DeviceGraph
 
 CU_FILE = Path(__file__).with_name("contraction.cu")
 WARP_CAP = HEAVY_DEGREE  # as in contraction.cu: longer candidate lists get a block and a hash table
-WARP = 32
-ROW_BLOCK = 8 * WARP  # contract_rows' blocks: ROW_WARPS warps
 
 
 def coarse_map(be: Backend, match):
@@ -95,9 +93,9 @@ def _contract_cuda(be: Backend, g: DeviceGraph, cmap, nc: int, members) -> Devic
     cdeg = xp.empty(nc, dtype=xp.int64)
     cxadj = xp.zeros(nc + 1, dtype=xp.int64)
     unused64, unused32 = g.scratch("dummy64", 1, xp.int64), g.scratch("dummy32", 1, xp.int32)
-    merge = be.kernel(CU_FILE, "contract_rows")  # a warp per coarse vertex, blocks of 8 warps
-    be.launch(merge, nc * WARP, (np.int32(nc), *rows, cdeg, cxadj, unused32, unused32,
-                                 np.int32(0)), block=ROW_BLOCK)
+    merge = be.kernel(CU_FILE, "contract_rows")  # a warp per coarse vertex
+    be.launch_warps(merge, nc, (np.int32(nc), *rows, cdeg, cxadj, unused32, unused32,
+                                np.int32(0)))
     if heavy is not None:
         be.launch_blocks(be.kernel(CU_FILE, "contract_count_heavy"), len(heavy),
                          (heavy, *rows, hoff, tkeys, tvals, cdeg))
@@ -106,8 +104,8 @@ def _contract_cuda(be: Backend, g: DeviceGraph, cmap, nc: int, members) -> Devic
     cnnz = int(cxadj[-1])
     cadjncy = xp.empty(cnnz, dtype=xp.int32)
     cadjwgt = xp.empty(cnnz, dtype=xp.int32)
-    be.launch(merge, nc * WARP, (np.int32(nc), *rows, unused64, cxadj, cadjncy, cadjwgt,
-                                 np.int32(1)), block=ROW_BLOCK)
+    be.launch_warps(merge, nc, (np.int32(nc), *rows, unused64, cxadj, cadjncy, cadjwgt,
+                                np.int32(1)))
     if heavy is not None:
         be.launch_blocks(be.kernel(CU_FILE, "contract_fill_heavy"), len(heavy),
                          (heavy, cap, hoff, tkeys, tvals, cxadj, cadjncy, cadjwgt))
