@@ -28,7 +28,16 @@ from gpmetis.coarsening.matching import accept, heavy_edge_matching, propose, tw
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.initial_partitioning.thinning import heaviest_edges
 from gpmetis.metrics import part_weights
-from gpmetis.refinement.jet import MoveRequest, afterburner, best_moves, refine, refiner
+from gpmetis.refinement.jet import (
+    MoveRequest,
+    afterburner,
+    always_on,
+    best_moves,
+    launch_score,
+    partition_state,
+    refine,
+    refiner,
+)
 from gpmetis.refinement.rebalance import cap_inflow, rebalance_step
 
 pytestmark = [pytest.mark.gpu, requires_cuda]
@@ -253,6 +262,28 @@ def test_refinement_kernels_equal_twins(name, nparts):
         assert not np.array_equal(moved_c, skew)
         _eq(refine(gc.be, gc, skew, nparts, maxpw_c, finest=True, patience=4)[0],
             refine(gg.be, gg, xp.asarray(skew), nparts, maxpw_c, finest=True, patience=4)[0])
+
+
+@pytest.mark.parametrize("name", ["delaunay_n15", "random-w", "random-hubs", "random-dense"])
+@pytest.mark.parametrize("nparts", [2, 64, 3000])
+def test_score_of_the_moves_equals_the_twin(name, nparts):
+    # Jet's loop scores an iteration as the last score plus its moved vertices' change: from
+    # the state of prev, adding the change must give the state of part (cut and part weights),
+    # with moved neighbours, hub rows (the block kernel) and parts past the shared-memory sums
+    gc, gg = _both(_graph(name))
+    xp = gg.be.xp
+    rng = np.random.default_rng(nparts)
+    prev = rng.integers(0, nparts, gc.nvtxs).astype(np.int32)
+    part = np.where(rng.random(gc.nvtxs) < 0.3, rng.integers(0, nparts, gc.nvtxs), prev)
+    part = part.astype(np.int32)
+    cut, pw = partition_state(gc.be, gc, part, nparts)
+    out = xp.zeros(nparts + 1, dtype=xp.uint64)
+    launch_score(gg.be, gg, xp.asarray(prev), out, always_on(gg.be))
+    assert int(out[0].get()) == 2 * partition_state(gc.be, gc, prev, nparts)[0]
+    launch_score(gg.be, gg, xp.asarray(part), out, always_on(gg.be), prev=xp.asarray(prev))
+    state = out.get().astype(np.int64)
+    assert state[0] == 2 * cut
+    assert np.array_equal(state[1:], pw)
 
 
 @pytest.mark.parametrize("name", ["delaunay_n15", "random-w"])

@@ -92,6 +92,33 @@ extern "C" __global__ void afterburner(
 }
 
 // The state of a partition in one pass: out[0] = 2 * edgecut, out[1 + p] = weight of part p.
+// With `prev` (not null), what changes from partition prev to part is added instead (wrapping
+// uint64 arithmetic, so out keeps the state of part when it held that of prev): only moved
+// vertices are read. An edge (v, u) of a moved v counts for both directions when u did not
+// move, for its own when u moved too (u counts the other).
+__device__ __forceinline__ long long score_entry(
+    const int v, const int u, const int w, const int* __restrict__ part,
+    const int* __restrict__ prev)
+{
+    if (prev == nullptr) return part[u] != part[v] ? w : 0;
+    const int now = part[u] != part[v], was = prev[u] != prev[v];
+    return (long long)(now - was) * w * (part[u] != prev[u] ? 1 : 2);
+}
+
+// The part weight v adds: all of it, or its move from prev[v] (0 when it did not move).
+__device__ __forceinline__ void score_vertex(
+    const int v, const int w, const int* __restrict__ part, const int* __restrict__ prev,
+    int* __restrict__ block_pw, unsigned long long* __restrict__ out)
+{
+    if (block_pw != nullptr) {
+        atomicAdd(block_pw + part[v], w);
+        if (prev != nullptr) atomicAdd(block_pw + prev[v], -w);
+        return;
+    }
+    atomicAdd(out + 1 + part[v], (unsigned long long)w);
+    if (prev != nullptr) atomicAdd(out + 1 + prev[v], (unsigned long long)(long long)-w);
+}
+
 // A block sums its cut and, when nparts <= SCORE_SHARED_PARTS, its part weights (dynamic shared
 // memory, 4 * nparts bytes) before adding them to out, so few atomics meet on one address.
 // Integer sums do not depend on thread order. Twin: jet.py (_score via metrics).
@@ -99,9 +126,10 @@ extern "C" __global__ void score(
     const int* __restrict__ gate, const int n, const int nparts,
     const long long* __restrict__ xadj, const int* __restrict__ adjncy,
     const int* __restrict__ adjwgt, const int* __restrict__ vwgt, const int* __restrict__ part,
-    unsigned long long* __restrict__ out, const long long max_degree)
+    const int* __restrict__ prev, unsigned long long* __restrict__ out,
+    const long long max_degree)
 {
-    extern __shared__ unsigned int block_pw[];
+    extern __shared__ int block_pw[];
     __shared__ long long buf[32];
     if (gate[0] == 0) return;
     const bool shared = nparts <= SCORE_SHARED_PARTS;
@@ -111,20 +139,17 @@ extern "C" __global__ void score(
     }
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
     long long cut = 0;
-    if (v < n && xadj[v + 1] - xadj[v] <= max_degree) {
-        const int p = part[v];
-        for (long long j = xadj[v]; j < xadj[v + 1]; ++j) {
-            if (part[adjncy[j]] != p) cut += adjwgt[j];
-        }
-        if (shared) atomicAdd(block_pw + p, (unsigned int)vwgt[v]);
-        else atomicAdd(out + 1 + p, (unsigned long long)vwgt[v]);
+    if (v < n && (prev == nullptr || part[v] != prev[v]) && xadj[v + 1] - xadj[v] <= max_degree) {
+        for (long long j = xadj[v]; j < xadj[v + 1]; ++j)
+            cut += score_entry(v, adjncy[j], adjwgt[j], part, prev);
+        score_vertex(v, vwgt[v], part, prev, shared ? block_pw : nullptr, out);
     }
     cut = block_sum_i64(cut, buf);
     if (threadIdx.x == 0 && cut) atomicAdd(out, (unsigned long long)cut);
     if (!shared) return;
     __syncthreads();
     for (int p = threadIdx.x; p < nparts; p += blockDim.x)
-        if (block_pw[p]) atomicAdd(out + 1 + p, (unsigned long long)block_pw[p]);
+        if (block_pw[p]) atomicAdd(out + 1 + p, (unsigned long long)(long long)block_pw[p]);
 }
 
 // best_moves for the high-degree vertices heavy[0..nheavy): conn(v, p) summed in shared memory
@@ -206,17 +231,18 @@ extern "C" __global__ void score_heavy(
     const int* __restrict__ gate, const int* __restrict__ heavy,
     const long long* __restrict__ xadj, const int* __restrict__ adjncy,
     const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
-    const int* __restrict__ part, unsigned long long* __restrict__ out)
+    const int* __restrict__ part, const int* __restrict__ prev,
+    unsigned long long* __restrict__ out)
 {
     __shared__ long long buf[32];
     if (gate[0] == 0) return;
     const int v = heavy[blockIdx.x];
-    const int p = part[v];
+    if (prev != nullptr && part[v] == prev[v]) return;
     long long cut = 0;
     for (long long j = xadj[v] + threadIdx.x; j < xadj[v + 1]; j += blockDim.x)
-        if (part[adjncy[j]] != p) cut += adjwgt[j];
+        cut += score_entry(v, adjncy[j], adjwgt[j], part, prev);
     cut = block_sum_i64(cut, buf);
     if (threadIdx.x != 0) return;
     if (cut) atomicAdd(out, (unsigned long long)cut);
-    atomicAdd(out + 1 + p, (unsigned long long)vwgt[v]);
+    score_vertex(v, vwgt[v], part, prev, nullptr, out);
 }

@@ -27,6 +27,7 @@ MAX_ITERATIONS = 300
 IMPROVEMENT = 0.001
 FILTER_FINEST = (1, 4)
 FILTER_COARSE = (3, 4)
+NULL = np.uint64(0)  # a null pointer argument: the kernel's optional array is absent
 
 
 @dataclass
@@ -163,17 +164,20 @@ def partition_state(be: Backend, g: DeviceGraph, part, nparts: int) -> tuple[int
     return int(host[0]) // 2, host[1:]
 
 
-def launch_score(be: Backend, g: DeviceGraph, part, out, gate) -> None:
-    """Queue ``score``: adds 2 * edgecut to out[0] and each part's weight to out[1 + p]."""
+def launch_score(be: Backend, g: DeviceGraph, part, out, gate, prev=None) -> None:
+    """Queue ``score``: adds 2 * edgecut to out[0] and each part's weight to out[1 + p]; with
+    ``prev`` (int32 per vertex), adds the change from partition ``prev`` to ``part`` instead,
+    reading only the moved vertices (out wraps modulo 2^64, so it then holds part's state)."""
     max_degree, heavy = g.heavy_split()
     nparts = len(out) - 1
+    prev = prev if prev is not None else NULL
     be.launch_blocks(be.kernel(CU_FILE, "score"), -(-g.nvtxs // BLOCK),
                      (gate, np.int32(g.nvtxs), np.int32(nparts), g.xadj, g.adjncy, g.adjwgt,
-                      g.vwgt, part, out, max_degree),
+                      g.vwgt, part, prev, out, max_degree),
                      shared_mem=4 * nparts if nparts <= SCORE_SHARED_PARTS else 0, block=BLOCK)
     if heavy is not None:
         be.launch_blocks(be.kernel(CU_FILE, "score_heavy"), len(heavy),
-                         (gate, heavy, g.xadj, g.adjncy, g.adjwgt, g.vwgt, part, out),
+                         (gate, heavy, g.xadj, g.adjncy, g.adjwgt, g.vwgt, part, prev, out),
                          block=BLOCK)
 
 

@@ -49,15 +49,15 @@ extern "C" __global__ void jet_begin(
     gates[GATE_REBALANCE] = !stopped && ctl[CTL_OVER] > 0;
 }
 
-// End of an iteration (one block), after `score` summed the new partition into acc (acc[0] =
-// 2 * cut, acc[1 + p] = weight of part p; zeroed here for the next one): its (overweight, cut)
-// against the best so far. A smaller score is the new best; it resets the stale count when the
+// End of an iteration (one block), after `score` brought acc to the new partition's state
+// (acc[0] = 2 * cut, acc[1 + p] = weight of part p): its (overweight, cut) against the best so
+// far. A smaller score is the new best; it resets the stale count when the
 // overweight dropped or the cut fell below keep_factor * the best cut. With `init`, the scores
 // of the starting partition set the state instead.
 extern "C" __global__ void jet_end(
     const int init, const int nparts, const long long* __restrict__ maxpwgt,
-    const double keep_factor, unsigned long long* __restrict__ acc, long long* __restrict__ pw,
-    long long* __restrict__ ctl, int* __restrict__ gates)
+    const double keep_factor, const unsigned long long* __restrict__ acc,
+    long long* __restrict__ pw, long long* __restrict__ ctl, int* __restrict__ gates)
 {
     __shared__ long long buf[32];
     if (!init && gates[GATE_RUN] == 0) {
@@ -67,14 +67,12 @@ extern "C" __global__ void jet_end(
     long long over = 0;
     for (int p = threadIdx.x; p < nparts; p += blockDim.x) {
         const long long w = (long long)acc[1 + p];
-        acc[1 + p] = 0;
         pw[p] = w;
         over += w > maxpwgt[p] ? w - maxpwgt[p] : 0;
     }
     over = block_sum_i64(over, buf);
     if (threadIdx.x != 0) return;
     const long long cut = (long long)(acc[0] / 2);
-    acc[0] = 0;
     ctl[CTL_OVER] = over;
     ctl[CTL_CUT] = cut;
     if (init) {

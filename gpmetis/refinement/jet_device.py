@@ -2,8 +2,9 @@
 
 Same iterations and result as the host loop of ``jet.refine`` (its twin), but the choice
 between label propagation and rebalancing, the score and the best-state bookkeeping run on the
-GPU (``jet_device.cu``), so an iteration needs no round trip. One iteration is captured once
-per level as a CUDA graph and replayed; the host reads only the iteration and stale counts,
+GPU (``jet_device.cu``), so an iteration needs no round trip. An iteration's score is the last
+one's plus what its moved vertices change. One iteration is captured once per level as a CUDA
+graph and replayed; the host reads only the iteration and stale counts,
 every few replays. Iterations after the stop run no kernel work.
 """
 
@@ -83,7 +84,7 @@ class DeviceRefiner:
             launch_best_moves(be, g, cur, nparts, rb, dest, gain, gate[GATE_REBALANCE])
             launch_select(be, g, cur, nparts, room, roomiest, dest, gain, hist, nxt,
                           gate[GATE_REBALANCE])
-            launch_score(be, g, nxt, self.acc, gate[GATE_RUN])
+            launch_score(be, g, nxt, self.acc, gate[GATE_RUN], prev=cur)
             self._finish(0)
             be.launch(commit, n, (self.gates, np.int32(n), nxt, self.best, cur, next_locked,
                                   locked))
@@ -106,6 +107,7 @@ class DeviceRefiner:
         self.cur[...] = part
         self.best[...] = part
         self.locked.fill(0)
+        self.acc.fill(0)
         launch_score(self.be, self.g, self.cur, self.acc, always_on(self.be))
         self._finish(1)
         replays = self.patience
