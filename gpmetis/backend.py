@@ -93,6 +93,14 @@ class Backend:
         if nblocks > 0:
             kernel((nblocks,), (block,), args, shared_mem=shared_mem)
 
+    def launch_resident(self, kernel, n: int, args: tuple, shared_mem: int = 0,
+                        block: int = 256) -> None:
+        """Run a ``resident_grid.cuh`` kernel over ``n`` items: no more blocks than the GPU holds
+        at once, each thread taking every grid-size'th item (nothing when n == 0)."""
+        if n > 0:
+            grid = min(-(-n // block), _resident_blocks(block))
+            kernel((grid,), (block,), args, shared_mem=shared_mem)
+
     def launch_warps(self, kernel, n: int, args: tuple) -> None:
         """Run ``kernel`` with one warp per item for ``n`` items, in blocks of WARPS_PER_BLOCK
         warps (the kernels of ``warp_sums.cuh``; nothing when n == 0)."""
@@ -137,6 +145,14 @@ class Backend:
 
 
 _HIGH_WATER = [0]  # the GPU pool's high-water mark before its last release_free_memory
+
+
+@functools.cache
+def _resident_blocks(block: int) -> int:
+    import cupy
+
+    attributes = cupy.cuda.Device().attributes
+    return attributes["MultiProcessorCount"] * (attributes["MaxThreadsPerMultiProcessor"] // block)
 
 
 @functools.cache

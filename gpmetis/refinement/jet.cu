@@ -5,6 +5,7 @@
 // Every kernel does nothing while gate[0] == 0 (the device-driven loop of jet_device.py runs
 // either the label propagation or the rebalancing kernels of an iteration, as its state says).
 #include "../block_reduce.cuh"
+#include "../resident_grid.cuh"
 #include "../row_sums.cuh"
 
 #define SCORE_SHARED_PARTS 2048  // score sums part weights per block up to this many parts
@@ -26,33 +27,35 @@ extern "C" __global__ void best_moves(
     int* __restrict__ tkeys, int* __restrict__ tvals,
     int* __restrict__ dest, int* __restrict__ gain, const long long max_degree)
 {
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (gate[0] == 0 || v >= n || xadj[v + 1] - xadj[v] > max_degree) return;
-    dest[v] = -1;
-    gain[v] = 0;
-    const int own = part[v];
-    if (mode == 0 ? locked[v] != 0 : room[own] >= 0) return;
-    const long long begin = xadj[v], end = xadj[v + 1];
-    int best_p = -1;
-    long long best_conn = -1;
-    auto offer = [&](const int p, const long long c) {
-        if (mode == 1 && vwgt[v] > room[p]) return;
-        if (c > best_conn || (c == best_conn && p < best_p)) { best_conn = c; best_p = p; }
-    };
-    long long own_conn = 0;
-    for_each_label_sum(begin, end, adjncy, adjwgt, part, tkeys, tvals,
-                       [&](const int p, const long long c) {
-                           if (p == own) own_conn = c;
-                           else offer(p, c);
-                       });
-    if (best_p < 0) {
-        if (mode == 1) gain[v] = (int)-own_conn;
-        return;
-    }
-    const long long g = best_conn - own_conn;
-    if (mode == 0 && g < 0 && -g >= (c_num * own_conn) / c_den) return;
-    dest[v] = best_p;
-    gain[v] = (int)g;
+    if (gate[0] == 0) return;
+    for_each_vertex(n, [&](const int v) {
+        if (xadj[v + 1] - xadj[v] > max_degree) return;
+        dest[v] = -1;
+        gain[v] = 0;
+        const int own = part[v];
+        if (mode == 0 ? locked[v] != 0 : room[own] >= 0) return;
+        const long long begin = xadj[v], end = xadj[v + 1];
+        int best_p = -1;
+        long long best_conn = -1;
+        auto offer = [&](const int p, const long long c) {
+            if (mode == 1 && vwgt[v] > room[p]) return;
+            if (c > best_conn || (c == best_conn && p < best_p)) { best_conn = c; best_p = p; }
+        };
+        long long own_conn = 0;
+        for_each_label_sum(begin, end, adjncy, adjwgt, part, tkeys, tvals,
+                           [&](const int p, const long long c) {
+                               if (p == own) own_conn = c;
+                               else offer(p, c);
+                           });
+        if (best_p < 0) {
+            if (mode == 1) gain[v] = (int)-own_conn;
+            return;
+        }
+        const long long g = best_conn - own_conn;
+        if (mode == 0 && g < 0 && -g >= (c_num * own_conn) / c_den) return;
+        dest[v] = best_p;
+        gain[v] = (int)g;
+    });
 }
 
 // The change of v's gain (moving from -> to) due to its edge to u, counting u in its new part
@@ -78,17 +81,20 @@ extern "C" __global__ void afterburner(
     const int* __restrict__ gain, unsigned char* __restrict__ keep,
     int* __restrict__ moved, const long long max_degree)
 {
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (gate[0] == 0 || v >= n || xadj[v + 1] - xadj[v] > max_degree) return;
-    const int to = dest[v];
-    long long g = 0;
-    if (to >= 0) {
-        for (long long j = xadj[v]; j < xadj[v + 1]; ++j)
-            g += afterburner_term(v, to, part[v], gain[v], adjncy[j], adjwgt[j], part, dest, gain);
-    }
-    const bool kept = to >= 0 && g >= 0;
-    keep[v] = kept ? 1 : 0;
-    moved[v] = kept ? to : part[v];
+    if (gate[0] == 0) return;
+    for_each_vertex(n, [&](const int v) {
+        if (xadj[v + 1] - xadj[v] > max_degree) return;
+        const int to = dest[v];
+        long long g = 0;
+        if (to >= 0) {
+            for (long long j = xadj[v]; j < xadj[v + 1]; ++j)
+                g += afterburner_term(v, to, part[v], gain[v], adjncy[j], adjwgt[j], part, dest,
+                                      gain);
+        }
+        const bool kept = to >= 0 && g >= 0;
+        keep[v] = kept ? 1 : 0;
+        moved[v] = kept ? to : part[v];
+    });
 }
 
 // The state of a partition in one pass: out[0] = 2 * edgecut, out[1 + p] = weight of part p.
@@ -137,13 +143,13 @@ extern "C" __global__ void score(
         for (int p = threadIdx.x; p < nparts; p += blockDim.x) block_pw[p] = 0;
         __syncthreads();
     }
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
     long long cut = 0;
-    if (v < n && (prev == nullptr || part[v] != prev[v]) && xadj[v + 1] - xadj[v] <= max_degree) {
+    for_each_vertex(n, [&](const int v) {
+        if ((prev != nullptr && part[v] == prev[v]) || xadj[v + 1] - xadj[v] > max_degree) return;
         for (long long j = xadj[v]; j < xadj[v + 1]; ++j)
             cut += score_entry(v, adjncy[j], adjwgt[j], part, prev);
         score_vertex(v, vwgt[v], part, prev, shared ? block_pw : nullptr, out);
-    }
+    });
     cut = block_sum_i64(cut, buf);
     if (threadIdx.x == 0 && cut) atomicAdd(out, (unsigned long long)cut);
     if (!shared) return;

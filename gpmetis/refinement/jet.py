@@ -76,10 +76,10 @@ def launch_best_moves(be: Backend, g: DeviceGraph, part, nparts: int, req: MoveR
     room = req.room if req.room is not None else g.scratch("dummy64", 1, xp.int64)
     max_degree, heavy = g.heavy_split(nparts <= MAX_SHARED_PARTS)
     tkeys, tvals = g.row_hash_tables()
-    be.launch(be.kernel(CU_FILE, "best_moves"), n,
-              (gate, np.int32(n), g.xadj, g.adjncy, g.adjwgt, g.vwgt, part, locked, room,
-               np.int32(req.mode), np.int64(req.c_num), np.int64(req.c_den), tkeys, tvals, dest,
-               gain, max_degree))
+    be.launch_resident(be.kernel(CU_FILE, "best_moves"), n,
+                       (gate, np.int32(n), g.xadj, g.adjncy, g.adjwgt, g.vwgt, part, locked,
+                        room, np.int32(req.mode), np.int64(req.c_num), np.int64(req.c_den),
+                        tkeys, tvals, dest, gain, max_degree))
     if heavy is not None:
         be.launch_blocks(be.kernel(CU_FILE, "best_moves_heavy"), len(heavy),
                          (gate, heavy, np.int32(nparts), g.xadj, g.adjncy, g.adjwgt, g.vwgt,
@@ -144,9 +144,9 @@ def launch_afterburner(be: Backend, g: DeviceGraph, part, dest, gain, nparts: in
                        gate) -> None:
     """Queue the afterburner into ``keep``/``moved``; it runs while ``gate[0] != 0``."""
     max_degree, heavy = g.heavy_split(nparts <= MAX_SHARED_PARTS)
-    be.launch(be.kernel(CU_FILE, "afterburner"), g.nvtxs,
-              (gate, np.int32(g.nvtxs), g.xadj, g.adjncy, g.adjwgt, part, dest, gain, keep,
-               moved, max_degree))
+    be.launch_resident(be.kernel(CU_FILE, "afterburner"), g.nvtxs,
+                       (gate, np.int32(g.nvtxs), g.xadj, g.adjncy, g.adjwgt, part, dest, gain,
+                        keep, moved, max_degree))
     if heavy is not None:
         be.launch_blocks(be.kernel(CU_FILE, "afterburner_heavy"), len(heavy),
                          (gate, heavy, g.xadj, g.adjncy, g.adjwgt, part, dest, gain, keep, moved),
@@ -171,10 +171,10 @@ def launch_score(be: Backend, g: DeviceGraph, part, out, gate, prev=None) -> Non
     max_degree, heavy = g.heavy_split()
     nparts = len(out) - 1
     prev = prev if prev is not None else NULL
-    be.launch_blocks(be.kernel(CU_FILE, "score"), -(-g.nvtxs // BLOCK),
-                     (gate, np.int32(g.nvtxs), np.int32(nparts), g.xadj, g.adjncy, g.adjwgt,
-                      g.vwgt, part, prev, out, max_degree),
-                     shared_mem=4 * nparts if nparts <= SCORE_SHARED_PARTS else 0, block=BLOCK)
+    be.launch_resident(be.kernel(CU_FILE, "score"), g.nvtxs,
+                       (gate, np.int32(g.nvtxs), np.int32(nparts), g.xadj, g.adjncy, g.adjwgt,
+                        g.vwgt, part, prev, out, max_degree),
+                       shared_mem=4 * nparts if nparts <= SCORE_SHARED_PARTS else 0, block=BLOCK)
     if heavy is not None:
         be.launch_blocks(be.kernel(CU_FILE, "score_heavy"), len(heavy),
                          (gate, heavy, g.xadj, g.adjncy, g.adjwgt, g.vwgt, part, prev, out),

@@ -2,6 +2,7 @@
 // loop of jet.py's refine. ctl (int64) holds the loop's state, gates (int32) which kernels of
 // the next iteration run.
 #include "../block_reduce.cuh"
+#include "../resident_grid.cuh"
 
 #define CTL_OVER 0        // total overweight of the current partition
 #define CTL_CUT 1         // its edge cut
@@ -105,10 +106,10 @@ extern "C" __global__ void jet_commit(
     int* __restrict__ best, int* __restrict__ part, const unsigned char* __restrict__ next_locked,
     unsigned char* __restrict__ locked)
 {
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= n) return;
-    if (gates[GATE_BEST]) best[v] = moved[v];
-    if (!gates[GATE_RUN]) return;
-    part[v] = moved[v];
-    locked[v] = gates[GATE_REBALANCE] ? 0 : next_locked[v];
+    for_each_vertex(n, [&](const int v) {
+        if (gates[GATE_BEST]) best[v] = moved[v];
+        if (!gates[GATE_RUN]) return;
+        part[v] = moved[v];
+        locked[v] = gates[GATE_REBALANCE] ? 0 : next_locked[v];
+    });
 }

@@ -86,8 +86,8 @@ class DeviceRefiner:
                           gate[GATE_REBALANCE])
             launch_score(be, g, nxt, self.acc, gate[GATE_RUN], prev=cur)
             self._finish(0)
-            be.launch(commit, n, (self.gates, np.int32(n), nxt, self.best, cur, next_locked,
-                                  locked))
+            be.launch_resident(commit, n, (self.gates, np.int32(n), nxt, self.best, cur,
+                                           next_locked, locked))
 
         # the captured graph holds raw pointers: every array it uses lives as long as self
         self._captured = (g.xadj, g.adjncy, g.adjwgt, g.vwgt, nxt, next_locked, dest, gain,

@@ -7,10 +7,13 @@
 // 8-bit digits of the id. Per group and digit level, a histogram of item weights picks the digit
 // at which the group's limit is reached; items below it are decided (taken), items above it too
 // (not taken), items on it go to the next level. Integer atomics make every sum independent of
-// thread order. Every kernel does nothing while gate[0] == 0 (see jet.cu).
+// thread order. Every kernel does nothing while gate[0] == 0 (see jet.cu); the per-vertex ones
+// run on a resident grid (resident_grid.cuh).
 //
 //   prepare -> (threshold, digit_hist) x 2 -> threshold -> take          (sources)
 //           -> (threshold, digit_hist) x 2 -> threshold -> apply         (destinations)
+
+#include "../resident_grid.cuh"
 
 #define NUM_DIGITS 256      // histogram width of every level
 #define NUM_LEVELS 3        // loss bucket, high id digit, low id digit
@@ -57,15 +60,16 @@ extern "C" __global__ void rebalance_prepare(
     const long long* __restrict__ room, const int* __restrict__ roomiest, int* to,
     unsigned long long* __restrict__ hist)
 {
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (gate[0] == 0 || v >= n) return;
-    const int p = part[v];
-    const int target = to[v] >= 0 ? to[v] : roomiest[0];
-    const bool item = room[p] < 0 && target != p;
-    to[v] = item ? target : -1;
-    if (item)
-        atomicAdd(hist + (long long)p * NUM_DIGITS + loss_bucket(-(long long)gain[v]),
-                  (unsigned long long)vwgt[v]);
+    if (gate[0] == 0) return;
+    for_each_vertex(n, [&](const int v) {
+        const int p = part[v];
+        const int target = to[v] >= 0 ? to[v] : roomiest[0];
+        const bool item = room[p] < 0 && target != p;
+        to[v] = item ? target : -1;
+        if (item)
+            atomicAdd(hist + (long long)p * NUM_DIGITS + loss_bucket(-(long long)gain[v]),
+                      (unsigned long long)vwgt[v]);
+    });
 }
 
 // Per group g (one block of NUM_DIGITS threads, one per digit) at `level`: the first digit at
@@ -125,14 +129,15 @@ extern "C" __global__ void select_digit_hist(
     const int* __restrict__ vwgt, const int* __restrict__ sel, const int shift_hi,
     const int shift_lo, unsigned long long* __restrict__ hist)
 {
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (gate[0] == 0 || v >= n) return;
-    const int g = item_group(source, v, to, part);
-    if (g < 0) return;
-    const long long loss = -(long long)gain[v];
-    if (compare_key(level, sel + g * NUM_LEVELS, v, loss, shift_hi, shift_lo) != 0) return;
-    atomicAdd(hist + (long long)g * NUM_DIGITS + order_digit(level, v, loss, shift_hi, shift_lo),
-              (unsigned long long)vwgt[v]);
+    if (gate[0] == 0) return;
+    for_each_vertex(n, [&](const int v) {
+        const int g = item_group(source, v, to, part);
+        if (g < 0) return;
+        const long long loss = -(long long)gain[v];
+        if (compare_key(level, sel + g * NUM_LEVELS, v, loss, shift_hi, shift_lo) != 0) return;
+        const int d = order_digit(level, v, loss, shift_hi, shift_lo);
+        atomicAdd(hist + (long long)g * NUM_DIGITS + d, (unsigned long long)vwgt[v]);
+    });
 }
 
 // Sources decided, in place on `to`: an item is taken when its key is below its part's selected
@@ -144,18 +149,19 @@ extern "C" __global__ void rebalance_take(
     const int* __restrict__ gain, const int* __restrict__ vwgt, const int* __restrict__ sel,
     const int shift_hi, const int shift_lo, unsigned long long* __restrict__ hist)
 {
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (gate[0] == 0 || v >= n) return;
-    const int g = item_group(1, v, to, part);
-    const long long loss = -(long long)gain[v];
-    const bool taken =
-        g >= 0 && compare_key(NUM_LEVELS, sel + g * NUM_LEVELS, v, loss, shift_hi, shift_lo) <= 0;
-    if (!taken) {
-        to[v] = -1;
-        return;
-    }
-    atomicAdd(hist + (long long)to[v] * NUM_DIGITS + loss_bucket(loss),
-              (unsigned long long)vwgt[v]);
+    if (gate[0] == 0) return;
+    for_each_vertex(n, [&](const int v) {
+        const int g = item_group(1, v, to, part);
+        const long long loss = -(long long)gain[v];
+        const bool taken = g >= 0 &&
+            compare_key(NUM_LEVELS, sel + g * NUM_LEVELS, v, loss, shift_hi, shift_lo) <= 0;
+        if (!taken) {
+            to[v] = -1;
+            return;
+        }
+        atomicAdd(hist + (long long)to[v] * NUM_DIGITS + loss_bucket(loss),
+                  (unsigned long long)vwgt[v]);
+    });
 }
 
 // Destinations decided: a taken item moves when its key is strictly below its destination's
@@ -165,13 +171,14 @@ extern "C" __global__ void rebalance_apply(
     const int* __restrict__ to, const int* __restrict__ gain,
     const int* __restrict__ sel, const int shift_hi, const int shift_lo, int* __restrict__ out)
 {
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (gate[0] == 0 || v >= n) return;
-    const int q = to[v];
-    const long long loss = -(long long)gain[v];
-    const bool moves =
-        q >= 0 && compare_key(NUM_LEVELS, sel + q * NUM_LEVELS, v, loss, shift_hi, shift_lo) < 0;
-    out[v] = moves ? q : part[v];
+    if (gate[0] == 0) return;
+    for_each_vertex(n, [&](const int v) {
+        const int q = to[v];
+        const long long loss = -(long long)gain[v];
+        const bool moves = q >= 0 &&
+            compare_key(NUM_LEVELS, sel + q * NUM_LEVELS, v, loss, shift_hi, shift_lo) < 0;
+        out[v] = moves ? q : part[v];
+    });
 }
 
 // ---- The inflow cap of a label-propagation step (jet.py: cap_inflow; twin _cap_inflow_numpy).
@@ -196,15 +203,16 @@ extern "C" __global__ void inflow_prepare(
     int* __restrict__ to, unsigned long long* __restrict__ outflow,
     unsigned long long* __restrict__ hist)
 {
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (gate[0] == 0 || v >= n) return;
-    const int q = moved[v], p = part[v];
-    to[v] = q != p ? q : -1;
-    if (q == p) return;
-    const int digit = MAX_BUCKET - loss_bucket((long long)gain[v]);
-    gain[v] = (int)(-bucket_loss(digit));
-    atomicAdd(outflow + p, (unsigned long long)vwgt[v]);
-    atomicAdd(hist + (long long)q * NUM_DIGITS + digit, (unsigned long long)vwgt[v]);
+    if (gate[0] == 0) return;
+    for_each_vertex(n, [&](const int v) {
+        const int q = moved[v], p = part[v];
+        to[v] = q != p ? q : -1;
+        if (q == p) return;
+        const int digit = MAX_BUCKET - loss_bucket((long long)gain[v]);
+        gain[v] = (int)(-bucket_loss(digit));
+        atomicAdd(outflow + p, (unsigned long long)vwgt[v]);
+        atomicAdd(hist + (long long)q * NUM_DIGITS + digit, (unsigned long long)vwgt[v]);
+    });
 }
 
 // limit[p] = room[p] + maxpwgt[p] / slack + outflow[p]; outflow is zeroed for the next step.
@@ -227,12 +235,13 @@ extern "C" __global__ void inflow_apply(
     const int shift_hi, const int shift_lo, int* __restrict__ moved,
     unsigned char* __restrict__ keep)
 {
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (gate[0] == 0 || v >= n) return;
-    const int q = to[v];
-    const bool kept = q >= 0 &&
-        compare_key(NUM_LEVELS, sel + q * NUM_LEVELS, v, -(long long)gain[v], shift_hi,
-                    shift_lo) < 0;
-    moved[v] = kept ? q : part[v];
-    keep[v] = kept ? 1 : 0;
+    if (gate[0] == 0) return;
+    for_each_vertex(n, [&](const int v) {
+        const int q = to[v];
+        const bool kept = q >= 0 &&
+            compare_key(NUM_LEVELS, sel + q * NUM_LEVELS, v, -(long long)gain[v], shift_hi,
+                        shift_lo) < 0;
+        moved[v] = kept ? q : part[v];
+        keep[v] = kept ? 1 : 0;
+    });
 }

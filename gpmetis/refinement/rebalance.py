@@ -83,14 +83,14 @@ def launch_select(be: Backend, g: DeviceGraph, part, nparts: int, room, roomiest
     n = g.nvtxs
     shift_hi, shift_lo = (np.int32(s) for s in id_shifts(n))
     sel, _ = select_buffers(g, nparts)
-    be.launch(be.kernel(CU_FILE, "rebalance_prepare"), n,
-              (gate, np.int32(n), part, g.vwgt, gain, room, roomiest, dest, hist))
+    be.launch_resident(be.kernel(CU_FILE, "rebalance_prepare"), n,
+                       (gate, np.int32(n), part, g.vwgt, gain, room, roomiest, dest, hist))
     _launch_select_pass(be, g, nparts, 1, room, dest, part, gain, hist, gate)
-    be.launch(be.kernel(CU_FILE, "rebalance_take"), n,
-              (gate, np.int32(n), part, dest, gain, g.vwgt, sel, shift_hi, shift_lo, hist))
+    be.launch_resident(be.kernel(CU_FILE, "rebalance_take"), n,
+                       (gate, np.int32(n), part, dest, gain, g.vwgt, sel, shift_hi, shift_lo, hist))
     _launch_select_pass(be, g, nparts, 0, room, dest, part, gain, hist, gate)
-    be.launch(be.kernel(CU_FILE, "rebalance_apply"), n,
-              (gate, np.int32(n), part, dest, gain, sel, shift_hi, shift_lo, out))
+    be.launch_resident(be.kernel(CU_FILE, "rebalance_apply"), n,
+                       (gate, np.int32(n), part, dest, gain, sel, shift_hi, shift_lo, out))
 
 
 def _launch_select_pass(be: Backend, g: DeviceGraph, nparts: int, source: int, room, to, part,
@@ -104,8 +104,9 @@ def _launch_select_pass(be: Backend, g: DeviceGraph, nparts: int, source: int, r
     digit_hist = be.kernel(CU_FILE, "select_digit_hist")
     for level in range(NUM_LEVELS):
         if level:
-            be.launch(digit_hist, n, (gate, np.int32(n), np.int32(level), np.int32(source), to,
-                                      part, gain, g.vwgt, sel, shift_hi, shift_lo, hist))
+            be.launch_resident(digit_hist, n,
+                               (gate, np.int32(n), np.int32(level), np.int32(source), to, part,
+                                gain, g.vwgt, sel, shift_hi, shift_lo, hist))
         be.launch_blocks(threshold, nparts, (gate, np.int32(level), np.int32(source), room,
                                              hist, sel, base), block=NUM_DIGITS)
 
@@ -138,13 +139,13 @@ def launch_cap_inflow(be: Backend, g: DeviceGraph, part, moved, gain, nparts: in
     to, hist, outflow, limit = work
     sel, _ = select_buffers(g, nparts)
     shift_hi, shift_lo = (np.int32(s) for s in id_shifts(n))
-    be.launch(be.kernel(CU_FILE, "inflow_prepare"), n,
-              (gate, np.int32(n), part, moved, g.vwgt, gain, to, outflow, hist))
+    be.launch_resident(be.kernel(CU_FILE, "inflow_prepare"), n,
+                       (gate, np.int32(n), part, moved, g.vwgt, gain, to, outflow, hist))
     be.launch(be.kernel(CU_FILE, "inflow_limits"), nparts,
               (gate, np.int32(nparts), room, maxpwgt, np.int64(INFLOW_SLACK), outflow, limit))
     _launch_select_pass(be, g, nparts, 0, limit, to, part, gain, hist, gate)
-    be.launch(be.kernel(CU_FILE, "inflow_apply"), n,
-              (gate, np.int32(n), part, to, gain, sel, shift_hi, shift_lo, moved, keep))
+    be.launch_resident(be.kernel(CU_FILE, "inflow_apply"), n,
+                       (gate, np.int32(n), part, to, gain, sel, shift_hi, shift_lo, moved, keep))
 
 
 def _cap_inflow_numpy(g: DeviceGraph, part, moved, gain, nparts: int, maxpwgt: np.ndarray,
