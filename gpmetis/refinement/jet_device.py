@@ -4,8 +4,8 @@ Same iterations and result as the host loop of ``jet.refine`` (its twin), but th
 between label propagation and rebalancing, the score and the best-state bookkeeping run on the
 GPU (``jet_device.cu``), so an iteration needs no round trip. An iteration's score is the last
 one's plus what its moved vertices change. One iteration is captured once per level as a CUDA
-graph and replayed; the host reads only the iteration and stale counts,
-every few replays. Iterations after the stop run no kernel work.
+graph and replayed; the host reads only the iteration and stale counts, every few replays.
+Iterations after the stop run no kernel work.
 """
 
 from __future__ import annotations
