@@ -1,7 +1,8 @@
-// Jet-style refinement kernels. Twins: gpmetis/refinement/jet.py (_best_moves_numpy,
-// _afterburner_numpy). Every decision depends on weights, part ids and vertex ids only.
-// Each kernel comes twice: one thread per vertex of degree <= max_degree, and a *_heavy version
-// with one block per listed high-degree vertex (same contract; see jet.py's heavy split).
+// Jet-style refinement kernels. Twins: gpmetis/refinement/jet.py (_best_moves_numpy, the NumPy
+// path of afterburner, _score). Every decision depends on weights, part ids and vertex ids only.
+// Each kernel comes twice: a thread per vertex of degree <= max_degree (on a resident grid,
+// resident_grid.cuh), and a *_heavy version with one block per listed high-degree vertex (same
+// contract; see jet.py's heavy split).
 // Every kernel does nothing while gate[0] == 0 (the device-driven loop of jet_device.py runs
 // either the label propagation or the rebalancing kernels of an iteration, as its state says).
 #include "../block_reduce.cuh"
