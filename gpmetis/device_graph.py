@@ -54,6 +54,10 @@ class DeviceGraph:
         self.xadj = self.adjncy = self.adjwgt = self.vwgt = None
         self._scratch.clear()
 
+    def release_scratch(self) -> None:
+        """Free the work arrays of ``scratch`` and the degree lists (made again on next use)."""
+        self._scratch.clear()
+
     def drop_unit_adjwgt(self) -> None:
         """Free the edge weights until ``reload`` when they are all ones (rebuilt, not copied)."""
         if self.unit_adjwgt and self.adjwgt is not None:

@@ -9,6 +9,8 @@ import numpy as np
 
 from gpmetis.backend import Backend, get_backend
 
+PAIR_CHUNK = 1 << 21
+
 
 def edgecut(be: Backend, src, adjncy, adjwgt, part) -> int:
     """Sum of the weights of edges whose ends lie in different parts."""
@@ -39,13 +41,19 @@ def cut_edges(be: Backend, xadj, adjncy, part):
     return cut
 
 
-def boundary_pairs(be: Backend, xadj, adjncy, part, nparts: int, cut):
-    """Unique (vertex, other part) pairs over the cut entries (mask ``cut``), as sorted int64
-    keys v*nparts+p."""
+def cut_entry_chunks(be: Backend, xadj, nnz: int, cut):
+    """Per range of whole rows (about PAIR_CHUNK adjacency entries each): (at, src), the int64
+    positions of the range's cut entries (mask ``cut``) and their rows. Working memory follows
+    the range, not the graph (rmat 20's 10M cut entries had made int64 arrays of them all)."""
     xp = be.xp
-    at = xp.flatnonzero(cut)
-    src = xp.searchsorted(xadj, at, side="right") - 1
-    return be.unique(src * nparts + part[adjncy[at]])
+    marks = xp.arange(0, nnz, PAIR_CHUNK, dtype=xp.int64)
+    rows = xp.concatenate((xp.searchsorted(xadj, marks, side="right") - 1,
+                           xp.asarray([len(xadj) - 1], dtype=xp.int64)))
+    bounds = be.asnumpy(xadj[rows]).tolist()
+    for e0, e1 in zip(bounds[:-1], bounds[1:]):
+        if e0 < e1:  # marks inside one long row give empty ranges
+            at = xp.flatnonzero(cut[e0:e1]) + e0
+            yield at, xp.searchsorted(xadj, at, side="right") - 1
 
 
 def connected_components(be: Backend, xadj, adjncy, part=None):
@@ -148,11 +156,19 @@ def compute_metrics(
     n = len(xadj) - 1
     part = part.astype(xp.int32)
     cut_mask = cut_edges(be, xadj, adjncy, part)
-    cut = int(xp.sum(adjwgt[cut_mask], dtype=xp.int64)) // 2
-
-    pairs = boundary_pairs(be, xadj, adjncy, part, nparts, cut_mask)
-    owners = pairs // nparts
-    volume = int(xp.sum(vsize[owners])) if vsize is not None else int(len(pairs))
+    cut = volume = 0
+    part_pairs = None  # sorted unique keys part(v) * nparts + other part over boundary pairs
+    for at, src in cut_entry_chunks(be, xadj, len(adjncy), cut_mask):
+        cut += int(xp.sum(adjwgt[at], dtype=xp.int64))
+        # a (vertex, other part) pair is METIS's unit of communication volume
+        pairs = be.unique(src * nparts + part[adjncy[at]])
+        owners = pairs // nparts
+        volume += int(xp.sum(vsize[owners])) if vsize is not None else len(pairs)
+        found = be.unique(part[owners].astype(xp.int64) * nparts + pairs % nparts)
+        part_pairs = found if part_pairs is None else be.unique(xp.concatenate((part_pairs, found)))
+        del at, src, pairs, owners
+    cut //= 2
+    del cut_mask
 
     pw = be.asnumpy(part_weights(be, vwgt, part, nparts))
     total = pw.sum(axis=0)
@@ -163,10 +179,11 @@ def compute_metrics(
     vertex_bound = nparts * heaviest / safe_total
     k = int(np.argmax(ratios[:, 0]))
 
-    part_pairs = be.unique(part[owners].astype(xp.int64) * nparts + pairs % nparts)
-    ndom = be.asnumpy(xp.bincount(part_pairs // nparts, minlength=nparts))
-
-    del cut_mask, pairs, owners, part_pairs
+    if part_pairs is None:
+        ndom = np.zeros(nparts, dtype=np.int64)
+    else:
+        ndom = be.asnumpy(xp.bincount(part_pairs // nparts, minlength=nparts))
+    del part_pairs
     label = connected_components(be, xadj, adjncy, part)
     roots = label == xp.arange(n, dtype=xp.int32)
     del label

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from conftest import load_fixture, random_graph, requires_cuda
 
+from gpmetis import metrics
 from gpmetis.backend import get_backend
 from gpmetis.balance import uniform_tpwgts
 from gpmetis.graph import Graph
@@ -67,10 +68,42 @@ def test_metrics_count_components_of_parts():
     assert m.ncomponents == 1
 
 
+def _plain_cut_volume_ndom(graph: Graph, part, vsize) -> tuple[int, int, list[int]]:
+    """METIS's edgecut, communication volume and subdomain degrees, by loops over the rows."""
+    cut = volume = 0
+    neighbours = [set() for _ in range(int(part.max()) + 1)]
+    for v in range(graph.nvtxs):
+        row = slice(graph.xadj[v], graph.xadj[v + 1])
+        others = set()
+        for u, w in zip(graph.adjncy[row], graph.adjwgt[row]):
+            if part[u] != part[v]:
+                cut += int(w)
+                others.add(int(part[u]))
+        volume += len(others) * int(vsize[v])
+        neighbours[part[v]] |= others
+    return cut // 2, volume, [len(s) for s in neighbours]
+
+
+@pytest.mark.parametrize("chunk", [5, 64, 1 << 21])
+def test_cut_volume_and_ndom_equal_plain_loops(monkeypatch, chunk):
+    # hubs' rows span several chunks of PAIR_CHUNK entries; vertex 0 is isolated
+    graph = random_graph(1500, 5, seed=4, weighted=True, hubs=2, isolated=1)
+    part = np.random.default_rng(4).integers(0, 9, graph.nvtxs).astype(np.int32)
+    vsize = np.random.default_rng(5).integers(1, 4, graph.nvtxs)
+    monkeypatch.setattr(metrics, "PAIR_CHUNK", chunk)
+    for sizes in (None, vsize):
+        m = compute_metrics(graph.xadj, graph.adjncy, graph.vwgt, graph.adjwgt, part, 9,
+                            uniform_tpwgts(9, 1), sizes)
+        cut, volume, ndom = _plain_cut_volume_ndom(
+            graph, part, np.ones(graph.nvtxs, np.int64) if sizes is None else sizes)
+        assert (m.edgecut, m.volume) == (cut, volume)
+        assert (m.maxndom, m.minndom, m.avgndom) == (max(ndom), min(ndom), np.mean(ndom))
+
+
 @pytest.mark.gpu
 @requires_cuda
 @pytest.mark.parametrize("case", range(3))
-def test_gpu_metrics_equal_twin(case):
+def test_gpu_metrics_equal_twin(monkeypatch, case):
     graph = _cases()[case]
     cpu, gpu = get_backend("cpu"), get_backend("gpu")
     xp = gpu.xp
@@ -89,3 +122,6 @@ def test_gpu_metrics_equal_twin(case):
     host = compute_metrics(graph.xadj, graph.adjncy, *args, 7, tpwgts)
     device = compute_metrics(dxadj, dadjncy, *(xp.asarray(a) for a in args), 7, tpwgts, be=gpu)
     assert host == device
+    monkeypatch.setattr(metrics, "PAIR_CHUNK", 50)  # many row ranges, rows split by the marks
+    chunked = compute_metrics(dxadj, dadjncy, *(xp.asarray(a) for a in args), 7, tpwgts, be=gpu)
+    assert chunked == host

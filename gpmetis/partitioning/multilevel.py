@@ -96,6 +96,7 @@ def multilevel_partition(
             run = level_refiner(depth)
         part, level.iterations = run(part)
     part = fill_empty_parts(be, g, part, nparts)
+    g.release_scratch()  # the finest level's work arrays: the metrics need the room
     be.synchronize()
     stats.refinement = time.perf_counter() - t2
     stats.levels = [
