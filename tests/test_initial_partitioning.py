@@ -307,6 +307,32 @@ def test_random_bisections_are_metis_random_iptype(fixture4elt, graph, monkeypat
     assert not np.array_equal(part, _run(fixture4elt, graph))
 
 
+def test_metis_gets_arrays_of_its_index_width(graph, monkeypatch):
+    # arrays of another width are converted by pymetis element by element (0.8 ms per trial
+    # on a 1.1k-vertex graph); the partition is the same either way
+    import pymetis
+    from pymetis._internal import _idx_type_width
+
+    seen = []
+    real = pymetis.part_graph
+
+    def spy(nparts, adjacency, **kw):
+        seen.append([adjacency.adj_starts, adjacency.adjacent, kw["vweights"], kw["eweights"]])
+        return real(nparts, adjacency, **kw)
+
+    monkeypatch.setattr(pymetis, "part_graph", spy)
+    narrow = tuple(a.astype(np.int32) for a in graph)
+    part, cut = _trial((*narrow, NPARTS, None, 3, 30, 10, IPTYPE_GROW, True))
+    assert all(a.dtype.itemsize * 8 == _idx_type_width() for a in seen[0])
+    monkeypatch.setattr(pymetis, "part_graph", real)
+    expected = pymetis.part_graph(NPARTS, pymetis.CSRAdjacency(*narrow[:2]), vweights=narrow[2],
+                                  eweights=narrow[3], recursive=True,
+                                  options=pymetis.Options(seed=3, ufactor=30, niter=10,
+                                                          iptype=IPTYPE_GROW))
+    np.testing.assert_array_equal(part, expected.vertex_part)
+    assert cut == expected.edge_cuts == _cut(graph, part)
+
+
 @pytest.mark.parametrize("nparts,n", [(1, 5), (8, 5), (4, 0)])
 def test_trivial_cases(nparts, n):
     empty = np.zeros(0, dtype=np.int32)

@@ -35,6 +35,7 @@ STALLED = 2  # a coarsest graph above this many times the coarsening target: coa
 BISECTION_ROUNDS = 1  # bisections of the tree before each piece gets whole recursive bisections
 DENSE_DEGREE = 64  # a coarsest graph of a higher average degree is dense
 THIN_DEGREE = 16  # METIS sees each vertex of a dense coarsest graph with its heaviest edges
+METIS_INDEX = np.int64  # idx_t of the METIS inside pymetis's wheels
 
 
 def _dense(nvtxs: int, nnz: int) -> bool:
@@ -51,7 +52,10 @@ def _trial(args: tuple) -> tuple[np.ndarray, int]:
     """One METIS run: its partition (int32) and its edge cut of the graph it was given."""
     import pymetis
 
-    xadj, adjncy, vwgt, adjwgt, nparts, tpwgts, seed, ufactor, niter, iptype, recursive = args
+    *csr, nparts, tpwgts, seed, ufactor, niter, iptype, recursive = args
+    # pymetis's METIS takes 64-bit indices: int64 arrays are passed as they are, where others
+    # were converted element by element (on a 1.1k-vertex graph 0.8 ms, twice METIS's bisection)
+    xadj, adjncy, vwgt, adjwgt = (np.ascontiguousarray(a, dtype=METIS_INDEX) for a in csr)
     options = pymetis.Options(seed=seed, ufactor=ufactor, niter=niter, iptype=iptype)
     result = pymetis.part_graph(
         nparts,
