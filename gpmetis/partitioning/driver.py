@@ -173,8 +173,8 @@ def _best_of_cuts(graph: Graph, nparts, options, tpwgts, engine: str, seed: int)
             if best is None or score < best[0]:
                 best = (score, part, run)
         _, part, run = best
-        be.release_free_memory()  # the metrics' arrays from fresh blocks, not the pool's fragments
         metrics_start = time.perf_counter()
+        be.release_free_memory()  # the metrics' arrays from fresh blocks, not the pool's fragments
         metrics = compute_metrics(g.xadj, g.adjncy, g.vwgt[:, None], g.adjwgt, part, nparts,
                                   tpwgts, None if graph.vsize is None else
                                   be.asarray(graph.vsize), be)
