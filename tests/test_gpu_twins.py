@@ -376,3 +376,33 @@ def test_levels_offloaded_to_the_host_give_the_same_partition(monkeypatch):
     monkeypatch.setattr(coarsen_module, "LEVEL_MEMORY_BUDGET", 0.0)
     assert np.array_equal(partition(graph, 16, engine="gpu", seed=3).part, expected)
     assert offloads, "a zero budget must offload every intermediate level"
+
+
+@pytest.fixture
+def small_stage(monkeypatch):
+    """Staged uploads in chunks of 4 KB: many chunks per thread, and a short last one."""
+    import gpmetis.staging as staged
+
+    monkeypatch.setattr(staged, "STAGE_CHUNK", 4096)
+    staged._stage.cache_clear()
+    yield staged
+    staged._stage.cache_clear()
+
+
+@pytest.mark.parametrize("dtype,count", [(np.int64, 1), (np.int32, 2501), (np.int64, 30_011),
+                                         (np.uint8, 77_777)])
+def test_staged_copies_move_every_byte(small_stage, dtype, count):
+    host = np.random.default_rng(count).integers(0, 2**31, count).astype(dtype)
+    device = small_stage.upload(host)
+    assert np.array_equal(device.get(), host)
+    device += 1
+    assert np.array_equal(small_stage.download(device), host + 1)
+
+
+def test_gpu_engine_with_staged_copies_equals_cpu_engine(small_stage, monkeypatch):
+    import gpmetis.backend as backend
+
+    monkeypatch.setattr(backend, "STAGED_MIN_BYTES", 1)  # every array through the buffers
+    graph = _graph("random-w")
+    expected = partition(graph, 16, engine="cpu", seed=3).part
+    assert np.array_equal(partition(graph, 16, engine="gpu", seed=3).part, expected)
