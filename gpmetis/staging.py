@@ -3,7 +3,7 @@
 A plain copy from pageable memory moved 7-9 GB/s on the H100 machine (delaunay 20's xadj and
 adjncy, 32 MB, 3.6-4.8 ms); STAGE_THREADS threads, each copying its chunks through its own
 pinned buffer, 13-18 GB/s (1.8-2.5 ms). Pinning the caller's arrays in place costs as much as
-the whole staged copy. The buffers are allocated once per process.
+the whole staged copy. Each buffer is allocated once per process, when first needed.
 """
 
 from __future__ import annotations
@@ -19,12 +19,16 @@ STAGE_THREADS = 8
 
 
 @functools.cache
-def _stage() -> tuple[list, ThreadPoolExecutor]:
-    """The pinned buffers and the threads that fill them, one buffer per thread."""
+def _threads() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(STAGE_THREADS, thread_name_prefix="gpmetis-staging")
+
+
+@functools.cache
+def _buffer(worker: int):
+    """Thread ``worker``'s pinned buffer, made on first use (a small array needs few of them)."""
     import cupyx
 
-    buffers = [cupyx.empty_pinned(STAGE_CHUNK, np.uint8) for _ in range(STAGE_THREADS)]
-    return buffers, ThreadPoolExecutor(STAGE_THREADS, thread_name_prefix="gpmetis-upload")
+    return cupyx.empty_pinned(STAGE_CHUNK, np.uint8)
 
 
 _lock = threading.Lock()  # one staged copy at a time owns the buffers
@@ -81,10 +85,9 @@ def _each_chunk(nbytes: int, copy_chunk) -> None:
     def chunks_of(worker: int) -> None:
         dma_done = cupy.cuda.Event(block=False, disable_timing=True)
         for start in range(worker * STAGE_CHUNK, nbytes, STAGE_THREADS * STAGE_CHUNK):
-            copy_chunk(buffers[worker], start, min(STAGE_CHUNK, nbytes - start), stream,
+            copy_chunk(_buffer(worker), start, min(STAGE_CHUNK, nbytes - start), stream,
                        dma_done)
         dma_done.synchronize()
 
     with _lock:
-        buffers, threads = _stage()
-        list(threads.map(chunks_of, range(STAGE_THREADS)))  # re-raises a worker's error
+        list(_threads().map(chunks_of, range(STAGE_THREADS)))  # re-raises a worker's error

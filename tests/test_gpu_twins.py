@@ -384,9 +384,9 @@ def small_stage(monkeypatch):
     import gpmetis.staging as staged
 
     monkeypatch.setattr(staged, "STAGE_CHUNK", 4096)
-    staged._stage.cache_clear()
+    staged._buffer.cache_clear()
     yield staged
-    staged._stage.cache_clear()
+    staged._buffer.cache_clear()
 
 
 @pytest.mark.parametrize("dtype,count", [(np.int64, 1), (np.int32, 2501), (np.int64, 30_011),
