@@ -9,7 +9,7 @@ import numpy as np
 
 from gpmetis.backend import Backend, get_backend
 
-PAIR_CHUNK = 1 << 21
+PAIR_CHUNK = 1 << 21  # adjacency entries per row range of the boundary pairs (compute_metrics)
 
 
 def edgecut(be: Backend, src, adjncy, adjwgt, part) -> int:
