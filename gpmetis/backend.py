@@ -14,8 +14,8 @@ from types import ModuleType
 import numpy as np
 
 WARP_SIZE = 32
-STAGED_MIN_BYTES = 4 << 20  # arrays from this size move through pinned staging buffers
 WARPS_PER_BLOCK = 8  # as ROW_WARPS in warp_sums.cuh
+STAGED_MIN_BYTES = 4 << 20  # arrays from this size move through pinned staging buffers
 
 
 def sorted_unique(a: np.ndarray) -> np.ndarray:

@@ -50,7 +50,8 @@ class DeviceGraph:
         (nothing to do on the cpu backend)."""
         if not self.be.gpu or self._host is not None:
             return
-        self._host = tuple(a.get() for a in (self.xadj, self.adjncy, self.adjwgt, self.vwgt))
+        self._host = tuple(self.be.asnumpy(a) for a in (self.xadj, self.adjncy, self.adjwgt,
+                                                         self.vwgt))
         self.xadj = self.adjncy = self.adjwgt = self.vwgt = None
         self._scratch.clear()
 
