@@ -17,6 +17,9 @@ INT32_MAX = np.iinfo(np.int32).max
 HEAVY_DEGREE = 256
 WARP_DEGREE = 16  # rows longer than this, up to HEAVY_DEGREE, get a warp where a kernel has one
 SCAN_DEGREE = 64  # as in row_sums.cuh: rows up to this long are rescanned, not hashed
+# slots per entry of heavy_row_tables: at most half full, a hub's linear probes stay short (a
+# table as long as the row fills up when its neighbours are all in distinct clusters)
+TABLE_SLACK = 2
 NO_DEGREE_LIMIT = np.int64(2**62)
 
 
@@ -108,6 +111,27 @@ class DeviceGraph:
         table = self.nnz if self.max_degree > SCAN_DEGREE else 1
         xp = self.be.xp
         return self.scratch("tkeys", table, xp.int32), self.scratch("tvals", table, xp.int32)
+
+    def heavy_row_tables(self):
+        """(hoff, tkeys, tvals) for block-per-vertex kernels over ``degree_tiers``' heavy rows:
+        the i-th gets the int32 slots [hoff[i], hoff[i + 1]) (int64 offsets), TABLE_SLACK per
+        entry; None when there are no heavy rows."""
+        heavy = self.degree_tiers()[2]
+        if heavy is None:
+            return None
+        if "heavy_tables" not in self._scratch:
+            xp = self.be.xp
+            hoff = xp.zeros(len(heavy) + 1, dtype=xp.int64)
+            xp.cumsum(TABLE_SLACK * (self.xadj[heavy + 1] - self.xadj[heavy]), out=hoff[1:])
+            size = int(hoff[-1])
+            self._scratch["heavy_tables"] = (hoff, xp.empty(size, dtype=xp.int32),
+                                             xp.empty(size, dtype=xp.int32))
+        return self._scratch["heavy_tables"]
+
+    def release_row_hash_tables(self) -> None:
+        """Free ``row_hash_tables`` and ``heavy_row_tables`` (made again on next use)."""
+        for name in ("tkeys", "tvals", "heavy_tables"):
+            self._scratch.pop(name, None)
 
     def heavy_split(self, enabled: bool = True):
         """(max_degree, heavy): thread-per-vertex kernels take vertices of degree <= max_degree,

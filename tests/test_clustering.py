@@ -102,6 +102,34 @@ def test_clusters_stay_within_the_weight_limit_and_are_numbered_densely(maxvwgt)
     assert np.array_equal(cmap, again)
 
 
+@pytest.mark.parametrize("maxvwgt", [1, 7, 40])
+def test_isolated_vertices_cluster_with_each_other_in_id_order(maxvwgt):
+    graph = random_graph(2000, 5, seed=6, weighted=True, isolated=500)
+    g = DeviceGraph.upload(CPU, graph)
+    cmap, nc = lp_clustering(CPU, g, maxvwgt, seed=2)
+    islands = np.flatnonzero(np.diff(g.xadj) == 0)
+    assert len(islands) >= 500
+    # clusters hold islands only or none; an island cluster is a run of consecutive islands
+    # as long as fits at the heaviest island's weight
+    assert not np.isin(cmap[islands], np.delete(cmap, islands)).any()
+    per = max(1, maxvwgt // int(g.vwgt[islands].max()))
+    runs = np.unique(cmap[islands], return_counts=True)[1]
+    assert (runs[:-1] == per).all() and 0 < runs[-1] <= per
+    assert (np.diff(cmap[islands]) >= 0).all()
+    weights = np.bincount(cmap, weights=g.vwgt, minlength=nc)
+    sizes = np.bincount(cmap, minlength=nc)
+    assert ((weights <= maxvwgt) | (sizes == 1)).all()
+
+
+def test_a_graph_of_mostly_isolated_vertices_coarsens_by_clusters():
+    graph = random_graph(6000, 8, seed=8, isolated=3500)
+    levels = coarsen(CPU, DeviceGraph.upload(CPU, graph), 8, seed=1, ctype="lp", two_hop=True)
+    pairs = coarsen(CPU, DeviceGraph.upload(CPU, graph), 8, seed=1, ctype="shem", two_hop=True)
+    # without the islands grouped, the first level keeps > half the vertices and pairs take over
+    assert levels[1].nvtxs < 0.25 * levels[0].nvtxs
+    assert len(levels) < len(pairs)
+
+
 def test_cluster_contraction_preserves_weights_and_cut_edges():
     g = DeviceGraph.upload(CPU, random_graph(2000, 5, seed=2, weighted=True))
     cmap, nc = lp_clustering(CPU, g, 30, seed=1)

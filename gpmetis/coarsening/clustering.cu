@@ -147,8 +147,9 @@ extern "C" __global__ void best_cluster_warp(
     }
 }
 
-// best_cluster for the high-degree vertices heavy[0..): the row's clusters summed in the hash
-// table tkeys/tvals[xadj[v]..xadj[v+1]) by the whole block (integer atomics: the sums do not
+// best_cluster for the high-degree vertices heavy[0..): the row of heavy[i] has its clusters
+// summed in the hash table tkeys/tvals[hoff[i]..hoff[i+1]) (TABLE_SLACK slots per entry) by the
+// whole block (integer atomics: the sums do not
 // depend on thread order), then a block-wide max of cluster_key, and among the clusters of that
 // key a block-wide max of cluster_tie, which identifies the winner.
 extern "C" __global__ void best_cluster_heavy(
@@ -156,8 +157,8 @@ extern "C" __global__ void best_cluster_heavy(
     const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
     const int* __restrict__ cluster, const int* __restrict__ cw, const int maxvwgt,
     const unsigned int seed, const unsigned int* __restrict__ plan, const int nsub,
-    int* __restrict__ tkeys, int* __restrict__ tvals, int* __restrict__ dest,
-    int* __restrict__ rating)
+    const long long* __restrict__ hoff, int* __restrict__ tkeys, int* __restrict__ tvals,
+    int* __restrict__ dest, int* __restrict__ rating)
 {
     __shared__ unsigned long long buf[32];
     __shared__ unsigned long long best_key, best_tie;
@@ -167,13 +168,13 @@ extern "C" __global__ void best_cluster_heavy(
         return;
     }
     const int own = cluster[v];
-    const long long begin = xadj[v], end = xadj[v + 1], cap = end - begin;
+    const long long begin = hoff[blockIdx.x], end = hoff[blockIdx.x + 1], cap = end - begin;
     for (long long s = begin + threadIdx.x; s < end; s += blockDim.x) {
         tkeys[s] = -1;
         tvals[s] = 0;
     }
     __syncthreads();
-    for (long long j = begin + threadIdx.x; j < end; j += blockDim.x)
+    for (long long j = xadj[v] + threadIdx.x; j < xadj[v + 1]; j += blockDim.x)
         table_add_atomic(cluster[adjncy[j]], adjwgt[j], cap, tkeys + begin, tvals + begin);
     __syncthreads();
     auto key_of = [&](const long long s) -> unsigned long long {

@@ -89,27 +89,27 @@ def best_cluster(be: Backend, g: DeviceGraph, cluster, cw, maxvwgt: int, seed: i
         _best_cluster_numpy(g, cluster, cw, maxvwgt, seed, *schedule.current(), dest, rating)
         return
     max_degree, mid, heavy = g.degree_tiers()
-    tkeys, tvals = _hash_tables(g)
+    hoff, tkeys, tvals = _hash_tables(g)
     head = (g.xadj, g.adjncy, g.adjwgt, g.vwgt, cluster, cw, np.int32(maxvwgt),
             np.uint32(seed), schedule.plan, np.int32(SUBROUNDS))
     be.launch(be.kernel(CU_FILE, "best_cluster"), n,
-              (np.int32(n), *head, tkeys, tvals, dest, rating, max_degree))
+              (np.int32(n), *head, tkeys[:1], tvals[:1], dest, rating, max_degree))
     if mid is not None:
         be.launch_warps(be.kernel(CU_FILE, "best_cluster_warp"), len(mid),
                         (mid, np.int32(len(mid)), *head, dest, rating))
     if heavy is not None:
         be.launch_blocks(be.kernel(CU_FILE, "best_cluster_heavy"), len(heavy),
-                         (heavy, *head, tkeys, tvals, dest, rating))
+                         (heavy, *head, hoff, tkeys, tvals, dest, rating))
 
 
 def _hash_tables(g: DeviceGraph):
-    """(tkeys, tvals) for best_cluster's kernels: only best_cluster_heavy hashes (the thread
-    kernel sees rows of at most WARP_DEGREE, which it rescans), so without heavy rows they are
-    one-slot placeholders."""
-    if g.degree_tiers()[2] is not None:
-        return g.row_hash_tables()
+    """(hoff, tkeys, tvals) for best_cluster_heavy, which alone hashes (the thread kernel sees
+    rows of at most WARP_DEGREE, which it rescans): one-slot placeholders without heavy rows."""
+    tables = g.heavy_row_tables()
+    if tables is not None:
+        return tables
     unused = g.scratch("dummy32", 1, g.be.xp.int32)
-    return unused, unused
+    return g.scratch("dummy64", 1, g.be.xp.int64), unused, unused
 
 
 def _best_cluster_numpy(g: DeviceGraph, cluster, cw, maxvwgt: int, seed: int, rseed: int,
@@ -215,6 +215,17 @@ def apply_moves(be: Backend, accepted, dest, vwgt, cluster, cw, moved,
     moved[0] += len(v)
 
 
+def group_islands(be: Backend, g: DeviceGraph, cluster, maxvwgt: int) -> None:
+    """Put the isolated vertices (no neighbour to cluster with) in clusters of their own, in id
+    order, as many to a cluster as fit in ``maxvwgt`` at the heaviest one's weight."""
+    xp = be.xp
+    islands = xp.flatnonzero(g.xadj[1:] == g.xadj[:-1]).astype(xp.int32)
+    if len(islands) < 2:
+        return
+    per = max(1, maxvwgt // int(g.vwgt[islands].max()))
+    cluster[islands] = islands[xp.arange(len(islands), dtype=xp.int32) // per * per]
+
+
 def lp_clustering(be: Backend, g: DeviceGraph, maxvwgt: int, seed: int):
     """(cmap, nc): each vertex's cluster (int32, 0..nc-1 in the order of the clusters' labels).
     A cluster weighs at most ``maxvwgt`` unless it is a single heavier vertex."""
@@ -248,6 +259,7 @@ def lp_clustering(be: Backend, g: DeviceGraph, maxvwgt: int, seed: int):
         if now - total < MIN_ROUND_MOVES * n:
             break
         total = now
+    group_islands(be, g, cluster, maxvwgt)
     used = xp.zeros(n, dtype=xp.int32)
     used[cluster] = 1
     number = xp.cumsum(used, dtype=xp.int32)

@@ -66,6 +66,7 @@ def coarsen(
             cmap, nc, members = _coarse_map(be, graph, maxvwgt, seed + len(levels), ctype, two_hop)
         if nc > (1.0 - MIN_SHRINK) * graph.nvtxs:
             break
+        graph.release_row_hash_tables()  # room for the contraction; refinement makes them anew
         coarse = contract(be, graph, cmap, nc, members)
         be.synchronize()
         levels[-1].cmap = cmap

@@ -84,11 +84,12 @@ def multilevel_partition(
     for depth in range(len(levels) - 1, -1, -1):
         level = levels[depth]
         if depth < len(levels) - 1:
+            # the coarser level and its refiner are done with: their memory serves this level
+            levels[depth + 1].graph = None
+            run = None
             level.graph.reload()
             part = part[level.cmap]
-            # the coarser level and its refiner are done with: their memory serves this level
-            levels[depth + 1].graph = level.cmap = None
-            run = None
+            level.cmap = None
             if level.nvtxs * RELEASE_FRACTION >= g.nvtxs:
                 be.release_free_memory()  # the larger arrays would not fit in fragments
         run = refiners.pop(depth, None)
