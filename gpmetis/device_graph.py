@@ -104,11 +104,11 @@ class DeviceGraph:
                        (np.int32(self.nvtxs), self.xadj, out))
         return int(out.get()[0])
 
-    def row_hash_tables(self):
-        """(tkeys, tvals): int32 scratch of one slot per adjacency entry, where per-vertex
-        kernels gather a long row's neighbouring parts or clusters (one slot only when no row
-        is longer than SCAN_DEGREE)."""
-        table = self.nnz if self.max_degree > SCAN_DEGREE else 1
+    def row_hash_tables(self, max_degree: int = NO_DEGREE_LIMIT):
+        """(tkeys, tvals): int32 scratch of one slot per adjacency entry, where thread-per-vertex
+        kernels that take rows of up to ``max_degree`` entries gather a long row's neighbouring
+        parts (one slot only when none of those rows is longer than SCAN_DEGREE)."""
+        table = self.nnz if min(self.max_degree, max_degree) > SCAN_DEGREE else 1
         xp = self.be.xp
         return self.scratch("tkeys", table, xp.int32), self.scratch("tvals", table, xp.int32)
 
@@ -124,14 +124,23 @@ class DeviceGraph:
             hoff = xp.zeros(len(heavy) + 1, dtype=xp.int64)
             xp.cumsum(TABLE_SLACK * (self.xadj[heavy + 1] - self.xadj[heavy]), out=hoff[1:])
             size = int(hoff[-1])
+            if 8 * size > self.nbytes // 2:
+                # tables that rival the graph (hubs) come from fresh device memory: the pool's
+                # freed blocks would not hold them and would stay on top of them
+                self.be.release_free_memory()
             self._scratch["heavy_tables"] = (hoff, xp.empty(size, dtype=xp.int32),
                                              xp.empty(size, dtype=xp.int32))
         return self._scratch["heavy_tables"]
 
-    def release_row_hash_tables(self) -> None:
-        """Free ``row_hash_tables`` and ``heavy_row_tables`` (made again on next use)."""
+    def release_row_hash_tables(self) -> int:
+        """Free ``row_hash_tables`` and ``heavy_row_tables`` (made again on next use); returns
+        their bytes."""
+        freed = 0
         for name in ("tkeys", "tvals", "heavy_tables"):
-            self._scratch.pop(name, None)
+            arrays = self._scratch.pop(name, None)
+            arrays = arrays if isinstance(arrays, tuple) else (arrays,)
+            freed += sum(int(a.nbytes) for a in arrays if a is not None)
+        return freed
 
     def heavy_split(self, enabled: bool = True):
         """(max_degree, heavy): thread-per-vertex kernels take vertices of degree <= max_degree,
@@ -151,6 +160,14 @@ class DeviceGraph:
         if mid is None and heavy is None:
             return NO_DEGREE_LIMIT, None, None
         return np.int64(WARP_DEGREE), mid, heavy
+
+    def warp_split(self, enabled: bool = True):
+        """``degree_tiers`` for kernels whose threads would otherwise hash rows longer than
+        SCAN_DEGREE, on graphs that have such rows; on others (meshes, roads), or with
+        ``enabled`` False, threads take every row: (NO_DEGREE_LIMIT, None, None)."""
+        if not enabled or self.max_degree <= SCAN_DEGREE:
+            return NO_DEGREE_LIMIT, None, None
+        return self.degree_tiers()
 
     def _degree_list(self, name: str, low: int, high: int | None):
         """The int32 ids of the vertices of degree in (low, high] (high None: no bound), None when

@@ -6,6 +6,7 @@
 
 #define FULL_MASK 0xffffffffU
 #define ROW_WARPS 8  // warp-per-row kernels run blocks of ROW_WARPS warps (Backend.launch_warps)
+#define WARP_DEGREE_MAX 256  // the longest row a warp sums (HEAVY_DEGREE in device_graph.py)
 
 // A warp's list: keys[0..size) distinct labels, vals[0..size) their summed weights. Every lane
 // of the warp calls add with the same list; size stays the same in every lane. The caller sizes

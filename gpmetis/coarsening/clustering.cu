@@ -14,8 +14,6 @@
 #include "../row_sums.cuh"
 #include "../warp_sums.cuh"
 
-#define WARP_DEGREE_MAX 256  // as HEAVY_DEGREE in device_graph.py
-
 // The schedule of a level's sub-rounds: plan[0] is the current step, plan[1 + 2 * step] its
 // round's seed and plan[2 + 2 * step] its sub-round; next_step advances it, so that one captured
 // sub-round, replayed, runs the level's sub-rounds in order.

@@ -19,6 +19,7 @@ MAX_LEVELS = 64
 # in host memory until uncoarsening reaches them (power-law graphs keep dense coarse levels
 # whose sum is many times the input).
 LEVEL_MEMORY_BUDGET = 1.5
+POOL_RELEASE_SHARE = 4
 
 
 @dataclass
@@ -52,7 +53,8 @@ def coarsen(
     1.5 * total / coarsen_to (unless it is one heavier fine vertex).
     """
     target = coarsen_to(graph.nvtxs, nparts)
-    budget = LEVEL_MEMORY_BUDGET * graph.nbytes  # before the finest level drops any array
+    input_bytes = graph.nbytes  # before the finest level drops any array
+    budget = LEVEL_MEMORY_BUDGET * input_bytes
     maxvwgt = max(int(1.5 * graph.total_vwgt / target), 1)
     levels = [Level(graph)]
     while graph.nvtxs > target and len(levels) < MAX_LEVELS:
@@ -66,7 +68,11 @@ def coarsen(
             cmap, nc, members = _coarse_map(be, graph, maxvwgt, seed + len(levels), ctype, two_hop)
         if nc > (1.0 - MIN_SHRINK) * graph.nvtxs:
             break
-        graph.release_row_hash_tables()  # room for the contraction; refinement makes them anew
+        # room for the contraction (refinement makes them anew); tables as large as a quarter
+        # of the input (hubs) go back to the device, or the contraction's arrays, which do not
+        # fit in their blocks, would come on top of them in the pool
+        if graph.release_row_hash_tables() * POOL_RELEASE_SHARE > input_bytes:
+            be.release_free_memory()
         coarse = contract(be, graph, cmap, nc, members)
         be.synchronize()
         levels[-1].cmap = cmap

@@ -2,12 +2,14 @@
 // path of afterburner, _score). Every decision depends on weights, part ids and vertex ids only.
 // Each kernel comes twice: a thread per vertex of degree <= max_degree (on a resident grid,
 // resident_grid.cuh), and a *_heavy version with one block per listed high-degree vertex (same
-// contract; see jet.py's heavy split).
+// contract; see jet.py's heavy split); best_moves also has a warp per listed vertex of degree
+// up to WARP_DEGREE_MAX (DeviceGraph.warp_split), so that its threads never hash.
 // Every kernel does nothing while gate[0] == 0 (the device-driven loop of jet_device.py runs
 // either the label propagation or the rebalancing kernels of an iteration, as its state says).
 #include "../block_reduce.cuh"
 #include "../resident_grid.cuh"
 #include "../row_sums.cuh"
+#include "../warp_sums.cuh"
 
 #define SCORE_SHARED_PARTS 2048  // score sums part weights per block up to this many parts
 
@@ -57,6 +59,62 @@ extern "C" __global__ void best_moves(
         dest[v] = best_p;
         gain[v] = (int)g;
     });
+}
+
+// best_moves for the vertices mid[0..nmid) (degree <= WARP_DEGREE_MAX), one warp each (launched
+// as 32 threads per vertex, ROW_WARPS warps per block): conn(v, p) summed in shared memory, then
+// a warp-wide max of (conn, -p) picks the destination exactly as the thread version does.
+extern "C" __global__ void best_moves_warp(
+    const int* __restrict__ gate, const int* __restrict__ mid, const int nmid,
+    const long long* __restrict__ xadj, const int* __restrict__ adjncy,
+    const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
+    const int* __restrict__ part, const unsigned char* __restrict__ locked,
+    const long long* __restrict__ room, const int mode, const long long c_num,
+    const long long c_den, int* __restrict__ dest, int* __restrict__ gain)
+{
+    __shared__ int keys[ROW_WARPS][WARP_DEGREE_MAX], vals[ROW_WARPS][WARP_DEGREE_MAX];
+    if (gate[0] == 0) return;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (i >= nmid) return;  // the whole warp
+    const int v = mid[i];
+    const int own = part[v];
+    if (mode == 0 ? locked[v] != 0 : room[own] >= 0) {
+        if (lane == 0) { dest[v] = -1; gain[v] = 0; }
+        return;
+    }
+    const long long begin = xadj[v], end = xadj[v + 1];
+    WarpSums sums{keys[warp], vals[warp], 0};
+    for (long long j0 = begin; j0 < end; j0 += 32) {
+        const long long j = j0 + lane;
+        sums.add(j < end, j < end ? part[adjncy[j]] : 0, j < end ? adjwgt[j] : 0);
+    }
+    long long own_conn = 0;
+    unsigned long long best = 0;
+    for (int s = lane; s < sums.size; s += 32) {
+        const int p = sums.keys[s], c = sums.vals[s];
+        if (p == own) { own_conn = c; continue; }
+        if (mode == 1 && vwgt[v] > room[p]) continue;
+        const unsigned long long key = ((unsigned long long)c << 32) | (0xFFFFFFFFU - (unsigned)p);
+        best = key > best ? key : best;
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        own_conn += __shfl_xor_sync(FULL_MASK, own_conn, o);  // one lane holds it, others 0
+        const unsigned long long other = __shfl_xor_sync(FULL_MASK, best, o);
+        best = other > best ? other : best;
+    }
+    if (lane != 0) return;
+    dest[v] = -1;
+    gain[v] = 0;
+    if (best == 0) {
+        if (mode == 1) gain[v] = (int)-own_conn;
+        return;
+    }
+    const int best_p = (int)(0xFFFFFFFFU - (unsigned)(best & 0xFFFFFFFFULL));
+    const long long g = (long long)(best >> 32) - own_conn;
+    if (mode == 0 && g < 0 && -g >= (c_num * own_conn) / c_den) return;
+    dest[v] = best_p;
+    gain[v] = (int)g;
 }
 
 // The change of v's gain (moving from -> to) due to its edge to u, counting u in its new part

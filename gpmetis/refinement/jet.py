@@ -74,17 +74,20 @@ def launch_best_moves(be: Backend, g: DeviceGraph, part, nparts: int, req: MoveR
     n = g.nvtxs
     locked = req.locked if req.locked is not None else g.scratch("dummy8", 1, xp.uint8)
     room = req.room if req.room is not None else g.scratch("dummy64", 1, xp.int64)
-    max_degree, heavy = g.heavy_split(nparts <= MAX_SHARED_PARTS)
-    tkeys, tvals = g.row_hash_tables()
+    max_degree, mid, heavy = g.warp_split(nparts <= MAX_SHARED_PARTS)
+    tkeys, tvals = g.row_hash_tables(max_degree)
+    request = (room, np.int32(req.mode), np.int64(req.c_num), np.int64(req.c_den))
     be.launch_resident(be.kernel(CU_FILE, "best_moves"), n,
                        (gate, np.int32(n), g.xadj, g.adjncy, g.adjwgt, g.vwgt, part, locked,
-                        room, np.int32(req.mode), np.int64(req.c_num), np.int64(req.c_den),
-                        tkeys, tvals, dest, gain, max_degree))
+                        *request, tkeys, tvals, dest, gain, max_degree))
+    if mid is not None:
+        be.launch_warps(be.kernel(CU_FILE, "best_moves_warp"), len(mid),
+                        (gate, mid, np.int32(len(mid)), g.xadj, g.adjncy, g.adjwgt, g.vwgt,
+                         part, locked, *request, dest, gain))
     if heavy is not None:
         be.launch_blocks(be.kernel(CU_FILE, "best_moves_heavy"), len(heavy),
                          (gate, heavy, np.int32(nparts), g.xadj, g.adjncy, g.adjwgt, g.vwgt,
-                          part, locked, room, np.int32(req.mode), np.int64(req.c_num),
-                          np.int64(req.c_den), dest, gain),
+                          part, locked, *request, dest, gain),
                          shared_mem=4 * nparts, block=BLOCK)
 
 

@@ -19,6 +19,7 @@ from gpmetis.device_graph import DeviceGraph
 from gpmetis.refinement.jet import (
     IMPROVEMENT,
     MAX_ITERATIONS,
+    MAX_SHARED_PARTS,
     MoveRequest,
     always_on,
     launch_afterburner,
@@ -90,9 +91,11 @@ class DeviceRefiner:
                                            next_locked, locked))
 
         # the captured graph holds raw pointers: every array it uses lives as long as self
+        split = nparts <= MAX_SHARED_PARTS  # as the launches decide
+        warp_split = g.warp_split(split)
         self._captured = (g.xadj, g.adjncy, g.adjwgt, g.vwgt, nxt, next_locked, dest, gain,
-                          room, roomiest, hist, inflow, g.row_hash_tables(),
-                          select_buffers(g, nparts), g.heavy_split())
+                          room, roomiest, hist, inflow, select_buffers(g, nparts),
+                          g.heavy_split(split), warp_split, g.row_hash_tables(warp_split[0]))
         self.replay = be.capture(iteration)  # everything it launches exists by now
 
     def _finish(self, init: int) -> None:
