@@ -61,6 +61,32 @@ extern "C" __global__ void best_moves(
     });
 }
 
+// The order in which the warp and block versions of best_moves rank a part p with conn(v,p) = c:
+// larger conn first, then smaller p; 0 means none.
+__device__ __forceinline__ unsigned long long move_key(const int c, const int p) {
+    return ((unsigned long long)c << 32) | (0xFFFFFFFFU - (unsigned)p);
+}
+
+// dest[v] and gain[v] as best_moves defines them, from the move_key of v's best other part
+// (0: none) and conn(v, part[v]).
+__device__ __forceinline__ void write_best_move(
+    const int v, const unsigned long long best, const long long own_conn, const int mode,
+    const long long c_num, const long long c_den, int* __restrict__ dest,
+    int* __restrict__ gain)
+{
+    dest[v] = -1;
+    gain[v] = 0;
+    if (best == 0) {
+        if (mode == 1) gain[v] = (int)-own_conn;
+        return;
+    }
+    const int best_p = (int)(0xFFFFFFFFU - (unsigned)(best & 0xFFFFFFFFULL));
+    const long long g = (long long)(best >> 32) - own_conn;
+    if (mode == 0 && g < 0 && -g >= (c_num * own_conn) / c_den) return;
+    dest[v] = best_p;
+    gain[v] = (int)g;
+}
+
 // best_moves for the vertices mid[0..nmid) (degree <= WARP_DEGREE_MAX), one warp each (launched
 // as 32 threads per vertex, ROW_WARPS warps per block): conn(v, p) summed in shared memory, then
 // a warp-wide max of (conn, -p) picks the destination exactly as the thread version does.
@@ -95,7 +121,7 @@ extern "C" __global__ void best_moves_warp(
         const int p = sums.keys[s], c = sums.vals[s];
         if (p == own) { own_conn = c; continue; }
         if (mode == 1 && vwgt[v] > room[p]) continue;
-        const unsigned long long key = ((unsigned long long)c << 32) | (0xFFFFFFFFU - (unsigned)p);
+        const unsigned long long key = move_key(c, p);
         best = key > best ? key : best;
     }
     for (int o = 16; o > 0; o >>= 1) {
@@ -104,17 +130,7 @@ extern "C" __global__ void best_moves_warp(
         best = other > best ? other : best;
     }
     if (lane != 0) return;
-    dest[v] = -1;
-    gain[v] = 0;
-    if (best == 0) {
-        if (mode == 1) gain[v] = (int)-own_conn;
-        return;
-    }
-    const int best_p = (int)(0xFFFFFFFFU - (unsigned)(best & 0xFFFFFFFFULL));
-    const long long g = (long long)(best >> 32) - own_conn;
-    if (mode == 0 && g < 0 && -g >= (c_num * own_conn) / c_den) return;
-    dest[v] = best_p;
-    gain[v] = (int)g;
+    write_best_move(v, best, own_conn, mode, c_num, c_den, dest, gain);
 }
 
 // The change of v's gain (moving from -> to) due to its edge to u, counting u in its new part
@@ -248,22 +264,12 @@ extern "C" __global__ void best_moves_heavy(
         const int c = conn[p];
         if (p == own || c <= 0) continue;
         if (mode == 1 && vwgt[v] > room[p]) continue;
-        const unsigned long long key = ((unsigned long long)c << 32) | (0xFFFFFFFFU - (unsigned)p);
+        const unsigned long long key = move_key(c, p);
         best = key > best ? key : best;
     }
     best = block_max_u64(best, buf);
     if (threadIdx.x != 0) return;
-    dest[v] = -1;
-    gain[v] = 0;
-    if (best == 0) {
-        if (mode == 1) gain[v] = (int)-own_conn;
-        return;
-    }
-    const int best_p = (int)(0xFFFFFFFFU - (unsigned)(best & 0xFFFFFFFFULL));
-    const long long g = (long long)(best >> 32) - own_conn;
-    if (mode == 0 && g < 0 && -g >= (c_num * own_conn) / c_den) return;
-    dest[v] = best_p;
-    gain[v] = (int)g;
+    write_best_move(v, best, own_conn, mode, c_num, c_den, dest, gain);
 }
 
 // afterburner for the high-degree vertices: the gain re-check summed over the block.
