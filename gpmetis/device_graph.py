@@ -124,7 +124,7 @@ class DeviceGraph:
             hoff = xp.zeros(len(heavy) + 1, dtype=xp.int64)
             xp.cumsum(TABLE_SLACK * (self.xadj[heavy + 1] - self.xadj[heavy]), out=hoff[1:])
             size = int(hoff[-1])
-            if 8 * size > self.nbytes // 2:
+            if 2 * (size * 4 * 2) > self.nbytes:  # tkeys and tvals: half the graph's bytes
                 # tables that rival the graph (hubs) come from fresh device memory: the pool's
                 # freed blocks would not hold them and would stay on top of them
                 self.be.release_free_memory()

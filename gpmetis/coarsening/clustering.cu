@@ -147,9 +147,9 @@ extern "C" __global__ void best_cluster_warp(
 
 // best_cluster for the high-degree vertices heavy[0..): the row of heavy[i] has its clusters
 // summed in the hash table tkeys/tvals[hoff[i]..hoff[i+1]) (TABLE_SLACK slots per entry) by the
-// whole block (integer atomics: the sums do not
-// depend on thread order), then a block-wide max of cluster_key, and among the clusters of that
-// key a block-wide max of cluster_tie, which identifies the winner.
+// whole block (integer atomics: the sums do not depend on thread order), then a block-wide max
+// of cluster_key, and among the clusters of that key a block-wide max of cluster_tie, which
+// identifies the winner.
 extern "C" __global__ void best_cluster_heavy(
     const int* __restrict__ heavy, const long long* __restrict__ xadj,
     const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
