@@ -1,0 +1,60 @@
+"""DeviceGraph's degree tiers and work tables, on the cpu backend (the GPU kernels that use
+them are compared with their twins in test_gpu_twins.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import load_fixture, random_graph
+
+from gpmetis.backend import get_backend
+from gpmetis.device_graph import (
+    HEAVY_DEGREE,
+    NO_DEGREE_LIMIT,
+    SCAN_DEGREE,
+    TABLE_SLACK,
+    WARP_DEGREE,
+    DeviceGraph,
+)
+
+CPU = get_backend("cpu")
+
+
+def _degrees(g: DeviceGraph) -> np.ndarray:
+    return np.diff(g.xadj)
+
+
+def test_meshes_keep_one_thread_per_row_in_the_warp_split():
+    g = DeviceGraph.upload(CPU, load_fixture("delaunay_n15"))
+    assert 0 < _degrees(g).max() <= SCAN_DEGREE
+    assert g.warp_split() == (NO_DEGREE_LIMIT, None, None)
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_graphs_with_long_rows_split_them_between_threads_warps_and_blocks(enabled):
+    g = DeviceGraph.upload(CPU, random_graph(4000, 40, seed=3, hubs=4))
+    deg = _degrees(g)
+    assert deg.max() > HEAVY_DEGREE and ((deg > WARP_DEGREE) & (deg <= HEAVY_DEGREE)).any()
+    max_degree, mid, heavy = g.warp_split(enabled)
+    if not enabled:
+        assert (max_degree, mid, heavy) == (NO_DEGREE_LIMIT, None, None)
+        return
+    assert max_degree == WARP_DEGREE
+    assert np.array_equal(mid, np.flatnonzero((deg > WARP_DEGREE) & (deg <= HEAVY_DEGREE)))
+    assert np.array_equal(heavy, np.flatnonzero(deg > HEAVY_DEGREE))
+    # the threads take no row longer than SCAN_DEGREE, so they need no hash table
+    assert len(g.row_hash_tables(max_degree)[0]) == 1
+    assert len(g.row_hash_tables()[0]) == g.nnz
+
+
+def test_heavy_rows_get_tables_of_table_slack_slots_per_entry_which_are_released():
+    g = DeviceGraph.upload(CPU, random_graph(3000, 6, seed=5, hubs=6))
+    heavy = g.degree_tiers()[2]
+    hoff, tkeys, tvals = g.heavy_row_tables()
+    assert np.array_equal(np.diff(hoff), TABLE_SLACK * _degrees(g)[heavy])
+    assert len(tkeys) == len(tvals) == hoff[-1]
+    assert g.heavy_row_tables()[1] is tkeys  # kept for the level's lifetime
+    assert g.release_row_hash_tables() == tkeys.nbytes + tvals.nbytes + hoff.nbytes
+    assert g.heavy_row_tables()[1] is not tkeys
+    mesh = DeviceGraph.upload(CPU, load_fixture("delaunay_n15"))
+    assert mesh.heavy_row_tables() is None
