@@ -113,6 +113,16 @@ class Backend:
             grid = min(-(-n // block), _resident_blocks(block))
             kernel((grid,), (block,), args, shared_mem=shared_mem)
 
+    def launch_cooperative(self, kernel, n: int, args: tuple, shared_mem: int = 0,
+                           block: int = 256) -> None:
+        """Run a kernel that synchronises its whole grid (``cooperative_groups::this_grid``)
+        over ``n`` items: a block per ``block`` items, at most as many as the GPU holds at once
+        with this kernel's registers and ``shared_mem`` (nothing when n == 0)."""
+        if n > 0:
+            grid = min(-(-n // block), _cooperative_blocks(kernel, block, shared_mem))
+            kernel.kernel((grid,), (block,), args, shared_mem=shared_mem,
+                          enable_cooperative_groups=True)
+
     def launch_warps(self, kernel, n: int, args: tuple) -> None:
         """Run ``kernel`` with one warp per item for ``n`` items, in blocks of WARPS_PER_BLOCK
         warps (the kernels of ``warp_sums.cuh``; nothing when n == 0)."""
@@ -165,6 +175,15 @@ def _resident_blocks(block: int) -> int:
 
     attributes = cupy.cuda.Device().attributes
     return attributes["MultiProcessorCount"] * (attributes["MaxThreadsPerMultiProcessor"] // block)
+
+
+@functools.cache
+def _cooperative_blocks(kernel, block: int, shared_mem: int) -> int:
+    import cupy
+
+    per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+        kernel.kernel.ptr, block, shared_mem)
+    return cupy.cuda.Device().attributes["MultiProcessorCount"] * per_sm
 
 
 @functools.cache

@@ -58,3 +58,18 @@ def test_heavy_rows_get_tables_of_table_slack_slots_per_entry_which_are_released
     assert g.heavy_row_tables()[1] is not tkeys
     mesh = DeviceGraph.upload(CPU, load_fixture("delaunay_n15"))
     assert mesh.heavy_row_tables() is None
+
+
+def test_the_jet_loop_fuses_levels_whose_rows_all_go_to_threads():
+    from gpmetis.refinement.jet import MAX_SHARED_PARTS
+    from gpmetis.refinement.jet_device import fusable
+
+    assert fusable(DeviceGraph.upload(CPU, load_fixture("delaunay_n15")), 64)
+    mid_rows = DeviceGraph.upload(CPU, random_graph(2000, 80, seed=13))
+    assert SCAN_DEGREE < _degrees(mid_rows).max() <= HEAVY_DEGREE
+    hubs = DeviceGraph.upload(CPU, random_graph(3000, 6, seed=5, hubs=6))
+    assert _degrees(hubs).max() > HEAVY_DEGREE
+    for g in (mid_rows, hubs):
+        assert not fusable(g, 64)
+        # past MAX_SHARED_PARTS no kernel splits: threads take (and hash) every row
+        assert fusable(g, MAX_SHARED_PARTS + 1)

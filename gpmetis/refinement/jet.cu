@@ -6,6 +6,8 @@
 // up to WARP_DEGREE_MAX (DeviceGraph.warp_split), so that its threads never hash.
 // Every kernel does nothing while gate[0] == 0 (the device-driven loop of jet_device.py runs
 // either the label propagation or the rebalancing kernels of an iteration, as its state says).
+// A thread-per-vertex kernel's work is its *_pass function, which jet_device.cu's jet_loop
+// also runs.
 #include "../block_reduce.cuh"
 #include "../resident_grid.cuh"
 #include "../row_sums.cuh"
@@ -21,16 +23,14 @@
 //  mode 1 (rebalancing), for v in an overweight part (room[part[v]] < 0): as above but only parts p
 //    with vwgt[v] <= room[p] qualify; dest[v] = -1 when none is adjacent, and then
 //    gain[v] = -conn(v,part[v]).
-extern "C" __global__ void best_moves(
-    const int* __restrict__ gate, const int n, const long long* __restrict__ xadj,
-    const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
-    const int* __restrict__ part,
+__device__ __forceinline__ void best_moves_pass(
+    const int n, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
+    const int* __restrict__ adjwgt, const int* __restrict__ vwgt, const int* __restrict__ part,
     const unsigned char* __restrict__ locked, const long long* __restrict__ room,
     const int mode, const long long c_num, const long long c_den,
     int* __restrict__ tkeys, int* __restrict__ tvals,
     int* __restrict__ dest, int* __restrict__ gain, const long long max_degree)
 {
-    if (gate[0] == 0) return;
     for_each_vertex(n, [&](const int v) {
         if (xadj[v + 1] - xadj[v] > max_degree) return;
         dest[v] = -1;
@@ -59,6 +59,20 @@ extern "C" __global__ void best_moves(
         dest[v] = best_p;
         gain[v] = (int)g;
     });
+}
+
+extern "C" __global__ void best_moves(
+    const int* __restrict__ gate, const int n, const long long* __restrict__ xadj,
+    const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
+    const int* __restrict__ part,
+    const unsigned char* __restrict__ locked, const long long* __restrict__ room,
+    const int mode, const long long c_num, const long long c_den,
+    int* __restrict__ tkeys, int* __restrict__ tvals,
+    int* __restrict__ dest, int* __restrict__ gain, const long long max_degree)
+{
+    if (gate[0] == 0) return;
+    best_moves_pass(n, xadj, adjncy, adjwgt, vwgt, part, locked, room, mode, c_num, c_den, tkeys,
+                    tvals, dest, gain, max_degree);
 }
 
 // The order in which the warp and block versions of best_moves rank a part p with conn(v,p) = c:
@@ -149,14 +163,12 @@ __device__ __forceinline__ long long afterburner_term(
 // Keep a candidate's move only if its gain stays >= 0 when every candidate of higher priority
 // (larger gain, ties -> smaller id) is assumed to have moved already; moved[v] is v's part after
 // the kept moves (a new array: part is read by other threads).
-extern "C" __global__ void afterburner(
-    const int* __restrict__ gate, const int n, const long long* __restrict__ xadj,
-    const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ part,
-    const int* __restrict__ dest,
-    const int* __restrict__ gain, unsigned char* __restrict__ keep,
-    int* __restrict__ moved, const long long max_degree)
+__device__ __forceinline__ void afterburner_pass(
+    const int n, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
+    const int* __restrict__ adjwgt, const int* __restrict__ part, const int* __restrict__ dest,
+    const int* __restrict__ gain, unsigned char* __restrict__ keep, int* __restrict__ moved,
+    const long long max_degree)
 {
-    if (gate[0] == 0) return;
     for_each_vertex(n, [&](const int v) {
         if (xadj[v + 1] - xadj[v] > max_degree) return;
         const int to = dest[v];
@@ -170,6 +182,17 @@ extern "C" __global__ void afterburner(
         keep[v] = kept ? 1 : 0;
         moved[v] = kept ? to : part[v];
     });
+}
+
+extern "C" __global__ void afterburner(
+    const int* __restrict__ gate, const int n, const long long* __restrict__ xadj,
+    const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ part,
+    const int* __restrict__ dest,
+    const int* __restrict__ gain, unsigned char* __restrict__ keep,
+    int* __restrict__ moved, const long long max_degree)
+{
+    if (gate[0] == 0) return;
+    afterburner_pass(n, xadj, adjncy, adjwgt, part, dest, gain, keep, moved, max_degree);
 }
 
 // The state of a partition in one pass: out[0] = 2 * edgecut, out[1 + p] = weight of part p.
@@ -203,16 +226,14 @@ __device__ __forceinline__ void score_vertex(
 // A block sums its cut and, when nparts <= SCORE_SHARED_PARTS, its part weights (dynamic shared
 // memory, 4 * nparts bytes) before adding them to out, so few atomics meet on one address.
 // Integer sums do not depend on thread order. Twin: jet.py (_score via metrics).
-extern "C" __global__ void score(
-    const int* __restrict__ gate, const int n, const int nparts,
-    const long long* __restrict__ xadj, const int* __restrict__ adjncy,
-    const int* __restrict__ adjwgt, const int* __restrict__ vwgt, const int* __restrict__ part,
-    const int* __restrict__ prev, unsigned long long* __restrict__ out,
-    const long long max_degree)
+__device__ __forceinline__ void score_pass(
+    const int n, const int nparts, const long long* __restrict__ xadj,
+    const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
+    const int* __restrict__ part, const int* __restrict__ prev,
+    unsigned long long* __restrict__ out, const long long max_degree)
 {
     extern __shared__ int block_pw[];
     __shared__ long long buf[32];
-    if (gate[0] == 0) return;
     const bool shared = nparts <= SCORE_SHARED_PARTS;
     if (shared) {
         for (int p = threadIdx.x; p < nparts; p += blockDim.x) block_pw[p] = 0;
@@ -231,6 +252,17 @@ extern "C" __global__ void score(
     __syncthreads();
     for (int p = threadIdx.x; p < nparts; p += blockDim.x)
         if (block_pw[p]) atomicAdd(out + 1 + p, (unsigned long long)(long long)block_pw[p]);
+}
+
+extern "C" __global__ void score(
+    const int* __restrict__ gate, const int n, const int nparts,
+    const long long* __restrict__ xadj, const int* __restrict__ adjncy,
+    const int* __restrict__ adjwgt, const int* __restrict__ vwgt, const int* __restrict__ part,
+    const int* __restrict__ prev, unsigned long long* __restrict__ out,
+    const long long max_degree)
+{
+    if (gate[0] == 0) return;
+    score_pass(n, nparts, xadj, adjncy, adjwgt, vwgt, part, prev, out, max_degree);
 }
 
 // best_moves for the high-degree vertices heavy[0..nheavy): conn(v, p) summed in shared memory

@@ -177,11 +177,16 @@ def launch_score(be: Backend, g: DeviceGraph, part, out, gate, prev=None) -> Non
     be.launch_resident(be.kernel(CU_FILE, "score"), g.nvtxs,
                        (gate, np.int32(g.nvtxs), np.int32(nparts), g.xadj, g.adjncy, g.adjwgt,
                         g.vwgt, part, prev, out, max_degree),
-                       shared_mem=4 * nparts if nparts <= SCORE_SHARED_PARTS else 0, block=BLOCK)
+                       shared_mem=score_shared_mem(nparts), block=BLOCK)
     if heavy is not None:
         be.launch_blocks(be.kernel(CU_FILE, "score_heavy"), len(heavy),
                          (gate, heavy, g.xadj, g.adjncy, g.adjwgt, g.vwgt, part, prev, out),
                          block=BLOCK)
+
+
+def score_shared_mem(nparts: int) -> int:
+    """Bytes of dynamic shared memory a block of ``score`` needs (its part weight sums)."""
+    return 4 * nparts if nparts <= SCORE_SHARED_PARTS else 0
 
 
 def _score(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray):

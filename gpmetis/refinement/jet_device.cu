@@ -1,8 +1,12 @@
 // The bookkeeping of jet.py's refine loop, on the device (driven by jet_device.py). Twin: the
 // loop of jet.py's refine. ctl (int64) holds the loop's state, gates (int32) which kernels of
 // the next iteration run.
+#include <cooperative_groups.h>
+
 #include "../block_reduce.cuh"
 #include "../resident_grid.cuh"
+#include "jet.cu"
+#include "rebalance.cu"
 
 #define CTL_OVER 0        // total overweight of the current partition
 #define CTL_CUT 1         // its edge cut
@@ -19,7 +23,7 @@
 // Start of an iteration (one block): stop when the iteration or patience budget is spent, else
 // pick label propagation or rebalancing; room[p] = maxpwgt[p] - pw[p], roomiest[0] = the first
 // part with the most room.
-extern "C" __global__ void jet_begin(
+__device__ __forceinline__ void jet_begin_block(
     const int nparts, const long long* __restrict__ maxpwgt, const long long patience,
     const long long max_iterations, const long long* __restrict__ pw, long long* __restrict__ ctl,
     long long* __restrict__ room, int* __restrict__ roomiest, int* __restrict__ gates)
@@ -50,12 +54,20 @@ extern "C" __global__ void jet_begin(
     gates[GATE_REBALANCE] = !stopped && ctl[CTL_OVER] > 0;
 }
 
+extern "C" __global__ void jet_begin(
+    const int nparts, const long long* __restrict__ maxpwgt, const long long patience,
+    const long long max_iterations, const long long* __restrict__ pw, long long* __restrict__ ctl,
+    long long* __restrict__ room, int* __restrict__ roomiest, int* __restrict__ gates)
+{
+    jet_begin_block(nparts, maxpwgt, patience, max_iterations, pw, ctl, room, roomiest, gates);
+}
+
 // End of an iteration (one block), after `score` brought acc to the new partition's state
 // (acc[0] = 2 * cut, acc[1 + p] = weight of part p): its (overweight, cut) against the best so
 // far. A smaller score is the new best; it resets the stale count when the
 // overweight dropped or the cut fell below keep_factor * the best cut. With `init`, the scores
 // of the starting partition set the state instead.
-extern "C" __global__ void jet_end(
+__device__ __forceinline__ void jet_end_block(
     const int init, const int nparts, const long long* __restrict__ maxpwgt,
     const double keep_factor, const unsigned long long* __restrict__ acc,
     long long* __restrict__ pw, long long* __restrict__ ctl, int* __restrict__ gates)
@@ -98,10 +110,18 @@ extern "C" __global__ void jet_end(
     ctl[CTL_BEST_CUT] = cut;
 }
 
+extern "C" __global__ void jet_end(
+    const int init, const int nparts, const long long* __restrict__ maxpwgt,
+    const double keep_factor, const unsigned long long* __restrict__ acc,
+    long long* __restrict__ pw, long long* __restrict__ ctl, int* __restrict__ gates)
+{
+    jet_end_block(init, nparts, maxpwgt, keep_factor, acc, pw, ctl, gates);
+}
+
 // End of an iteration, per vertex: best = moved when it is the best partition so far; while the
 // loop runs, the next iteration starts from moved, with the locks of this label propagation
 // (none after a rebalancing round).
-extern "C" __global__ void jet_commit(
+__device__ __forceinline__ void jet_commit_pass(
     const int* __restrict__ gates, const int n, const int* __restrict__ moved,
     int* __restrict__ best, int* __restrict__ part, const unsigned char* __restrict__ next_locked,
     unsigned char* __restrict__ locked)
@@ -112,4 +132,99 @@ extern "C" __global__ void jet_commit(
         part[v] = moved[v];
         locked[v] = gates[GATE_REBALANCE] ? 0 : next_locked[v];
     });
+}
+
+extern "C" __global__ void jet_commit(
+    const int* __restrict__ gates, const int n, const int* __restrict__ moved,
+    int* __restrict__ best, int* __restrict__ part, const unsigned char* __restrict__ next_locked,
+    unsigned char* __restrict__ locked)
+{
+    jet_commit_pass(gates, n, moved, best, part, next_locked, locked);
+}
+
+// One radix select of rebalance.cu (sources or destinations, from the level-0 histogram in
+// hist) inside jet_loop: its steps as launch_select's kernels run them, a barrier after each.
+__device__ __forceinline__ void select_in_loop(
+    const cooperative_groups::grid_group& grid, const int n, const int nparts, const int source,
+    const long long* room, const int* to, const int* part, const int* gain, const int* vwgt,
+    const int shift_hi, const int shift_lo, unsigned long long* hist, int* sel, long long* base)
+{
+    for (int level = 0; level < NUM_LEVELS; ++level) {
+        if (level) {
+            select_digit_hist_pass(n, level, source, to, part, gain, vwgt, sel, shift_hi,
+                                   shift_lo, hist);
+            grid.sync();
+        }
+        for (int g = blockIdx.x; g < nparts; g += gridDim.x) {
+            select_threshold_group(g, level, source, room, hist, sel, base);
+            __syncthreads();  // the group's shared prefix sums are read before the next's
+        }
+        grid.sync();
+    }
+}
+
+// A level's whole loop in one cooperative launch (every block resident, NUM_DIGITS threads
+// each, score's dynamic shared memory): the steps of jet_device.py's captured iteration, a
+// grid-wide barrier after each, block 0 keeping the books, until jet_begin stops the loop. Only
+// for levels where every kernel takes every row (no warp or block versions: jet.py's splits).
+// Its arguments are plain pointers: the loop writes what its steps read, so none of them may
+// go through the read-only cache.
+extern "C" __global__ void jet_loop(
+    const int n, const int nparts, const long long* xadj, const int* adjncy, const int* adjwgt,
+    const int* vwgt, const long long* maxpwgt, const long long patience,
+    const long long max_iterations, const long long c_num, const long long c_den,
+    const long long slack, const double keep_factor, const int shift_hi, const int shift_lo,
+    int* tkeys, int* tvals, int* part, int* moved, int* best, unsigned char* locked,
+    unsigned char* next_locked, int* dest, int* gain, long long* pw, long long* ctl,
+    long long* room, int* roomiest, int* gates, unsigned long long* acc,
+    unsigned long long* hist, unsigned long long* outflow, long long* limit, int* sel,
+    long long* base)
+{
+    const cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    const long long every_row = 1LL << 62;  // jet.py's NO_DEGREE_LIMIT
+    for (;;) {
+        if (blockIdx.x == 0)
+            jet_begin_block(nparts, maxpwgt, patience, max_iterations, pw, ctl, room, roomiest,
+                            gates);
+        grid.sync();
+        if (!gates[GATE_RUN]) return;
+        if (gates[GATE_LP]) {
+            best_moves_pass(n, xadj, adjncy, adjwgt, vwgt, part, locked, room, 0, c_num, c_den,
+                            tkeys, tvals, dest, gain, every_row);
+            grid.sync();
+            afterburner_pass(n, xadj, adjncy, adjwgt, part, dest, gain, next_locked, moved,
+                             every_row);
+            grid.sync();
+            inflow_prepare_pass(n, part, moved, vwgt, gain, dest, outflow, hist);
+            grid.sync();
+            for (int p = blockIdx.x * blockDim.x + threadIdx.x; p < nparts;
+                 p += gridDim.x * blockDim.x)
+                inflow_limit(p, room, maxpwgt, slack, outflow, limit);
+            grid.sync();
+            select_in_loop(grid, n, nparts, 0, limit, dest, part, gain, vwgt, shift_hi, shift_lo,
+                           hist, sel, base);
+            inflow_apply_pass(n, part, dest, gain, sel, shift_hi, shift_lo, moved, next_locked);
+        } else {
+            best_moves_pass(n, xadj, adjncy, adjwgt, vwgt, part, locked, room, 1, c_num, c_den,
+                            tkeys, tvals, dest, gain, every_row);
+            grid.sync();
+            rebalance_prepare_pass(n, part, vwgt, gain, room, roomiest, dest, hist);
+            grid.sync();
+            select_in_loop(grid, n, nparts, 1, room, dest, part, gain, vwgt, shift_hi, shift_lo,
+                           hist, sel, base);
+            rebalance_take_pass(n, part, dest, gain, vwgt, sel, shift_hi, shift_lo, hist);
+            grid.sync();
+            select_in_loop(grid, n, nparts, 0, room, dest, part, gain, vwgt, shift_hi, shift_lo,
+                           hist, sel, base);
+            rebalance_apply_pass(n, part, dest, gain, sel, shift_hi, shift_lo, moved);
+        }
+        grid.sync();
+        score_pass(n, nparts, xadj, adjncy, adjwgt, vwgt, moved, part, acc, every_row);
+        grid.sync();
+        if (blockIdx.x == 0)
+            jet_end_block(0, nparts, maxpwgt, keep_factor, acc, pw, ctl, gates);
+        grid.sync();
+        jet_commit_pass(gates, n, moved, best, part, next_locked, locked);
+        grid.sync();
+    }
 }

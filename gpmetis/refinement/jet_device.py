@@ -3,9 +3,11 @@
 Same iterations and result as the host loop of ``jet.refine`` (its twin), but the choice
 between label propagation and rebalancing, the score and the best-state bookkeeping run on the
 GPU (``jet_device.cu``), so an iteration needs no round trip. An iteration's score is the last
-one's plus what its moved vertices change. One iteration is captured once per level as a CUDA
-graph and replayed; the host reads only the iteration and stale counts, every few replays.
-Iterations after the stop run no kernel work.
+one's plus what its moved vertices change. Where every kernel takes every row (meshes, roads:
+no warp or block versions are needed), the whole loop is one cooperative kernel, ``jet_loop``,
+its steps separated by grid-wide barriers instead of kernel launches. Elsewhere one iteration
+is captured once per level as a CUDA graph and replayed; the host reads only the iteration and
+stale counts, every few replays, and iterations after the stop run no kernel work.
 """
 
 from __future__ import annotations
@@ -25,9 +27,12 @@ from gpmetis.refinement.jet import (
     launch_afterburner,
     launch_best_moves,
     launch_score,
+    score_shared_mem,
 )
 from gpmetis.refinement.rebalance import (
+    INFLOW_SLACK,
     NUM_DIGITS,
+    id_shifts,
     launch_cap_inflow,
     launch_select,
     select_buffers,
@@ -43,16 +48,27 @@ CONTROL_BLOCK = 1024
 REPLAYS_BETWEEN_CHECKS = 4
 
 
+def fusable(g: DeviceGraph, nparts: int) -> bool:
+    """Whether ``jet_loop`` can refine ``g``: its kernels take every row with a thread (no row
+    is left to a warp or block version by the splits that the launches take)."""
+    split = nparts <= MAX_SHARED_PARTS
+    _, mid, heavy = g.warp_split(split)
+    return mid is None and heavy is None and g.heavy_split(split)[1] is None
+
+
 class DeviceRefiner:
     """Refines partitions of one level as ``jet.refine``'s host loop does: (best partition,
-    iterations run) = refiner(part). Its buffers and captured iteration are made at
-    construction, so a level can be prepared before its starting partition exists."""
+    iterations run) = refiner(part). Its buffers (and, unless ``fused``, its captured
+    iteration) are made at construction, so a level can be prepared before its starting
+    partition exists. The loop runs as one ``jet_loop`` where ``fuse`` and ``fusable``
+    (``fused``); both ways give the same result."""
 
     def __init__(self, be: Backend, g: DeviceGraph, nparts: int, maxpwgt: np.ndarray, *,
-                 c_num: int, c_den: int, patience: int) -> None:
+                 c_num: int, c_den: int, patience: int, fuse: bool = True) -> None:
         xp = be.xp
         n = g.nvtxs
         self.be, self.g, self.nparts, self.patience = be, g, nparts, patience
+        self.fused = fuse and fusable(g, nparts)
         self.cur, nxt = xp.empty(n, dtype=xp.int32), xp.empty(n, dtype=xp.int32)
         self.locked, next_locked = xp.zeros(n, dtype=xp.uint8), xp.empty(n, dtype=xp.uint8)
         self.best = xp.empty(n, dtype=xp.int32)
@@ -68,6 +84,20 @@ class DeviceRefiner:
                   xp.empty(nparts, dtype=xp.int64))
         self.ctl = xp.zeros(CTL_SIZE, dtype=xp.int64)
         self.gates = xp.zeros(NUM_GATES, dtype=xp.int32)
+        split = nparts <= MAX_SHARED_PARTS  # as the launches decide
+        warp_split = g.warp_split(split)
+        tables = g.row_hash_tables(warp_split[0])
+        sel, base = select_buffers(g, nparts)
+        if self.fused:
+            outflow, limit = inflow[2:]
+            self._loop = (
+                np.int32(n), np.int32(nparts), g.xadj, g.adjncy, g.adjwgt, g.vwgt, self.limits,
+                np.int64(patience), np.int64(MAX_ITERATIONS), np.int64(c_num), np.int64(c_den),
+                np.int64(INFLOW_SLACK), np.float64(1 - IMPROVEMENT),
+                *(np.int32(shift) for shift in id_shifts(n)), *tables, self.cur, nxt, self.best,
+                self.locked, next_locked, dest, gain, self.pw, self.ctl, room, roomiest,
+                self.gates, self.acc, hist, outflow, limit, sel, base)
+            return
         gate = [self.gates[i:i + 1] for i in range(NUM_GATES)]
         begin, commit = be.kernel(CU_FILE, "jet_begin"), be.kernel(CU_FILE, "jet_commit")
         cur, locked = self.cur, self.locked
@@ -91,11 +121,9 @@ class DeviceRefiner:
                                            next_locked, locked))
 
         # the captured graph holds raw pointers: every array it uses lives as long as self
-        split = nparts <= MAX_SHARED_PARTS  # as the launches decide
-        warp_split = g.warp_split(split)
         self._captured = (g.xadj, g.adjncy, g.adjwgt, g.vwgt, nxt, next_locked, dest, gain,
-                          room, roomiest, hist, inflow, select_buffers(g, nparts),
-                          g.heavy_split(split), warp_split, g.row_hash_tables(warp_split[0]))
+                          room, roomiest, hist, inflow, (sel, base), g.heavy_split(split),
+                          warp_split, tables)
         self.replay = be.capture(iteration)  # everything it launches exists by now
 
     def _finish(self, init: int) -> None:
@@ -113,6 +141,11 @@ class DeviceRefiner:
         self.acc.fill(0)
         launch_score(self.be, self.g, self.cur, self.acc, always_on(self.be))
         self._finish(1)
+        if self.fused:
+            self.be.launch_cooperative(self.be.kernel(CU_FILE, "jet_loop"), self.g.nvtxs,
+                                       self._loop, shared_mem=score_shared_mem(self.nparts),
+                                       block=NUM_DIGITS)  # a thread per digit of the selects
+            return self.best, int(self.ctl[CTL_ITERATIONS].get())
         replays = self.patience
         while True:
             for _ in range(replays):

@@ -8,7 +8,8 @@
 // at which the group's limit is reached; items below it are decided (taken), items above it too
 // (not taken), items on it go to the next level. Integer atomics make every sum independent of
 // thread order. Every kernel does nothing while gate[0] == 0 (see jet.cu); the per-vertex ones
-// run on a resident grid (resident_grid.cuh).
+// run on a resident grid (resident_grid.cuh). Each kernel's work is a device function
+// (*_pass, select_threshold_group, inflow_limit), which jet_device.cu's jet_loop also runs.
 //
 //   prepare -> (threshold, digit_hist) x 2 -> threshold -> take          (sources)
 //           -> (threshold, digit_hist) x 2 -> threshold -> apply         (destinations)
@@ -54,13 +55,11 @@ __device__ __forceinline__ int compare_key(
 // no adjacent part has room) when v sits in an overweight part and that is another part, else
 // -1. Those vertices are the items; an item's group is its part. hist[part][loss bucket] sums
 // the items' weights.
-extern "C" __global__ void rebalance_prepare(
-    const int* __restrict__ gate, const int n, const int* __restrict__ part,
-    const int* __restrict__ vwgt, const int* __restrict__ gain,
-    const long long* __restrict__ room, const int* __restrict__ roomiest, int* to,
-    unsigned long long* __restrict__ hist)
+__device__ __forceinline__ void rebalance_prepare_pass(
+    const int n, const int* __restrict__ part, const int* __restrict__ vwgt,
+    const int* __restrict__ gain, const long long* __restrict__ room,
+    const int* __restrict__ roomiest, int* to, unsigned long long* __restrict__ hist)
 {
-    if (gate[0] == 0) return;
     for_each_vertex(n, [&](const int v) {
         const int p = part[v];
         const int target = to[v] >= 0 ? to[v] : roomiest[0];
@@ -72,21 +71,29 @@ extern "C" __global__ void rebalance_prepare(
     });
 }
 
+extern "C" __global__ void rebalance_prepare(
+    const int* __restrict__ gate, const int n, const int* __restrict__ part,
+    const int* __restrict__ vwgt, const int* __restrict__ gain,
+    const long long* __restrict__ room, const int* __restrict__ roomiest, int* to,
+    unsigned long long* __restrict__ hist)
+{
+    if (gate[0] == 0) return;
+    rebalance_prepare_pass(n, part, vwgt, gain, room, roomiest, to, hist);
+}
+
 // Per group g (one block of NUM_DIGITS threads, one per digit) at `level`: the first digit at
 // which the weight taken so far (base[g] plus the histogram's prefix) reaches the limit:
 // >= max(-room[g], 1) for sources (`source` != 0: take until the excess is covered), > room[g]
 // for destinations (take while the moves fit). sel[g * NUM_LEVELS + level] = that digit, or
 // BEYOND; base[g] += the weight of the digits before it. The histogram row is zeroed for the
 // next level.
-extern "C" __global__ void select_threshold(
-    const int* __restrict__ gate, const int level, const int source,
-    const long long* __restrict__ room, unsigned long long* __restrict__ hist,
-    int* __restrict__ sel, long long* __restrict__ base)
+__device__ __forceinline__ void select_threshold_group(
+    const int g, const int level, const int source, const long long* __restrict__ room,
+    unsigned long long* __restrict__ hist, int* __restrict__ sel, long long* __restrict__ base)
 {
     __shared__ long long prefix[NUM_DIGITS];
     __shared__ int first;
-    if (gate[0] == 0) return;
-    const int g = blockIdx.x, i = threadIdx.x;
+    const int i = threadIdx.x;
     unsigned long long* row = hist + (long long)g * NUM_DIGITS;
     const long long w = (long long)row[i];
     row[i] = 0;
@@ -112,6 +119,15 @@ extern "C" __global__ void select_threshold(
     }
 }
 
+extern "C" __global__ void select_threshold(
+    const int* __restrict__ gate, const int level, const int source,
+    const long long* __restrict__ room, unsigned long long* __restrict__ hist,
+    int* __restrict__ sel, long long* __restrict__ base)
+{
+    if (gate[0] == 0) return;
+    select_threshold_group(blockIdx.x, level, source, room, hist, sel, base);
+}
+
 // The group of item v: its part while sources are selected, its destination after (`to` holds
 // the destinations of the taken items only by then), -1 for a vertex that is not an item.
 __device__ __forceinline__ int item_group(
@@ -123,13 +139,12 @@ __device__ __forceinline__ int item_group(
 
 // hist[group][digit at `level`] sums the weights of the items still undecided after `level`
 // levels.
-extern "C" __global__ void select_digit_hist(
-    const int* __restrict__ gate, const int n, const int level, const int source,
-    const int* __restrict__ to, const int* __restrict__ part, const int* __restrict__ gain,
-    const int* __restrict__ vwgt, const int* __restrict__ sel, const int shift_hi,
-    const int shift_lo, unsigned long long* __restrict__ hist)
+__device__ __forceinline__ void select_digit_hist_pass(
+    const int n, const int level, const int source, const int* __restrict__ to,
+    const int* __restrict__ part, const int* __restrict__ gain, const int* __restrict__ vwgt,
+    const int* __restrict__ sel, const int shift_hi, const int shift_lo,
+    unsigned long long* __restrict__ hist)
 {
-    if (gate[0] == 0) return;
     for_each_vertex(n, [&](const int v) {
         const int g = item_group(source, v, to, part);
         if (g < 0) return;
@@ -140,16 +155,25 @@ extern "C" __global__ void select_digit_hist(
     });
 }
 
+extern "C" __global__ void select_digit_hist(
+    const int* __restrict__ gate, const int n, const int level, const int source,
+    const int* __restrict__ to, const int* __restrict__ part, const int* __restrict__ gain,
+    const int* __restrict__ vwgt, const int* __restrict__ sel, const int shift_hi,
+    const int shift_lo, unsigned long long* __restrict__ hist)
+{
+    if (gate[0] == 0) return;
+    select_digit_hist_pass(n, level, source, to, part, gain, vwgt, sel, shift_hi, shift_lo, hist);
+}
+
 // Sources decided, in place on `to`: an item is taken when its key is below its part's selected
 // digits or on them (the last undecided id range goes too: the excess must be covered); to[v]
 // stays the destination of a taken item and becomes -1 for the others. hist[to][loss bucket]
 // starts the destinations' selection.
-extern "C" __global__ void rebalance_take(
-    const int* __restrict__ gate, const int n, const int* __restrict__ part, int* to,
-    const int* __restrict__ gain, const int* __restrict__ vwgt, const int* __restrict__ sel,
-    const int shift_hi, const int shift_lo, unsigned long long* __restrict__ hist)
+__device__ __forceinline__ void rebalance_take_pass(
+    const int n, const int* __restrict__ part, int* to, const int* __restrict__ gain,
+    const int* __restrict__ vwgt, const int* __restrict__ sel, const int shift_hi,
+    const int shift_lo, unsigned long long* __restrict__ hist)
 {
-    if (gate[0] == 0) return;
     for_each_vertex(n, [&](const int v) {
         const int g = item_group(1, v, to, part);
         const long long loss = -(long long)gain[v];
@@ -164,14 +188,22 @@ extern "C" __global__ void rebalance_take(
     });
 }
 
-// Destinations decided: a taken item moves when its key is strictly below its destination's
-// selected digits (the last undecided id range stays: the moves must fit). out = the new part.
-extern "C" __global__ void rebalance_apply(
-    const int* __restrict__ gate, const int n, const int* __restrict__ part,
-    const int* __restrict__ to, const int* __restrict__ gain,
-    const int* __restrict__ sel, const int shift_hi, const int shift_lo, int* __restrict__ out)
+extern "C" __global__ void rebalance_take(
+    const int* __restrict__ gate, const int n, const int* __restrict__ part, int* to,
+    const int* __restrict__ gain, const int* __restrict__ vwgt, const int* __restrict__ sel,
+    const int shift_hi, const int shift_lo, unsigned long long* __restrict__ hist)
 {
     if (gate[0] == 0) return;
+    rebalance_take_pass(n, part, to, gain, vwgt, sel, shift_hi, shift_lo, hist);
+}
+
+// Destinations decided: a taken item moves when its key is strictly below its destination's
+// selected digits (the last undecided id range stays: the moves must fit). out = the new part.
+__device__ __forceinline__ void rebalance_apply_pass(
+    const int n, const int* __restrict__ part, const int* __restrict__ to,
+    const int* __restrict__ gain, const int* __restrict__ sel, const int shift_hi,
+    const int shift_lo, int* __restrict__ out)
+{
     for_each_vertex(n, [&](const int v) {
         const int q = to[v];
         const long long loss = -(long long)gain[v];
@@ -179,6 +211,15 @@ extern "C" __global__ void rebalance_apply(
             compare_key(NUM_LEVELS, sel + q * NUM_LEVELS, v, loss, shift_hi, shift_lo) < 0;
         out[v] = moves ? q : part[v];
     });
+}
+
+extern "C" __global__ void rebalance_apply(
+    const int* __restrict__ gate, const int n, const int* __restrict__ part,
+    const int* __restrict__ to, const int* __restrict__ gain,
+    const int* __restrict__ sel, const int shift_hi, const int shift_lo, int* __restrict__ out)
+{
+    if (gate[0] == 0) return;
+    rebalance_apply_pass(n, part, to, gain, sel, shift_hi, shift_lo, out);
 }
 
 // ---- The inflow cap of a label-propagation step (jet.py: cap_inflow; twin _cap_inflow_numpy).
@@ -197,13 +238,11 @@ __device__ __forceinline__ long long bucket_loss(const int b) {
 
 // to[v] = moved[v] for a moved vertex, else -1; its gain becomes -bucket_loss(order digit);
 // outflow[part] sums the weights moved out, hist[to][digit] the items' weights.
-extern "C" __global__ void inflow_prepare(
-    const int* __restrict__ gate, const int n, const int* __restrict__ part,
-    const int* __restrict__ moved, const int* __restrict__ vwgt, int* __restrict__ gain,
-    int* __restrict__ to, unsigned long long* __restrict__ outflow,
-    unsigned long long* __restrict__ hist)
+__device__ __forceinline__ void inflow_prepare_pass(
+    const int n, const int* __restrict__ part, const int* __restrict__ moved,
+    const int* __restrict__ vwgt, int* __restrict__ gain, int* __restrict__ to,
+    unsigned long long* __restrict__ outflow, unsigned long long* __restrict__ hist)
 {
-    if (gate[0] == 0) return;
     for_each_vertex(n, [&](const int v) {
         const int q = moved[v], p = part[v];
         to[v] = q != p ? q : -1;
@@ -215,7 +254,26 @@ extern "C" __global__ void inflow_prepare(
     });
 }
 
+extern "C" __global__ void inflow_prepare(
+    const int* __restrict__ gate, const int n, const int* __restrict__ part,
+    const int* __restrict__ moved, const int* __restrict__ vwgt, int* __restrict__ gain,
+    int* __restrict__ to, unsigned long long* __restrict__ outflow,
+    unsigned long long* __restrict__ hist)
+{
+    if (gate[0] == 0) return;
+    inflow_prepare_pass(n, part, moved, vwgt, gain, to, outflow, hist);
+}
+
 // limit[p] = room[p] + maxpwgt[p] / slack + outflow[p]; outflow is zeroed for the next step.
+__device__ __forceinline__ void inflow_limit(
+    const int p, const long long* __restrict__ room, const long long* __restrict__ maxpwgt,
+    const long long slack, unsigned long long* __restrict__ outflow,
+    long long* __restrict__ limit)
+{
+    limit[p] = room[p] + maxpwgt[p] / slack + (long long)outflow[p];
+    outflow[p] = 0;
+}
+
 extern "C" __global__ void inflow_limits(
     const int* __restrict__ gate, const int nparts, const long long* __restrict__ room,
     const long long* __restrict__ maxpwgt, const long long slack,
@@ -223,19 +281,16 @@ extern "C" __global__ void inflow_limits(
 {
     const int p = blockIdx.x * blockDim.x + threadIdx.x;
     if (gate[0] == 0 || p >= nparts) return;
-    limit[p] = room[p] + maxpwgt[p] / slack + (long long)outflow[p];
-    outflow[p] = 0;
+    inflow_limit(p, room, maxpwgt, slack, outflow, limit);
 }
 
 // An item keeps its move when its key is strictly below its destination's selected digits;
 // moved[v] = v's part after the step, keep[v] = 1 for a kept move.
-extern "C" __global__ void inflow_apply(
-    const int* __restrict__ gate, const int n, const int* __restrict__ part,
-    const int* __restrict__ to, const int* __restrict__ gain, const int* __restrict__ sel,
-    const int shift_hi, const int shift_lo, int* __restrict__ moved,
-    unsigned char* __restrict__ keep)
+__device__ __forceinline__ void inflow_apply_pass(
+    const int n, const int* __restrict__ part, const int* __restrict__ to,
+    const int* __restrict__ gain, const int* __restrict__ sel, const int shift_hi,
+    const int shift_lo, int* __restrict__ moved, unsigned char* __restrict__ keep)
 {
-    if (gate[0] == 0) return;
     for_each_vertex(n, [&](const int v) {
         const int q = to[v];
         const bool kept = q >= 0 &&
@@ -244,4 +299,14 @@ extern "C" __global__ void inflow_apply(
         moved[v] = kept ? q : part[v];
         keep[v] = kept ? 1 : 0;
     });
+}
+
+extern "C" __global__ void inflow_apply(
+    const int* __restrict__ gate, const int n, const int* __restrict__ part,
+    const int* __restrict__ to, const int* __restrict__ gain, const int* __restrict__ sel,
+    const int shift_hi, const int shift_lo, int* __restrict__ moved,
+    unsigned char* __restrict__ keep)
+{
+    if (gate[0] == 0) return;
+    inflow_apply_pass(n, part, to, gain, sel, shift_hi, shift_lo, moved, keep);
 }
