@@ -113,15 +113,14 @@ class Backend:
             grid = min(-(-n // block), _resident_blocks(block))
             kernel((grid,), (block,), args, shared_mem=shared_mem)
 
-    def launch_cooperative(self, kernel, n: int, args: tuple, shared_mem: int = 0,
+    def launch_cooperative(self, kernel, nblocks: int, args: tuple, shared_mem: int = 0,
                            block: int = 256) -> None:
-        """Run a kernel that synchronises its whole grid (``cooperative_groups::this_grid``)
-        over ``n`` items: a block per ``block`` items, at most as many as the GPU holds at once
-        with this kernel's registers and ``shared_mem`` (nothing when n == 0)."""
-        if n > 0:
-            grid = min(-(-n // block), _cooperative_blocks(kernel, block, shared_mem))
-            kernel.kernel((grid,), (block,), args, shared_mem=shared_mem,
-                          enable_cooperative_groups=True)
+        """Run a kernel that synchronises its whole grid (``cooperative_groups::this_grid``):
+        ``nblocks`` blocks, or as many as the GPU holds at once with this kernel's registers and
+        ``shared_mem`` where that is fewer."""
+        grid = min(nblocks, _cooperative_blocks(kernel, block, shared_mem))
+        kernel.kernel((grid,), (block,), args, shared_mem=shared_mem,
+                      enable_cooperative_groups=True)
 
     def launch_warps(self, kernel, n: int, args: tuple) -> None:
         """Run ``kernel`` with one warp per item for ``n`` items, in blocks of WARPS_PER_BLOCK

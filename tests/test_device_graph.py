@@ -60,16 +60,13 @@ def test_heavy_rows_get_tables_of_table_slack_slots_per_entry_which_are_released
     assert mesh.heavy_row_tables() is None
 
 
-def test_the_jet_loop_fuses_levels_whose_rows_all_go_to_threads():
-    from gpmetis.refinement.jet import MAX_SHARED_PARTS
+def test_the_jet_loop_takes_the_levels_whose_rows_need_no_block():
     from gpmetis.refinement.jet_device import fusable
 
-    assert fusable(DeviceGraph.upload(CPU, load_fixture("delaunay_n15")), 64)
+    assert fusable(DeviceGraph.upload(CPU, load_fixture("delaunay_n15")))
     mid_rows = DeviceGraph.upload(CPU, random_graph(2000, 80, seed=13))
-    assert SCAN_DEGREE < _degrees(mid_rows).max() <= HEAVY_DEGREE
+    assert WARP_DEGREE < _degrees(mid_rows).max() <= HEAVY_DEGREE
+    assert fusable(mid_rows)  # its best_moves gives them to warps
     hubs = DeviceGraph.upload(CPU, random_graph(3000, 6, seed=5, hubs=6))
     assert _degrees(hubs).max() > HEAVY_DEGREE
-    for g in (mid_rows, hubs):
-        assert not fusable(g, 64)
-        # past MAX_SHARED_PARTS no kernel splits: threads take (and hash) every row
-        assert fusable(g, MAX_SHARED_PARTS + 1)
+    assert not fusable(hubs)

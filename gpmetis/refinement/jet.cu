@@ -101,30 +101,25 @@ __device__ __forceinline__ void write_best_move(
     gain[v] = (int)g;
 }
 
-// best_moves for the vertices mid[0..nmid) (degree <= WARP_DEGREE_MAX), one warp each (launched
-// as 32 threads per vertex, ROW_WARPS warps per block): conn(v, p) summed in shared memory, then
-// a warp-wide max of (conn, -p) picks the destination exactly as the thread version does.
-extern "C" __global__ void best_moves_warp(
-    const int* __restrict__ gate, const int* __restrict__ mid, const int nmid,
-    const long long* __restrict__ xadj, const int* __restrict__ adjncy,
-    const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
-    const int* __restrict__ part, const unsigned char* __restrict__ locked,
-    const long long* __restrict__ room, const int mode, const long long c_num,
-    const long long c_den, int* __restrict__ dest, int* __restrict__ gain)
+// best_moves for vertex v (degree <= WARP_DEGREE_MAX) by the calling warp, keys/vals being its
+// shared scratch (WARP_DEGREE_MAX ints each): conn(v, p) summed in shared memory, then a
+// warp-wide max of (conn, -p) picks the destination exactly as the thread version does.
+__device__ __forceinline__ void best_moves_by_warp(
+    const int v, int* keys, int* vals, const long long* __restrict__ xadj,
+    const int* __restrict__ adjncy, const int* __restrict__ adjwgt,
+    const int* __restrict__ vwgt, const int* __restrict__ part,
+    const unsigned char* __restrict__ locked, const long long* __restrict__ room,
+    const int mode, const long long c_num, const long long c_den, int* __restrict__ dest,
+    int* __restrict__ gain)
 {
-    __shared__ int keys[ROW_WARPS][WARP_DEGREE_MAX], vals[ROW_WARPS][WARP_DEGREE_MAX];
-    if (gate[0] == 0) return;
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    if (i >= nmid) return;  // the whole warp
-    const int v = mid[i];
+    const int lane = threadIdx.x & 31;
     const int own = part[v];
     if (mode == 0 ? locked[v] != 0 : room[own] >= 0) {
         if (lane == 0) { dest[v] = -1; gain[v] = 0; }
         return;
     }
     const long long begin = xadj[v], end = xadj[v + 1];
-    WarpSums sums{keys[warp], vals[warp], 0};
+    WarpSums sums{keys, vals, 0};
     for (long long j0 = begin; j0 < end; j0 += 32) {
         const long long j = j0 + lane;
         sums.add(j < end, j < end ? part[adjncy[j]] : 0, j < end ? adjwgt[j] : 0);
@@ -143,8 +138,40 @@ extern "C" __global__ void best_moves_warp(
         const unsigned long long other = __shfl_xor_sync(FULL_MASK, best, o);
         best = other > best ? other : best;
     }
-    if (lane != 0) return;
-    write_best_move(v, best, own_conn, mode, c_num, c_den, dest, gain);
+    if (lane == 0) write_best_move(v, best, own_conn, mode, c_num, c_den, dest, gain);
+    __syncwarp();  // the scratch is read before the warp's next vertex
+}
+
+// best_moves for the vertices mid[0..nmid) (degree <= WARP_DEGREE_MAX), a warp each: warp i of
+// the grid takes i, i + the grid's warp count, ... (blocks of ROW_WARPS warps).
+__device__ __forceinline__ void best_moves_warp_pass(
+    const int* __restrict__ mid, const int nmid, const long long* __restrict__ xadj,
+    const int* __restrict__ adjncy, const int* __restrict__ adjwgt,
+    const int* __restrict__ vwgt, const int* __restrict__ part,
+    const unsigned char* __restrict__ locked, const long long* __restrict__ room,
+    const int mode, const long long c_num, const long long c_den, int* __restrict__ dest,
+    int* __restrict__ gain)
+{
+    __shared__ int keys[ROW_WARPS][WARP_DEGREE_MAX], vals[ROW_WARPS][WARP_DEGREE_MAX];
+    const int warp = threadIdx.x >> 5;
+    const long long warps = (long long)gridDim.x * ROW_WARPS;
+    for (long long i = (long long)blockIdx.x * ROW_WARPS + warp; i < nmid; i += warps)
+        best_moves_by_warp(mid[i], keys[warp], vals[warp], xadj, adjncy, adjwgt, vwgt, part,
+                           locked, room, mode, c_num, c_den, dest, gain);
+}
+
+// best_moves_warp_pass as a kernel (Backend.launch_warps: a warp per listed vertex).
+extern "C" __global__ void best_moves_warp(
+    const int* __restrict__ gate, const int* __restrict__ mid, const int nmid,
+    const long long* __restrict__ xadj, const int* __restrict__ adjncy,
+    const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
+    const int* __restrict__ part, const unsigned char* __restrict__ locked,
+    const long long* __restrict__ room, const int mode, const long long c_num,
+    const long long c_den, int* __restrict__ dest, int* __restrict__ gain)
+{
+    if (gate[0] == 0) return;
+    best_moves_warp_pass(mid, nmid, xadj, adjncy, adjwgt, vwgt, part, locked, room, mode, c_num,
+                         c_den, dest, gain);
 }
 
 // The change of v's gain (moving from -> to) due to its edge to u, counting u in its new part

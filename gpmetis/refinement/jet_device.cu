@@ -163,15 +163,31 @@ __device__ __forceinline__ void select_in_loop(
     }
 }
 
+// best_moves of jet_loop: rows of up to max_degree entries by a thread, the rows listed in
+// mid[0..nmid) by a warp.
+__device__ __forceinline__ void best_moves_in_loop(
+    const int n, const long long* xadj, const int* adjncy, const int* adjwgt, const int* vwgt,
+    const int* part, const unsigned char* locked, const long long* room, const int mode,
+    const long long c_num, const long long c_den, int* tkeys, int* tvals, int* dest, int* gain,
+    const long long max_degree, const int* mid, const int nmid)
+{
+    best_moves_pass(n, xadj, adjncy, adjwgt, vwgt, part, locked, room, mode, c_num, c_den,
+                    tkeys, tvals, dest, gain, max_degree);
+    best_moves_warp_pass(mid, nmid, xadj, adjncy, adjwgt, vwgt, part, locked, room, mode, c_num,
+                         c_den, dest, gain);
+}
+
 // A level's whole loop in one cooperative launch (every block resident, NUM_DIGITS threads
 // each, score's dynamic shared memory): the steps of jet_device.py's captured iteration, a
-// grid-wide barrier after each, block 0 keeping the books, until jet_begin stops the loop. Only
-// for levels where every kernel takes every row (no warp or block versions: jet.py's splits).
-// Its arguments are plain pointers: the loop writes what its steps read, so none of them may
-// go through the read-only cache.
+// grid-wide barrier after each, block 0 keeping the books, until jet_begin stops the loop. For
+// levels without rows longer than WARP_DEGREE_MAX: best_moves gives rows longer than
+// max_degree, listed in mid, to warps; the other kernels take every row with a thread. Its
+// arguments are plain pointers: the loop writes what its steps read, so none of them may go
+// through the read-only cache.
 extern "C" __global__ void jet_loop(
     const int n, const int nparts, const long long* xadj, const int* adjncy, const int* adjwgt,
-    const int* vwgt, const long long* maxpwgt, const long long patience,
+    const int* vwgt, const long long max_degree, const int* mid, const int nmid,
+    const long long* maxpwgt, const long long patience,
     const long long max_iterations, const long long c_num, const long long c_den,
     const long long slack, const double keep_factor, const int shift_hi, const int shift_lo,
     int* tkeys, int* tvals, int* part, int* moved, int* best, unsigned char* locked,
@@ -189,8 +205,8 @@ extern "C" __global__ void jet_loop(
         grid.sync();
         if (!gates[GATE_RUN]) return;
         if (gates[GATE_LP]) {
-            best_moves_pass(n, xadj, adjncy, adjwgt, vwgt, part, locked, room, 0, c_num, c_den,
-                            tkeys, tvals, dest, gain, every_row);
+            best_moves_in_loop(n, xadj, adjncy, adjwgt, vwgt, part, locked, room, 0, c_num,
+                               c_den, tkeys, tvals, dest, gain, max_degree, mid, nmid);
             grid.sync();
             afterburner_pass(n, xadj, adjncy, adjwgt, part, dest, gain, next_locked, moved,
                              every_row);
@@ -205,8 +221,8 @@ extern "C" __global__ void jet_loop(
                            hist, sel, base);
             inflow_apply_pass(n, part, dest, gain, sel, shift_hi, shift_lo, moved, next_locked);
         } else {
-            best_moves_pass(n, xadj, adjncy, adjwgt, vwgt, part, locked, room, 1, c_num, c_den,
-                            tkeys, tvals, dest, gain, every_row);
+            best_moves_in_loop(n, xadj, adjncy, adjwgt, vwgt, part, locked, room, 1, c_num,
+                               c_den, tkeys, tvals, dest, gain, max_degree, mid, nmid);
             grid.sync();
             rebalance_prepare_pass(n, part, vwgt, gain, room, roomiest, dest, hist);
             grid.sync();

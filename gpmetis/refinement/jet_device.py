@@ -48,12 +48,10 @@ CONTROL_BLOCK = 1024
 REPLAYS_BETWEEN_CHECKS = 4
 
 
-def fusable(g: DeviceGraph, nparts: int) -> bool:
-    """Whether ``jet_loop`` can refine ``g``: its kernels take every row with a thread (no row
-    is left to a warp or block version by the splits that the launches take)."""
-    split = nparts <= MAX_SHARED_PARTS
-    _, mid, heavy = g.warp_split(split)
-    return mid is None and heavy is None and g.heavy_split(split)[1] is None
+def fusable(g: DeviceGraph) -> bool:
+    """Whether ``jet_loop`` can refine ``g``: no row needs a block (none is longer than
+    HEAVY_DEGREE)."""
+    return g.degree_tiers()[2] is None
 
 
 class DeviceRefiner:
@@ -68,7 +66,7 @@ class DeviceRefiner:
         xp = be.xp
         n = g.nvtxs
         self.be, self.g, self.nparts, self.patience = be, g, nparts, patience
-        self.fused = fuse and fusable(g, nparts)
+        self.fused = fuse and fusable(g)
         self.cur, nxt = xp.empty(n, dtype=xp.int32), xp.empty(n, dtype=xp.int32)
         self.locked, next_locked = xp.zeros(n, dtype=xp.uint8), xp.empty(n, dtype=xp.uint8)
         self.best = xp.empty(n, dtype=xp.int32)
@@ -84,20 +82,25 @@ class DeviceRefiner:
                   xp.empty(nparts, dtype=xp.int64))
         self.ctl = xp.zeros(CTL_SIZE, dtype=xp.int64)
         self.gates = xp.zeros(NUM_GATES, dtype=xp.int32)
-        split = nparts <= MAX_SHARED_PARTS  # as the launches decide
-        warp_split = g.warp_split(split)
-        tables = g.row_hash_tables(warp_split[0])
         sel, base = select_buffers(g, nparts)
         if self.fused:
             outflow, limit = inflow[2:]
+            max_degree, mid, _ = g.degree_tiers()
+            nmid = 0 if mid is None else len(mid)
+            mid = g.scratch("dummy32", 1, xp.int32) if mid is None else mid
+            tables = g.row_hash_tables(max_degree)
             self._loop = (
-                np.int32(n), np.int32(nparts), g.xadj, g.adjncy, g.adjwgt, g.vwgt, self.limits,
-                np.int64(patience), np.int64(MAX_ITERATIONS), np.int64(c_num), np.int64(c_den),
-                np.int64(INFLOW_SLACK), np.float64(1 - IMPROVEMENT),
+                np.int32(n), np.int32(nparts), g.xadj, g.adjncy, g.adjwgt, g.vwgt, max_degree,
+                mid, np.int32(nmid), self.limits, np.int64(patience), np.int64(MAX_ITERATIONS),
+                np.int64(c_num), np.int64(c_den), np.int64(INFLOW_SLACK),
+                np.float64(1 - IMPROVEMENT),
                 *(np.int32(shift) for shift in id_shifts(n)), *tables, self.cur, nxt, self.best,
                 self.locked, next_locked, dest, gain, self.pw, self.ctl, room, roomiest,
                 self.gates, self.acc, hist, outflow, limit, sel, base)
             return
+        split = nparts <= MAX_SHARED_PARTS  # as the launches decide
+        warp_split = g.warp_split(split)
+        tables = g.row_hash_tables(warp_split[0])
         gate = [self.gates[i:i + 1] for i in range(NUM_GATES)]
         begin, commit = be.kernel(CU_FILE, "jet_begin"), be.kernel(CU_FILE, "jet_commit")
         cur, locked = self.cur, self.locked
@@ -142,9 +145,12 @@ class DeviceRefiner:
         launch_score(self.be, self.g, self.cur, self.acc, always_on(self.be))
         self._finish(1)
         if self.fused:
-            self.be.launch_cooperative(self.be.kernel(CU_FILE, "jet_loop"), self.g.nvtxs,
-                                       self._loop, shared_mem=score_shared_mem(self.nparts),
-                                       block=NUM_DIGITS)  # a thread per digit of the selects
+            # a thread per vertex and digit of the selects, and a block per part: the parts'
+            # thresholds are found at once
+            blocks = max(-(-self.g.nvtxs // NUM_DIGITS), self.nparts)
+            self.be.launch_cooperative(self.be.kernel(CU_FILE, "jet_loop"), blocks, self._loop,
+                                       shared_mem=score_shared_mem(self.nparts),
+                                       block=NUM_DIGITS)
             return self.best, int(self.ctl[CTL_ITERATIONS].get())
         replays = self.patience
         while True:
