@@ -59,14 +59,3 @@ def test_heavy_rows_get_tables_of_table_slack_slots_per_entry_which_are_released
     mesh = DeviceGraph.upload(CPU, load_fixture("delaunay_n15"))
     assert mesh.heavy_row_tables() is None
 
-
-def test_the_jet_loop_takes_the_levels_whose_rows_need_no_block():
-    from gpmetis.refinement.jet_device import fusable
-
-    assert fusable(DeviceGraph.upload(CPU, load_fixture("delaunay_n15")))
-    mid_rows = DeviceGraph.upload(CPU, random_graph(2000, 80, seed=13))
-    assert WARP_DEGREE < _degrees(mid_rows).max() <= HEAVY_DEGREE
-    assert fusable(mid_rows)  # its best_moves gives them to warps
-    hubs = DeviceGraph.upload(CPU, random_graph(3000, 6, seed=5, hubs=6))
-    assert _degrees(hubs).max() > HEAVY_DEGREE
-    assert not fusable(hubs)

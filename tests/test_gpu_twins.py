@@ -38,7 +38,6 @@ from gpmetis.refinement.jet import (
     refine,
     refiner,
 )
-from gpmetis.refinement.jet_device import DeviceRefiner, fusable
 from gpmetis.refinement.rebalance import cap_inflow, rebalance_step
 
 pytestmark = [pytest.mark.gpu, requires_cuda]
@@ -311,26 +310,23 @@ def test_refiners_prepared_ahead_equal_twin(name):
 
 @pytest.mark.parametrize("name", ["delaunay_n15", "random-w", "random-big", "random-hubs",
                                   "random-dense"])
-@pytest.mark.parametrize("nparts", [2, 64, 3000])
-def test_fused_loop_equals_captured_iterations(name, nparts):
-    # jet_loop (the whole loop in one cooperative kernel) against the captured iteration
-    # replayed: the same best partition and iterations from a balanced start (label
-    # propagation) and from a skewed one (rebalancing first), with more vertices than the grid
-    # has threads (random-big), rows for warps (random-dense) and parts past score's shared
-    # memory (3000)
+@pytest.mark.parametrize("nparts", [2, 64, 3000, 10000])
+def test_jet_loop_equals_the_host_loop(name, nparts):
+    # the whole loop in one cooperative kernel against jet.py's host loop: the same best
+    # partition and iterations from a random start (label propagation) and from a skewed one
+    # (rebalancing first), with more vertices than the grid has threads (random-big), rows for
+    # warps (random-dense) and blocks (random-hubs), and parts past score's shared memory (3000)
+    # and past the blocks' (10000: threads hash every row)
     gc, gg = _both(_graph(name))
-    xp = gg.be.xp
     rng = np.random.default_rng(nparts)
-    balanced = rng.integers(0, nparts, gc.nvtxs).astype(np.int32)
-    skewed = np.where(rng.random(gc.nvtxs) < 0.4, 0, balanced).astype(np.int32)
+    start = rng.integers(0, nparts, gc.nvtxs).astype(np.int32)
+    skewed = np.where(rng.random(gc.nvtxs) < 0.4, 0, start).astype(np.int32)
     maxpw = np.full(nparts, int(1.03 * int(gc.vwgt.sum()) / nparts), np.int64)
-    fused, captured = (DeviceRefiner(gg.be, gg, nparts, maxpw, c_num=1, c_den=4, patience=6,
-                                     fuse=fuse) for fuse in (True, False))
-    assert fused.fused == fusable(gg) == (name != "random-hubs") and not captured.fused
-    for start in (balanced, skewed):
-        got, expected = fused(xp.asarray(start)), captured(xp.asarray(start))
+    host, device = (refiner(g.be, g, nparts, maxpw, finest=True, patience=6) for g in (gc, gg))
+    for part in (start, skewed):
+        expected, got = host(part), device(gg.be.xp.asarray(part))
         assert got[1] == expected[1] >= 6
-        _eq(expected[0].get(), got[0])
+        _eq(expected[0], got[0])
 
 
 @pytest.mark.parametrize("name", CASES)

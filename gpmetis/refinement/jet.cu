@@ -292,21 +292,20 @@ extern "C" __global__ void score(
     score_pass(n, nparts, xadj, adjncy, adjwgt, vwgt, part, prev, out, max_degree);
 }
 
-// best_moves for the high-degree vertices heavy[0..nheavy): conn(v, p) summed in shared memory
-// (nparts ints; integer atomics give the same sums in any order), then a block-wide max of
-// (conn, -p) picks the destination exactly as the thread version does.
-extern "C" __global__ void best_moves_heavy(
-    const int* __restrict__ gate, const int* __restrict__ heavy, const int nparts,
-    const long long* __restrict__ xadj, const int* __restrict__ adjncy,
-    const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
-    const int* __restrict__ part, const unsigned char* __restrict__ locked,
-    const long long* __restrict__ room, const int mode, const long long c_num,
-    const long long c_den, int* __restrict__ dest, int* __restrict__ gain)
+// best_moves for a high-degree vertex v by the calling block (the kernel: a block per vertex
+// of heavy): conn(v, p) summed in shared memory (nparts ints; integer atomics give the same
+// sums in any order), then a block-wide max of (conn, -p) picks the destination exactly as the
+// thread version does.
+__device__ __forceinline__ void best_moves_by_block(
+    const int v, const int nparts, const long long* __restrict__ xadj,
+    const int* __restrict__ adjncy, const int* __restrict__ adjwgt,
+    const int* __restrict__ vwgt, const int* __restrict__ part,
+    const unsigned char* __restrict__ locked, const long long* __restrict__ room,
+    const int mode, const long long c_num, const long long c_den, int* __restrict__ dest,
+    int* __restrict__ gain)
 {
     extern __shared__ int conn[];
     __shared__ unsigned long long buf[32];
-    if (gate[0] == 0) return;
-    const int v = heavy[blockIdx.x];
     const int own = part[v];
     if (mode == 0 ? locked[v] != 0 : room[own] >= 0) {
         if (threadIdx.x == 0) { dest[v] = -1; gain[v] = 0; }
@@ -331,17 +330,27 @@ extern "C" __global__ void best_moves_heavy(
     write_best_move(v, best, own_conn, mode, c_num, c_den, dest, gain);
 }
 
-// afterburner for the high-degree vertices: the gain re-check summed over the block.
-extern "C" __global__ void afterburner_heavy(
-    const int* __restrict__ gate, const int* __restrict__ heavy,
+extern "C" __global__ void best_moves_heavy(
+    const int* __restrict__ gate, const int* __restrict__ heavy, const int nparts,
     const long long* __restrict__ xadj, const int* __restrict__ adjncy,
+    const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
+    const int* __restrict__ part, const unsigned char* __restrict__ locked,
+    const long long* __restrict__ room, const int mode, const long long c_num,
+    const long long c_den, int* __restrict__ dest, int* __restrict__ gain)
+{
+    if (gate[0] == 0) return;
+    best_moves_by_block(heavy[blockIdx.x], nparts, xadj, adjncy, adjwgt, vwgt, part, locked,
+                        room, mode, c_num, c_den, dest, gain);
+}
+
+// afterburner for a high-degree vertex by the calling block: the gain re-check summed over it.
+__device__ __forceinline__ void afterburner_by_block(
+    const int v, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
     const int* __restrict__ adjwgt, const int* __restrict__ part,
     const int* __restrict__ dest, const int* __restrict__ gain,
     unsigned char* __restrict__ keep, int* __restrict__ moved)
 {
     __shared__ long long buf[32];
-    if (gate[0] == 0) return;
-    const int v = heavy[blockIdx.x];
     const int to = dest[v];
     if (to < 0) {
         if (threadIdx.x == 0) { keep[v] = 0; moved[v] = part[v]; }
@@ -356,17 +365,25 @@ extern "C" __global__ void afterburner_heavy(
     moved[v] = g >= 0 ? to : part[v];
 }
 
-// score for the high-degree vertices.
-extern "C" __global__ void score_heavy(
+extern "C" __global__ void afterburner_heavy(
     const int* __restrict__ gate, const int* __restrict__ heavy,
     const long long* __restrict__ xadj, const int* __restrict__ adjncy,
+    const int* __restrict__ adjwgt, const int* __restrict__ part,
+    const int* __restrict__ dest, const int* __restrict__ gain,
+    unsigned char* __restrict__ keep, int* __restrict__ moved)
+{
+    if (gate[0] == 0) return;
+    afterburner_by_block(heavy[blockIdx.x], xadj, adjncy, adjwgt, part, dest, gain, keep, moved);
+}
+
+// score for a high-degree vertex by the calling block.
+__device__ __forceinline__ void score_by_block(
+    const int v, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
     const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
     const int* __restrict__ part, const int* __restrict__ prev,
     unsigned long long* __restrict__ out)
 {
     __shared__ long long buf[32];
-    if (gate[0] == 0) return;
-    const int v = heavy[blockIdx.x];
     if (prev != nullptr && part[v] == prev[v]) return;
     long long cut = 0;
     for (long long j = xadj[v] + threadIdx.x; j < xadj[v + 1]; j += blockDim.x)
@@ -375,4 +392,15 @@ extern "C" __global__ void score_heavy(
     if (threadIdx.x != 0) return;
     if (cut) atomicAdd(out, (unsigned long long)cut);
     score_vertex(v, vwgt[v], part, prev, nullptr, out);
+}
+
+extern "C" __global__ void score_heavy(
+    const int* __restrict__ gate, const int* __restrict__ heavy,
+    const long long* __restrict__ xadj, const int* __restrict__ adjncy,
+    const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
+    const int* __restrict__ part, const int* __restrict__ prev,
+    unsigned long long* __restrict__ out)
+{
+    if (gate[0] == 0) return;
+    score_by_block(heavy[blockIdx.x], xadj, adjncy, adjwgt, vwgt, part, prev, out);
 }

@@ -1,6 +1,7 @@
-// The bookkeeping of jet.py's refine loop, on the device (driven by jet_device.py). Twin: the
-// loop of jet.py's refine. ctl (int64) holds the loop's state, gates (int32) which kernels of
-// the next iteration run.
+// jet.py's refine loop on the device: jet_loop runs a level's iterations in one cooperative
+// kernel (launched by jet_device.py, after jet_end has set the state of the starting
+// partition). Twin: the loop of jet.py's refine. ctl (int64) holds the loop's state, gates
+// (int32) which steps of the next iteration run.
 #include <cooperative_groups.h>
 
 #include "../block_reduce.cuh"
@@ -52,14 +53,6 @@ __device__ __forceinline__ void jet_begin_block(
     gates[GATE_RUN] = !stopped;
     gates[GATE_LP] = !stopped && ctl[CTL_OVER] == 0;
     gates[GATE_REBALANCE] = !stopped && ctl[CTL_OVER] > 0;
-}
-
-extern "C" __global__ void jet_begin(
-    const int nparts, const long long* __restrict__ maxpwgt, const long long patience,
-    const long long max_iterations, const long long* __restrict__ pw, long long* __restrict__ ctl,
-    long long* __restrict__ room, int* __restrict__ roomiest, int* __restrict__ gates)
-{
-    jet_begin_block(nparts, maxpwgt, patience, max_iterations, pw, ctl, room, roomiest, gates);
 }
 
 // End of an iteration (one block), after `score` brought acc to the new partition's state
@@ -134,14 +127,6 @@ __device__ __forceinline__ void jet_commit_pass(
     });
 }
 
-extern "C" __global__ void jet_commit(
-    const int* __restrict__ gates, const int n, const int* __restrict__ moved,
-    int* __restrict__ best, int* __restrict__ part, const unsigned char* __restrict__ next_locked,
-    unsigned char* __restrict__ locked)
-{
-    jet_commit_pass(gates, n, moved, best, part, next_locked, locked);
-}
-
 // One radix select of rebalance.cu (sources or destinations, from the level-0 histogram in
 // hist) inside jet_loop: its steps as launch_select's kernels run them, a barrier after each.
 __device__ __forceinline__ void select_in_loop(
@@ -163,33 +148,54 @@ __device__ __forceinline__ void select_in_loop(
     }
 }
 
-// best_moves of jet_loop: rows of up to max_degree entries by a thread, the rows listed in
-// mid[0..nmid) by a warp.
+// Call f(list[i]) in every thread of block b for i = b, b + the grid's block count, ...
+template <typename F>
+__device__ __forceinline__ void for_each_listed_by_block(const int* list, const int count, F f) {
+    for (int i = blockIdx.x; i < count; i += gridDim.x) {
+        f(list[i]);
+        __syncthreads();  // the block's shared scratch is read before the next vertex's
+    }
+}
+
+// The rows of a level by length, as jet_loop's kernels take them: best_moves gives rows of up
+// to max_degree entries to a thread, those in mid to a warp, those in heavy to a block; the
+// other kernels give rows of up to heavy_degree entries to a thread, those in heavy to a block.
+struct RowTiers {
+    long long max_degree, heavy_degree;
+    const int* mid;
+    const int* heavy;
+    int nmid, nheavy;
+};
+
 __device__ __forceinline__ void best_moves_in_loop(
-    const int n, const long long* xadj, const int* adjncy, const int* adjwgt, const int* vwgt,
-    const int* part, const unsigned char* locked, const long long* room, const int mode,
-    const long long c_num, const long long c_den, int* tkeys, int* tvals, int* dest, int* gain,
-    const long long max_degree, const int* mid, const int nmid)
+    const RowTiers& rows, const int n, const int nparts, const long long* xadj,
+    const int* adjncy, const int* adjwgt, const int* vwgt, const int* part,
+    const unsigned char* locked, const long long* room, const int mode, const long long c_num,
+    const long long c_den, int* tkeys, int* tvals, int* dest, int* gain)
 {
     best_moves_pass(n, xadj, adjncy, adjwgt, vwgt, part, locked, room, mode, c_num, c_den,
-                    tkeys, tvals, dest, gain, max_degree);
-    best_moves_warp_pass(mid, nmid, xadj, adjncy, adjwgt, vwgt, part, locked, room, mode, c_num,
-                         c_den, dest, gain);
+                    tkeys, tvals, dest, gain, rows.max_degree);
+    best_moves_warp_pass(rows.mid, rows.nmid, xadj, adjncy, adjwgt, vwgt, part, locked, room,
+                         mode, c_num, c_den, dest, gain);
+    for_each_listed_by_block(rows.heavy, rows.nheavy, [&](const int v) {
+        best_moves_by_block(v, nparts, xadj, adjncy, adjwgt, vwgt, part, locked, room, mode,
+                            c_num, c_den, dest, gain);
+    });
 }
 
 // A level's whole loop in one cooperative launch (every block resident, NUM_DIGITS threads
-// each, score's dynamic shared memory): the steps of jet_device.py's captured iteration, a
-// grid-wide barrier after each, block 0 keeping the books, until jet_begin stops the loop. For
-// levels without rows longer than WARP_DEGREE_MAX: best_moves gives rows longer than
-// max_degree, listed in mid, to warps; the other kernels take every row with a thread. Its
-// arguments are plain pointers: the loop writes what its steps read, so none of them may go
-// through the read-only cache.
+// each, 4 * nparts bytes of dynamic shared memory where score or a block's best_moves needs
+// them): the steps of an iteration as the kernels of jet.cu and rebalance.cu define them, a
+// grid-wide barrier after each, block 0 keeping the books, until jet_begin stops the loop; rows go to threads, warps and
+// blocks as their RowTiers says. Its arguments are plain pointers: the loop writes what its steps
+// read, so none of them may go through the read-only cache.
 extern "C" __global__ void jet_loop(
     const int n, const int nparts, const long long* xadj, const int* adjncy, const int* adjwgt,
-    const int* vwgt, const long long max_degree, const int* mid, const int nmid,
-    const long long* maxpwgt, const long long patience,
-    const long long max_iterations, const long long c_num, const long long c_den,
-    const long long slack, const double keep_factor, const int shift_hi, const int shift_lo,
+    const int* vwgt, const long long max_degree, const long long heavy_degree, const int* mid,
+    const int nmid, const int* heavy, const int nheavy, const long long* maxpwgt,
+    const long long patience, const long long max_iterations, const long long c_num,
+    const long long c_den, const long long slack, const double keep_factor, const int shift_hi,
+    const int shift_lo,
     int* tkeys, int* tvals, int* part, int* moved, int* best, unsigned char* locked,
     unsigned char* next_locked, int* dest, int* gain, long long* pw, long long* ctl,
     long long* room, int* roomiest, int* gates, unsigned long long* acc,
@@ -197,7 +203,7 @@ extern "C" __global__ void jet_loop(
     long long* base)
 {
     const cooperative_groups::grid_group grid = cooperative_groups::this_grid();
-    const long long every_row = 1LL << 62;  // jet.py's NO_DEGREE_LIMIT
+    const RowTiers rows{max_degree, heavy_degree, mid, heavy, nmid, nheavy};
     for (;;) {
         if (blockIdx.x == 0)
             jet_begin_block(nparts, maxpwgt, patience, max_iterations, pw, ctl, room, roomiest,
@@ -205,11 +211,15 @@ extern "C" __global__ void jet_loop(
         grid.sync();
         if (!gates[GATE_RUN]) return;
         if (gates[GATE_LP]) {
-            best_moves_in_loop(n, xadj, adjncy, adjwgt, vwgt, part, locked, room, 0, c_num,
-                               c_den, tkeys, tvals, dest, gain, max_degree, mid, nmid);
+            best_moves_in_loop(rows, n, nparts, xadj, adjncy, adjwgt, vwgt, part, locked, room,
+                               0, c_num, c_den, tkeys, tvals, dest, gain);
             grid.sync();
             afterburner_pass(n, xadj, adjncy, adjwgt, part, dest, gain, next_locked, moved,
-                             every_row);
+                             rows.heavy_degree);
+            for_each_listed_by_block(rows.heavy, rows.nheavy, [&](const int v) {
+                afterburner_by_block(v, xadj, adjncy, adjwgt, part, dest, gain, next_locked,
+                                     moved);
+            });
             grid.sync();
             inflow_prepare_pass(n, part, moved, vwgt, gain, dest, outflow, hist);
             grid.sync();
@@ -221,8 +231,8 @@ extern "C" __global__ void jet_loop(
                            hist, sel, base);
             inflow_apply_pass(n, part, dest, gain, sel, shift_hi, shift_lo, moved, next_locked);
         } else {
-            best_moves_in_loop(n, xadj, adjncy, adjwgt, vwgt, part, locked, room, 1, c_num,
-                               c_den, tkeys, tvals, dest, gain, max_degree, mid, nmid);
+            best_moves_in_loop(rows, n, nparts, xadj, adjncy, adjwgt, vwgt, part, locked, room,
+                               1, c_num, c_den, tkeys, tvals, dest, gain);
             grid.sync();
             rebalance_prepare_pass(n, part, vwgt, gain, room, roomiest, dest, hist);
             grid.sync();
@@ -235,7 +245,10 @@ extern "C" __global__ void jet_loop(
             rebalance_apply_pass(n, part, dest, gain, sel, shift_hi, shift_lo, moved);
         }
         grid.sync();
-        score_pass(n, nparts, xadj, adjncy, adjwgt, vwgt, moved, part, acc, every_row);
+        score_pass(n, nparts, xadj, adjncy, adjwgt, vwgt, moved, part, acc, rows.heavy_degree);
+        for_each_listed_by_block(rows.heavy, rows.nheavy, [&](const int v) {
+            score_by_block(v, xadj, adjncy, adjwgt, vwgt, moved, part, acc);
+        });
         grid.sync();
         if (blockIdx.x == 0)
             jet_end_block(0, nparts, maxpwgt, keep_factor, acc, pw, ctl, gates);
