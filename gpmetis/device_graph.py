@@ -162,12 +162,10 @@ class DeviceGraph:
         return np.int64(WARP_DEGREE), mid, heavy
 
     def warp_split(self, enabled: bool = True):
-        """``degree_tiers`` for kernels whose threads would otherwise hash rows longer than
-        SCAN_DEGREE, on graphs that have such rows; on others (meshes, roads), or with
+        """``degree_tiers`` for kernels that have a warp version (a thread rescans a row of
+        up to SCAN_DEGREE entries in O(degree^2) loads, a warp sums it in shared memory); with
         ``enabled`` False, threads take every row: (NO_DEGREE_LIMIT, None, None)."""
-        if not enabled or self.max_degree <= SCAN_DEGREE:
-            return NO_DEGREE_LIMIT, None, None
-        return self.degree_tiers()
+        return self.degree_tiers() if enabled else (NO_DEGREE_LIMIT, None, None)
 
     def _degree_list(self, name: str, low: int, high: int | None):
         """The int32 ids of the vertices of degree in (low, high] (high None: no bound), None when

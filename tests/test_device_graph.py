@@ -24,10 +24,16 @@ def _degrees(g: DeviceGraph) -> np.ndarray:
     return np.diff(g.xadj)
 
 
-def test_meshes_keep_one_thread_per_row_in_the_warp_split():
+def test_the_warp_split_gives_a_meshs_long_rows_to_warps_and_its_short_ones_to_threads():
     g = DeviceGraph.upload(CPU, load_fixture("delaunay_n15"))
-    assert 0 < _degrees(g).max() <= SCAN_DEGREE
-    assert g.warp_split() == (NO_DEGREE_LIMIT, None, None)
+    deg = _degrees(g)
+    assert WARP_DEGREE < deg.max() <= SCAN_DEGREE
+    max_degree, mid, heavy = g.warp_split()
+    assert max_degree == WARP_DEGREE and heavy is None
+    assert np.array_equal(mid, np.flatnonzero(deg > WARP_DEGREE))
+    grid = DeviceGraph.upload(CPU, random_graph(1000, 4, seed=1))
+    assert _degrees(grid).max() <= WARP_DEGREE
+    assert grid.warp_split() == (NO_DEGREE_LIMIT, None, None)
 
 
 @pytest.mark.parametrize("enabled", [True, False])

@@ -31,7 +31,6 @@ from gpmetis.metrics import part_weights
 from gpmetis.refinement.jet import (
     MoveRequest,
     afterburner,
-    always_on,
     best_moves,
     launch_score,
     partition_state,
@@ -278,9 +277,9 @@ def test_score_of_the_moves_equals_the_twin(name, nparts):
     part = part.astype(np.int32)
     cut, pw = partition_state(gc.be, gc, part, nparts)
     out = xp.zeros(nparts + 1, dtype=xp.uint64)
-    launch_score(gg.be, gg, xp.asarray(prev), out, always_on(gg.be))
+    launch_score(gg.be, gg, xp.asarray(prev), out)
     assert int(out[0].get()) == 2 * partition_state(gc.be, gc, prev, nparts)[0]
-    launch_score(gg.be, gg, xp.asarray(part), out, always_on(gg.be), prev=xp.asarray(prev))
+    launch_score(gg.be, gg, xp.asarray(part), out, prev=xp.asarray(prev))
     state = out.get().astype(np.int64)
     assert state[0] == 2 * cut
     assert np.array_equal(state[1:], pw)

@@ -3,11 +3,10 @@
 // Each kernel comes twice: a thread per vertex of degree <= max_degree (on a resident grid,
 // resident_grid.cuh), and a *_heavy version with one block per listed high-degree vertex (same
 // contract; see jet.py's heavy split); best_moves also has a warp per listed vertex of degree
-// up to WARP_DEGREE_MAX (DeviceGraph.warp_split), so that its threads never hash.
-// Every kernel does nothing while gate[0] == 0 (the device-driven loop of jet_device.py runs
-// either the label propagation or the rebalancing kernels of an iteration, as its state says).
-// A thread-per-vertex kernel's work is its *_pass function, which jet_device.cu's jet_loop
-// also runs.
+// up to WARP_DEGREE_MAX (DeviceGraph.warp_split): its threads neither rescan nor hash long
+// rows. A kernel's work is a device function (*_pass, *_by_warp, *_by_block), which
+// jet_device.cu's jet_loop also runs; the kernels themselves serve the functions of jet.py
+// (and their tests).
 #include "../block_reduce.cuh"
 #include "../resident_grid.cuh"
 #include "../row_sums.cuh"
@@ -62,7 +61,7 @@ __device__ __forceinline__ void best_moves_pass(
 }
 
 extern "C" __global__ void best_moves(
-    const int* __restrict__ gate, const int n, const long long* __restrict__ xadj,
+    const int n, const long long* __restrict__ xadj,
     const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
     const int* __restrict__ part,
     const unsigned char* __restrict__ locked, const long long* __restrict__ room,
@@ -70,7 +69,6 @@ extern "C" __global__ void best_moves(
     int* __restrict__ tkeys, int* __restrict__ tvals,
     int* __restrict__ dest, int* __restrict__ gain, const long long max_degree)
 {
-    if (gate[0] == 0) return;
     best_moves_pass(n, xadj, adjncy, adjwgt, vwgt, part, locked, room, mode, c_num, c_den, tkeys,
                     tvals, dest, gain, max_degree);
 }
@@ -162,14 +160,13 @@ __device__ __forceinline__ void best_moves_warp_pass(
 
 // best_moves_warp_pass as a kernel (Backend.launch_warps: a warp per listed vertex).
 extern "C" __global__ void best_moves_warp(
-    const int* __restrict__ gate, const int* __restrict__ mid, const int nmid,
+    const int* __restrict__ mid, const int nmid,
     const long long* __restrict__ xadj, const int* __restrict__ adjncy,
     const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
     const int* __restrict__ part, const unsigned char* __restrict__ locked,
     const long long* __restrict__ room, const int mode, const long long c_num,
     const long long c_den, int* __restrict__ dest, int* __restrict__ gain)
 {
-    if (gate[0] == 0) return;
     best_moves_warp_pass(mid, nmid, xadj, adjncy, adjwgt, vwgt, part, locked, room, mode, c_num,
                          c_den, dest, gain);
 }
@@ -212,13 +209,12 @@ __device__ __forceinline__ void afterburner_pass(
 }
 
 extern "C" __global__ void afterburner(
-    const int* __restrict__ gate, const int n, const long long* __restrict__ xadj,
+    const int n, const long long* __restrict__ xadj,
     const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ part,
     const int* __restrict__ dest,
     const int* __restrict__ gain, unsigned char* __restrict__ keep,
     int* __restrict__ moved, const long long max_degree)
 {
-    if (gate[0] == 0) return;
     afterburner_pass(n, xadj, adjncy, adjwgt, part, dest, gain, keep, moved, max_degree);
 }
 
@@ -282,13 +278,12 @@ __device__ __forceinline__ void score_pass(
 }
 
 extern "C" __global__ void score(
-    const int* __restrict__ gate, const int n, const int nparts,
+    const int n, const int nparts,
     const long long* __restrict__ xadj, const int* __restrict__ adjncy,
     const int* __restrict__ adjwgt, const int* __restrict__ vwgt, const int* __restrict__ part,
     const int* __restrict__ prev, unsigned long long* __restrict__ out,
     const long long max_degree)
 {
-    if (gate[0] == 0) return;
     score_pass(n, nparts, xadj, adjncy, adjwgt, vwgt, part, prev, out, max_degree);
 }
 
@@ -331,14 +326,13 @@ __device__ __forceinline__ void best_moves_by_block(
 }
 
 extern "C" __global__ void best_moves_heavy(
-    const int* __restrict__ gate, const int* __restrict__ heavy, const int nparts,
+    const int* __restrict__ heavy, const int nparts,
     const long long* __restrict__ xadj, const int* __restrict__ adjncy,
     const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
     const int* __restrict__ part, const unsigned char* __restrict__ locked,
     const long long* __restrict__ room, const int mode, const long long c_num,
     const long long c_den, int* __restrict__ dest, int* __restrict__ gain)
 {
-    if (gate[0] == 0) return;
     best_moves_by_block(heavy[blockIdx.x], nparts, xadj, adjncy, adjwgt, vwgt, part, locked,
                         room, mode, c_num, c_den, dest, gain);
 }
@@ -366,13 +360,12 @@ __device__ __forceinline__ void afterburner_by_block(
 }
 
 extern "C" __global__ void afterburner_heavy(
-    const int* __restrict__ gate, const int* __restrict__ heavy,
+    const int* __restrict__ heavy,
     const long long* __restrict__ xadj, const int* __restrict__ adjncy,
     const int* __restrict__ adjwgt, const int* __restrict__ part,
     const int* __restrict__ dest, const int* __restrict__ gain,
     unsigned char* __restrict__ keep, int* __restrict__ moved)
 {
-    if (gate[0] == 0) return;
     afterburner_by_block(heavy[blockIdx.x], xadj, adjncy, adjwgt, part, dest, gain, keep, moved);
 }
 
@@ -395,12 +388,11 @@ __device__ __forceinline__ void score_by_block(
 }
 
 extern "C" __global__ void score_heavy(
-    const int* __restrict__ gate, const int* __restrict__ heavy,
+    const int* __restrict__ heavy,
     const long long* __restrict__ xadj, const int* __restrict__ adjncy,
     const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
     const int* __restrict__ part, const int* __restrict__ prev,
     unsigned long long* __restrict__ out)
 {
-    if (gate[0] == 0) return;
     score_by_block(heavy[blockIdx.x], xadj, adjncy, adjwgt, vwgt, part, prev, out);
 }

@@ -53,23 +53,13 @@ def best_moves(be: Backend, g: DeviceGraph, part, nparts: int, req: MoveRequest)
         return _best_moves_numpy(g, part, nparts, req)
     dest = be.xp.empty(g.nvtxs, dtype=be.xp.int32)
     gain = be.xp.empty(g.nvtxs, dtype=be.xp.int32)
-    launch_best_moves(be, g, part, nparts, req, dest, gain, always_on(be))
+    launch_best_moves(be, g, part, nparts, req, dest, gain)
     return dest, gain
 
 
-@functools.cache
-def _ones(xp):
-    return xp.ones(1, dtype=xp.int32)
-
-
-def always_on(be: Backend):
-    """A gate (int32 device array of one element) under which the kernels always run."""
-    return _ones(be.xp)
-
-
 def launch_best_moves(be: Backend, g: DeviceGraph, part, nparts: int, req: MoveRequest, dest,
-                      gain, gate) -> None:
-    """Queue best_moves into ``dest``/``gain``; it runs while ``gate[0] != 0``."""
+                      gain) -> None:
+    """Queue best_moves into ``dest``/``gain``."""
     xp = be.xp
     n = g.nvtxs
     locked = req.locked if req.locked is not None else g.scratch("dummy8", 1, xp.uint8)
@@ -78,15 +68,15 @@ def launch_best_moves(be: Backend, g: DeviceGraph, part, nparts: int, req: MoveR
     tkeys, tvals = g.row_hash_tables(max_degree)
     request = (room, np.int32(req.mode), np.int64(req.c_num), np.int64(req.c_den))
     be.launch_resident(be.kernel(CU_FILE, "best_moves"), n,
-                       (gate, np.int32(n), g.xadj, g.adjncy, g.adjwgt, g.vwgt, part, locked,
+                       (np.int32(n), g.xadj, g.adjncy, g.adjwgt, g.vwgt, part, locked,
                         *request, tkeys, tvals, dest, gain, max_degree))
     if mid is not None:
         be.launch_warps(be.kernel(CU_FILE, "best_moves_warp"), len(mid),
-                        (gate, mid, np.int32(len(mid)), g.xadj, g.adjncy, g.adjwgt, g.vwgt,
+                        (mid, np.int32(len(mid)), g.xadj, g.adjncy, g.adjwgt, g.vwgt,
                          part, locked, *request, dest, gain))
     if heavy is not None:
         be.launch_blocks(be.kernel(CU_FILE, "best_moves_heavy"), len(heavy),
-                         (gate, heavy, np.int32(nparts), g.xadj, g.adjncy, g.adjwgt, g.vwgt,
+                         (heavy, np.int32(nparts), g.xadj, g.adjncy, g.adjwgt, g.vwgt,
                           part, locked, *request, dest, gain),
                          shared_mem=4 * nparts, block=BLOCK)
 
@@ -130,7 +120,7 @@ def afterburner(be: Backend, g: DeviceGraph, part, dest, gain, nparts: int):
     if be.gpu:
         keep = be.xp.empty(g.nvtxs, dtype=be.xp.uint8)
         moved = be.xp.empty(g.nvtxs, dtype=be.xp.int32)
-        launch_afterburner(be, g, part, dest, gain, nparts, keep, moved, always_on(be))
+        launch_afterburner(be, g, part, dest, gain, nparts, keep, moved)
         return keep, moved
     s, u = g.src, g.adjncy
     cand = dest[s] >= 0
@@ -143,16 +133,16 @@ def afterburner(be: Backend, g: DeviceGraph, part, dest, gain, nparts: int):
     return keep.astype(np.uint8), np.where(keep, dest, part).astype(np.int32)
 
 
-def launch_afterburner(be: Backend, g: DeviceGraph, part, dest, gain, nparts: int, keep, moved,
-                       gate) -> None:
-    """Queue the afterburner into ``keep``/``moved``; it runs while ``gate[0] != 0``."""
+def launch_afterburner(be: Backend, g: DeviceGraph, part, dest, gain, nparts: int, keep,
+                       moved) -> None:
+    """Queue the afterburner into ``keep``/``moved``."""
     max_degree, heavy = g.heavy_split(nparts <= MAX_SHARED_PARTS)
     be.launch_resident(be.kernel(CU_FILE, "afterburner"), g.nvtxs,
-                       (gate, np.int32(g.nvtxs), g.xadj, g.adjncy, g.adjwgt, part, dest, gain,
+                       (np.int32(g.nvtxs), g.xadj, g.adjncy, g.adjwgt, part, dest, gain,
                         keep, moved, max_degree))
     if heavy is not None:
         be.launch_blocks(be.kernel(CU_FILE, "afterburner_heavy"), len(heavy),
-                         (gate, heavy, g.xadj, g.adjncy, g.adjwgt, part, dest, gain, keep, moved),
+                         (heavy, g.xadj, g.adjncy, g.adjwgt, part, dest, gain, keep, moved),
                          block=BLOCK)
 
 
@@ -162,12 +152,12 @@ def partition_state(be: Backend, g: DeviceGraph, part, nparts: int) -> tuple[int
         pw = part_weights(be, g.vwgt[:, None], part, nparts)[:, 0]
         return edgecut(be, g.src, g.adjncy, g.adjwgt, part), pw
     out = be.xp.zeros(nparts + 1, dtype=be.xp.uint64)
-    launch_score(be, g, part, out, always_on(be))
+    launch_score(be, g, part, out)
     host = out.get().astype(np.int64)
     return int(host[0]) // 2, host[1:]
 
 
-def launch_score(be: Backend, g: DeviceGraph, part, out, gate, prev=None) -> None:
+def launch_score(be: Backend, g: DeviceGraph, part, out, prev=None) -> None:
     """Queue ``score``: adds 2 * edgecut to out[0] and each part's weight to out[1 + p]; with
     ``prev`` (int32 per vertex), adds the change from partition ``prev`` to ``part`` instead,
     reading only the moved vertices (out wraps modulo 2^64, so it then holds part's state)."""
@@ -175,12 +165,12 @@ def launch_score(be: Backend, g: DeviceGraph, part, out, gate, prev=None) -> Non
     nparts = len(out) - 1
     prev = prev if prev is not None else NULL
     be.launch_resident(be.kernel(CU_FILE, "score"), g.nvtxs,
-                       (gate, np.int32(g.nvtxs), np.int32(nparts), g.xadj, g.adjncy, g.adjwgt,
+                       (np.int32(g.nvtxs), np.int32(nparts), g.xadj, g.adjncy, g.adjwgt,
                         g.vwgt, part, prev, out, max_degree),
                        shared_mem=score_shared_mem(nparts), block=BLOCK)
     if heavy is not None:
         be.launch_blocks(be.kernel(CU_FILE, "score_heavy"), len(heavy),
-                         (gate, heavy, g.xadj, g.adjncy, g.adjwgt, g.vwgt, part, prev, out),
+                         (heavy, g.xadj, g.adjncy, g.adjwgt, g.vwgt, part, prev, out),
                          block=BLOCK)
 
 

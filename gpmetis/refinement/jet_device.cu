@@ -66,10 +66,6 @@ __device__ __forceinline__ void jet_end_block(
     long long* __restrict__ pw, long long* __restrict__ ctl, int* __restrict__ gates)
 {
     __shared__ long long buf[32];
-    if (!init && gates[GATE_RUN] == 0) {
-        if (threadIdx.x == 0) gates[GATE_BEST] = 0;
-        return;
-    }
     long long over = 0;
     for (int p = threadIdx.x; p < nparts; p += blockDim.x) {
         const long long w = (long long)acc[1 + p];
@@ -111,9 +107,9 @@ extern "C" __global__ void jet_end(
     jet_end_block(init, nparts, maxpwgt, keep_factor, acc, pw, ctl, gates);
 }
 
-// End of an iteration, per vertex: best = moved when it is the best partition so far; while the
-// loop runs, the next iteration starts from moved, with the locks of this label propagation
-// (none after a rebalancing round).
+// End of an iteration, per vertex: best = moved when it is the best partition so far; the next
+// iteration starts from moved, with the locks of this label propagation (none after a
+// rebalancing round).
 __device__ __forceinline__ void jet_commit_pass(
     const int* __restrict__ gates, const int n, const int* __restrict__ moved,
     int* __restrict__ best, int* __restrict__ part, const unsigned char* __restrict__ next_locked,
@@ -121,7 +117,6 @@ __device__ __forceinline__ void jet_commit_pass(
 {
     for_each_vertex(n, [&](const int v) {
         if (gates[GATE_BEST]) best[v] = moved[v];
-        if (!gates[GATE_RUN]) return;
         part[v] = moved[v];
         locked[v] = gates[GATE_REBALANCE] ? 0 : next_locked[v];
     });

@@ -14,12 +14,11 @@ from pathlib import Path
 import numpy as np
 
 from gpmetis.backend import Backend
-from gpmetis.device_graph import NO_DEGREE_LIMIT, DeviceGraph
+from gpmetis.device_graph import DeviceGraph
 from gpmetis.refinement.jet import (
     IMPROVEMENT,
     MAX_ITERATIONS,
     MAX_SHARED_PARTS,
-    always_on,
     launch_score,
     score_shared_mem,
 )
@@ -51,7 +50,7 @@ class DeviceRefiner:
         self.gates = xp.zeros(NUM_GATES, dtype=xp.int32)
         # rows by length as the kernels take them; blocks keep a count per part in shared memory
         split = nparts <= MAX_SHARED_PARTS
-        max_degree, mid, heavy = g.degree_tiers() if split else (NO_DEGREE_LIMIT, None, None)
+        max_degree, mid, heavy = g.warp_split(split)
         lists = [(xp.empty(1, dtype=xp.int32), np.int32(0)) if ids is None else
                  (ids, np.int32(len(ids))) for ids in (mid, heavy)]
         self._args = (
@@ -75,7 +74,7 @@ class DeviceRefiner:
         self.best[...] = part
         self.locked.fill(0)
         self.acc.fill(0)
-        launch_score(be, self.g, self.cur, self.acc, always_on(be))
+        launch_score(be, self.g, self.cur, self.acc)
         be.launch_blocks(
             be.kernel(CU_FILE, "jet_end"), 1,
             (np.int32(1), np.int32(self.nparts), self.limits, np.float64(1 - IMPROVEMENT),

@@ -7,9 +7,9 @@
 // 8-bit digits of the id. Per group and digit level, a histogram of item weights picks the digit
 // at which the group's limit is reached; items below it are decided (taken), items above it too
 // (not taken), items on it go to the next level. Integer atomics make every sum independent of
-// thread order. Every kernel does nothing while gate[0] == 0 (see jet.cu); the per-vertex ones
-// run on a resident grid (resident_grid.cuh). Each kernel's work is a device function
-// (*_pass, select_threshold_group, inflow_limit), which jet_device.cu's jet_loop also runs.
+// thread order. The per-vertex kernels run on a resident grid (resident_grid.cuh). Each
+// kernel's work is a device function (*_pass, select_threshold_group, inflow_limit), which
+// jet_device.cu's jet_loop also runs.
 //
 //   prepare -> (threshold, digit_hist) x 2 -> threshold -> take          (sources)
 //           -> (threshold, digit_hist) x 2 -> threshold -> apply         (destinations)
@@ -72,12 +72,11 @@ __device__ __forceinline__ void rebalance_prepare_pass(
 }
 
 extern "C" __global__ void rebalance_prepare(
-    const int* __restrict__ gate, const int n, const int* __restrict__ part,
+    const int n, const int* __restrict__ part,
     const int* __restrict__ vwgt, const int* __restrict__ gain,
     const long long* __restrict__ room, const int* __restrict__ roomiest, int* to,
     unsigned long long* __restrict__ hist)
 {
-    if (gate[0] == 0) return;
     rebalance_prepare_pass(n, part, vwgt, gain, room, roomiest, to, hist);
 }
 
@@ -120,11 +119,10 @@ __device__ __forceinline__ void select_threshold_group(
 }
 
 extern "C" __global__ void select_threshold(
-    const int* __restrict__ gate, const int level, const int source,
+    const int level, const int source,
     const long long* __restrict__ room, unsigned long long* __restrict__ hist,
     int* __restrict__ sel, long long* __restrict__ base)
 {
-    if (gate[0] == 0) return;
     select_threshold_group(blockIdx.x, level, source, room, hist, sel, base);
 }
 
@@ -156,12 +154,11 @@ __device__ __forceinline__ void select_digit_hist_pass(
 }
 
 extern "C" __global__ void select_digit_hist(
-    const int* __restrict__ gate, const int n, const int level, const int source,
+    const int n, const int level, const int source,
     const int* __restrict__ to, const int* __restrict__ part, const int* __restrict__ gain,
     const int* __restrict__ vwgt, const int* __restrict__ sel, const int shift_hi,
     const int shift_lo, unsigned long long* __restrict__ hist)
 {
-    if (gate[0] == 0) return;
     select_digit_hist_pass(n, level, source, to, part, gain, vwgt, sel, shift_hi, shift_lo, hist);
 }
 
@@ -189,11 +186,10 @@ __device__ __forceinline__ void rebalance_take_pass(
 }
 
 extern "C" __global__ void rebalance_take(
-    const int* __restrict__ gate, const int n, const int* __restrict__ part, int* to,
+    const int n, const int* __restrict__ part, int* to,
     const int* __restrict__ gain, const int* __restrict__ vwgt, const int* __restrict__ sel,
     const int shift_hi, const int shift_lo, unsigned long long* __restrict__ hist)
 {
-    if (gate[0] == 0) return;
     rebalance_take_pass(n, part, to, gain, vwgt, sel, shift_hi, shift_lo, hist);
 }
 
@@ -214,11 +210,10 @@ __device__ __forceinline__ void rebalance_apply_pass(
 }
 
 extern "C" __global__ void rebalance_apply(
-    const int* __restrict__ gate, const int n, const int* __restrict__ part,
+    const int n, const int* __restrict__ part,
     const int* __restrict__ to, const int* __restrict__ gain,
     const int* __restrict__ sel, const int shift_hi, const int shift_lo, int* __restrict__ out)
 {
-    if (gate[0] == 0) return;
     rebalance_apply_pass(n, part, to, gain, sel, shift_hi, shift_lo, out);
 }
 
@@ -255,12 +250,11 @@ __device__ __forceinline__ void inflow_prepare_pass(
 }
 
 extern "C" __global__ void inflow_prepare(
-    const int* __restrict__ gate, const int n, const int* __restrict__ part,
+    const int n, const int* __restrict__ part,
     const int* __restrict__ moved, const int* __restrict__ vwgt, int* __restrict__ gain,
     int* __restrict__ to, unsigned long long* __restrict__ outflow,
     unsigned long long* __restrict__ hist)
 {
-    if (gate[0] == 0) return;
     inflow_prepare_pass(n, part, moved, vwgt, gain, to, outflow, hist);
 }
 
@@ -275,12 +269,12 @@ __device__ __forceinline__ void inflow_limit(
 }
 
 extern "C" __global__ void inflow_limits(
-    const int* __restrict__ gate, const int nparts, const long long* __restrict__ room,
+    const int nparts, const long long* __restrict__ room,
     const long long* __restrict__ maxpwgt, const long long slack,
     unsigned long long* __restrict__ outflow, long long* __restrict__ limit)
 {
     const int p = blockIdx.x * blockDim.x + threadIdx.x;
-    if (gate[0] == 0 || p >= nparts) return;
+    if (p >= nparts) return;
     inflow_limit(p, room, maxpwgt, slack, outflow, limit);
 }
 
@@ -302,11 +296,10 @@ __device__ __forceinline__ void inflow_apply_pass(
 }
 
 extern "C" __global__ void inflow_apply(
-    const int* __restrict__ gate, const int n, const int* __restrict__ part,
+    const int n, const int* __restrict__ part,
     const int* __restrict__ to, const int* __restrict__ gain, const int* __restrict__ sel,
     const int shift_hi, const int shift_lo, int* __restrict__ moved,
     unsigned char* __restrict__ keep)
 {
-    if (gate[0] == 0) return;
     inflow_apply_pass(n, part, to, gain, sel, shift_hi, shift_lo, moved, keep);
 }

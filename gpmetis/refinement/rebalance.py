@@ -22,7 +22,7 @@ import numpy as np
 from gpmetis.backend import Backend
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.metrics import part_weights
-from gpmetis.refinement.jet import MoveRequest, always_on, best_moves
+from gpmetis.refinement.jet import MoveRequest, best_moves
 
 CU_FILE = Path(__file__).with_name("rebalance.cu")
 NUM_DIGITS = 256
@@ -63,7 +63,7 @@ def _select_cuda(be: Backend, g: DeviceGraph, part, nparts: int, room, dest, gai
     xp = be.xp
     out = xp.empty(g.nvtxs, dtype=xp.int32)
     launch_select(be, g, part, nparts, room, xp.asarray([roomiest], dtype=xp.int32), dest, gain,
-                  xp.zeros(nparts * NUM_DIGITS, dtype=xp.uint64), out, always_on(be))
+                  xp.zeros(nparts * NUM_DIGITS, dtype=xp.uint64), out)
     return out
 
 
@@ -75,26 +75,26 @@ def select_buffers(g: DeviceGraph, nparts: int):
 
 
 def launch_select(be: Backend, g: DeviceGraph, part, nparts: int, room, roomiest, dest, gain,
-                  hist, out, gate) -> None:
+                  hist, out) -> None:
     """Queue the selection of a rebalancing round from best_moves' (mode 1) ``dest``/``gain``:
     ``out`` = the new partition; ``dest`` is overwritten (it holds the items' destinations).
     ``room`` (int64 per part) and ``roomiest`` (int32[1]) live on the device; ``hist`` (uint64,
-    nparts * 256) must be zero and is left zero. Runs while ``gate[0] != 0``."""
+    nparts * 256) must be zero and is left zero."""
     n = g.nvtxs
     shift_hi, shift_lo = (np.int32(s) for s in id_shifts(n))
     sel, _ = select_buffers(g, nparts)
     be.launch_resident(be.kernel(CU_FILE, "rebalance_prepare"), n,
-                       (gate, np.int32(n), part, g.vwgt, gain, room, roomiest, dest, hist))
-    _launch_select_pass(be, g, nparts, 1, room, dest, part, gain, hist, gate)
+                       (np.int32(n), part, g.vwgt, gain, room, roomiest, dest, hist))
+    _launch_select_pass(be, g, nparts, 1, room, dest, part, gain, hist)
     be.launch_resident(be.kernel(CU_FILE, "rebalance_take"), n,
-                       (gate, np.int32(n), part, dest, gain, g.vwgt, sel, shift_hi, shift_lo, hist))
-    _launch_select_pass(be, g, nparts, 0, room, dest, part, gain, hist, gate)
+                       (np.int32(n), part, dest, gain, g.vwgt, sel, shift_hi, shift_lo, hist))
+    _launch_select_pass(be, g, nparts, 0, room, dest, part, gain, hist)
     be.launch_resident(be.kernel(CU_FILE, "rebalance_apply"), n,
-                       (gate, np.int32(n), part, dest, gain, sel, shift_hi, shift_lo, out))
+                       (np.int32(n), part, dest, gain, sel, shift_hi, shift_lo, out))
 
 
 def _launch_select_pass(be: Backend, g: DeviceGraph, nparts: int, source: int, room, to, part,
-                        gain, hist, gate) -> None:
+                        gain, hist) -> None:
     """The radix select of one side (sources or destinations) over the items in ``to``, from
     the level-0 histogram already in ``hist``."""
     n = g.nvtxs
@@ -105,9 +105,9 @@ def _launch_select_pass(be: Backend, g: DeviceGraph, nparts: int, source: int, r
     for level in range(NUM_LEVELS):
         if level:
             be.launch_resident(digit_hist, n,
-                               (gate, np.int32(n), np.int32(level), np.int32(source), to, part,
+                               (np.int32(n), np.int32(level), np.int32(source), to, part,
                                 gain, g.vwgt, sel, shift_hi, shift_lo, hist))
-        be.launch_blocks(threshold, nparts, (gate, np.int32(level), np.int32(source), room,
+        be.launch_blocks(threshold, nparts, (np.int32(level), np.int32(source), room,
                                              hist, sel, base), block=NUM_DIGITS)
 
 
@@ -125,27 +125,27 @@ def cap_inflow(be: Backend, g: DeviceGraph, part, moved, gain, nparts: int,
     keep = xp.empty(g.nvtxs, dtype=xp.uint8)
     work = (xp.empty(g.nvtxs, dtype=xp.int32), xp.zeros(nparts * NUM_DIGITS, dtype=xp.uint64),
             xp.zeros(nparts, dtype=xp.uint64), xp.empty(nparts, dtype=xp.int64))
-    launch_cap_inflow(be, g, part, moved, gain, nparts, room, limits, work, keep, always_on(be))
+    launch_cap_inflow(be, g, part, moved, gain, nparts, room, limits, work, keep)
     return keep, moved
 
 
 def launch_cap_inflow(be: Backend, g: DeviceGraph, part, moved, gain, nparts: int, room,
-                      maxpwgt, work: tuple, keep, gate) -> None:
+                      maxpwgt, work: tuple, keep) -> None:
     """Queue cap_inflow on device arrays (``room``, ``maxpwgt``: int64 per part): ``moved``
     becomes the capped partition and ``keep`` its mask. ``work`` = (to: int32 per vertex,
     hist: uint64 nparts * 256, zero, outflow: uint64 per part, zero, limit: int64 per part);
-    hist and outflow are left zero. Runs while ``gate[0] != 0``."""
+    hist and outflow are left zero."""
     n = g.nvtxs
     to, hist, outflow, limit = work
     sel, _ = select_buffers(g, nparts)
     shift_hi, shift_lo = (np.int32(s) for s in id_shifts(n))
     be.launch_resident(be.kernel(CU_FILE, "inflow_prepare"), n,
-                       (gate, np.int32(n), part, moved, g.vwgt, gain, to, outflow, hist))
+                       (np.int32(n), part, moved, g.vwgt, gain, to, outflow, hist))
     be.launch(be.kernel(CU_FILE, "inflow_limits"), nparts,
-              (gate, np.int32(nparts), room, maxpwgt, np.int64(INFLOW_SLACK), outflow, limit))
-    _launch_select_pass(be, g, nparts, 0, limit, to, part, gain, hist, gate)
+              (np.int32(nparts), room, maxpwgt, np.int64(INFLOW_SLACK), outflow, limit))
+    _launch_select_pass(be, g, nparts, 0, limit, to, part, gain, hist)
     be.launch_resident(be.kernel(CU_FILE, "inflow_apply"), n,
-                       (gate, np.int32(n), part, to, gain, sel, shift_hi, shift_lo, moved, keep))
+                       (np.int32(n), part, to, gain, sel, shift_hi, shift_lo, moved, keep))
 
 
 def _cap_inflow_numpy(g: DeviceGraph, part, moved, gain, nparts: int, maxpwgt: np.ndarray,
