@@ -1,13 +1,19 @@
-// Row statistics of a DeviceGraph on the GPU. Twin: numpy.diff(xadj).max() in device_graph.py.
+// Row statistics of a DeviceGraph on the GPU. Twin: numpy.diff(xadj).min()/.max() in
+// device_graph.py.
 #include "block_reduce.cuh"
 
-// out[0] = max(out[0], the largest row length xadj[v + 1] - xadj[v]); out[0] must start at 0.
-extern "C" __global__ void max_row_degree(
+// out[0] = max(out[0], the longest row's length), out[1] = max(out[1], ~ the shortest's) (the
+// complement, so that one atomicMax finds the minimum); out must start at 0.
+extern "C" __global__ void row_degree_range(
     const int n, const long long* __restrict__ xadj, unsigned long long* __restrict__ out)
 {
     __shared__ unsigned long long buf[32];
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    unsigned long long degree = v < n ? (unsigned long long)(xadj[v + 1] - xadj[v]) : 0ULL;
-    degree = block_max_u64(degree, buf);
-    if (threadIdx.x == 0 && degree) atomicMax(out, degree);
+    const unsigned long long degree =
+        v < n ? (unsigned long long)(xadj[v + 1] - xadj[v]) : 0ULL;
+    const unsigned long long longest = block_max_u64(degree, buf);
+    const unsigned long long shortest = block_max_u64(v < n ? ~degree : 0ULL, buf);
+    if (threadIdx.x != 0) return;
+    if (longest) atomicMax(out, longest);
+    atomicMax(out + 1, shortest);
 }

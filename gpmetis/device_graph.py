@@ -93,16 +93,24 @@ class DeviceGraph:
         return buf[:size]
 
     @cached_property
-    def max_degree(self) -> int:
-        """The longest row's length (no per-vertex temporary on the GPU)."""
+    def degree_range(self) -> tuple[int, int]:
+        """(the shortest row's length, the longest's), with one round trip and no per-vertex
+        temporary on the GPU."""
         if not self.nvtxs:
-            return 0
+            return 0, 0
         if not self.be.gpu:
-            return int(np.diff(self.xadj).max())
-        out = self.be.xp.zeros(1, dtype=self.be.xp.uint64)
-        self.be.launch(self.be.kernel(CU_FILE, "max_row_degree"), self.nvtxs,
+            degree = np.diff(self.xadj)
+            return int(degree.min()), int(degree.max())
+        out = self.be.xp.zeros(2, dtype=self.be.xp.uint64)
+        self.be.launch(self.be.kernel(CU_FILE, "row_degree_range"), self.nvtxs,
                        (np.int32(self.nvtxs), self.xadj, out))
-        return int(out.get()[0])
+        longest, shortest = (int(x) for x in out.get())
+        return (1 << 64) - 1 - shortest, longest
+
+    @property
+    def max_degree(self) -> int:
+        """The longest row's length."""
+        return self.degree_range[1]
 
     def row_hash_tables(self, max_degree: int = NO_DEGREE_LIMIT):
         """(tkeys, tvals): int32 scratch of one slot per adjacency entry, where thread-per-vertex

@@ -65,3 +65,10 @@ def test_heavy_rows_get_tables_of_table_slack_slots_per_entry_which_are_released
     mesh = DeviceGraph.upload(CPU, load_fixture("delaunay_n15"))
     assert mesh.heavy_row_tables() is None
 
+
+def test_degree_range_is_the_shortest_and_longest_row():
+    g = DeviceGraph.upload(CPU, random_graph(3000, 4, seed=9, isolated=200))
+    assert g.degree_range == (0, _degrees(g).max()) and g.max_degree == _degrees(g).max()
+    mesh = DeviceGraph.upload(CPU, load_fixture("delaunay_n15"))
+    assert mesh.degree_range == (_degrees(mesh).min(), _degrees(mesh).max())
+    assert mesh.degree_range[0] > 0

@@ -69,6 +69,13 @@ def _eq(host, device):
 
 
 @pytest.mark.parametrize("name", CASES)
+def test_degree_range_equals_twin(name):
+    gc, gg = _both(_graph(name))
+    assert gg.degree_range == gc.degree_range
+    assert (gc.degree_range[0] == 0) == (name in ("polblogs", "rgg_n_2_15_s0", "random-iso"))
+
+
+@pytest.mark.parametrize("name", CASES)
 def test_matching_equals_twin(name):
     gc, gg = _both(_graph(name))
     cpu, gpu = gc.be, gg.be

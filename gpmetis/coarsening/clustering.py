@@ -218,6 +218,8 @@ def apply_moves(be: Backend, accepted, dest, vwgt, cluster, cw, moved,
 def group_islands(be: Backend, g: DeviceGraph, cluster, maxvwgt: int) -> None:
     """Put the isolated vertices (no neighbour to cluster with) in clusters of their own, in id
     order, as many to a cluster as fit in ``maxvwgt`` at the heaviest one's weight."""
+    if g.degree_range[0] > 0:
+        return
     xp = be.xp
     islands = xp.flatnonzero(g.xadj[1:] == g.xadj[:-1]).astype(xp.int32)
     if len(islands) < 2:
