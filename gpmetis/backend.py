@@ -6,7 +6,6 @@ Nothing here imports CuPy until a GPU backend is asked for, so CPU runs never lo
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -127,22 +126,6 @@ class Backend:
         warps (the kernels of ``warp_sums.cuh``; nothing when n == 0)."""
         self.launch(kernel, n * WARP_SIZE, args, block=WARPS_PER_BLOCK * WARP_SIZE)
 
-    def capture(self, work: Callable[[], None]) -> Callable[[], None]:
-        """``work`` as a function that replays its GPU work on the current stream: ``work``
-        runs once here, under stream capture, and may launch kernels and memsets but neither
-        allocate nor synchronise; the arrays it uses must outlive the replays. On the CPU,
-        ``work`` itself."""
-        if not self.gpu:
-            return work
-        stream = self.xp.cuda.Stream(non_blocking=True)
-        with stream:
-            stream.begin_capture()
-            try:
-                work()
-            finally:  # a failed capture still ends, leaving the stream usable
-                graph = stream.end_capture()
-        return graph.launch
-
     def kernel(self, cu_file: Path, name: str):
         """The compiled CUDA kernel ``name`` from ``cu_file`` (compiled and looked up once per
         process: launches are issued from Python, so each lookup saved counts)."""
@@ -174,6 +157,12 @@ def _resident_blocks(block: int) -> int:
 
     attributes = cupy.cuda.Device().attributes
     return attributes["MultiProcessorCount"] * (attributes["MaxThreadsPerMultiProcessor"] // block)
+
+
+def loop_blocks(n: int, block: int, nwarps: int = 0, nblocks: int = 0) -> int:
+    """The blocks a cooperative loop asks for: a thread per item of ``n``, a warp per item of
+    ``nwarps`` and a block per item of ``nblocks`` (``launch_cooperative`` caps them)."""
+    return max(-(-n // block), -(-nwarps * WARP_SIZE // block), nblocks, 1)
 
 
 @functools.cache

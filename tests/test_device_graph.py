@@ -72,3 +72,12 @@ def test_degree_range_is_the_shortest_and_longest_row():
     mesh = DeviceGraph.upload(CPU, load_fixture("delaunay_n15"))
     assert mesh.degree_range == (_degrees(mesh).min(), _degrees(mesh).max())
     assert mesh.degree_range[0] > 0
+
+
+def test_a_cooperative_loop_asks_for_a_thread_per_vertex_a_warp_per_mid_row_a_block_per_hub():
+    from gpmetis.backend import loop_blocks
+
+    assert loop_blocks(1000, 256) == 4
+    assert loop_blocks(1000, 256, nwarps=100) == 13  # 100 warps of 32 threads in 256-blocks
+    assert loop_blocks(1000, 256, nwarps=100, nblocks=64) == 64
+    assert loop_blocks(0, 256) == 1

@@ -295,7 +295,7 @@ def test_score_of_the_moves_equals_the_twin(name, nparts):
 @pytest.mark.parametrize("name", ["delaunay_n15", "random-w"])
 def test_refiners_prepared_ahead_equal_twin(name):
     # the engine prepares the small levels' refiners while METIS runs and calls them later:
-    # what they captured must survive the memory other work allocates and fills meanwhile
+    # the buffers they hold must survive the memory other work allocates and fills meanwhile
     gc, gg = _both(_graph(name))
     xp, nparts = gg.be.xp, 8
     part = (np.arange(gc.nvtxs) * nparts // gc.nvtxs).astype(np.int32)

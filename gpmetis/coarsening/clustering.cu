@@ -9,19 +9,29 @@
 // best_cluster takes the vertices of degree <= max_degree (one thread each), best_cluster_warp
 // the listed ones of degree <= WARP_DEGREE_MAX (one warp each), best_cluster_heavy the listed
 // longer ones (one block each); all give the same answer for any vertex.
+#include <cooperative_groups.h>
+
 #include "../edge_hash.cuh"
 #include "../block_reduce.cuh"
+#include "../resident_grid.cuh"
 #include "../row_sums.cuh"
 #include "../warp_sums.cuh"
 
-// The schedule of a level's sub-rounds: plan[0] is the current step, plan[1 + 2 * step] its
-// round's seed and plan[2 + 2 * step] its sub-round; next_step advances it, so that one captured
-// sub-round, replayed, runs the level's sub-rounds in order.
-__device__ __forceinline__ bool is_active(const int v, const unsigned int* __restrict__ plan,
-                                          const int nsub) {
-    const unsigned int step = plan[0];
-    const unsigned int round_seed = plan[1 + 2 * step], sub = plan[2 + 2 * step];
-    return mix32((unsigned int)v ^ round_seed) % (unsigned int)nsub == sub;
+// The schedule of a level's sub-rounds: plan[0] is the current step of the kernels launched one
+// at a time (next_step advances it), plan[1 + 2 * step] its round's seed and plan[2 + 2 * step]
+// its sub-round; cluster_loop takes the steps in turn.
+struct SubRound {
+    unsigned int round_seed, sub, nsub;
+
+    __device__ __forceinline__ bool is_active(const int v) const {
+        return mix32((unsigned int)v ^ round_seed) % nsub == sub;
+    }
+};
+
+// The sub-round of the given step of plan.
+__device__ __forceinline__ SubRound sub_round_at(const unsigned int* plan, const unsigned int step,
+                                                 const int nsub) {
+    return SubRound{plan[1 + 2 * step], plan[2 + 2 * step], (unsigned int)nsub};
 }
 
 extern "C" __global__ void next_step(unsigned int* plan) {
@@ -58,18 +68,16 @@ __device__ __forceinline__ bool may_join(const int v, const int c, const int own
 // ranks first (cluster_key, then cluster_tie), when that is not v's own cluster, else -1;
 // rating[v] = v's edge weight into dest[v]. Inactive vertices get dest = -1. Rows longer than
 // SCAN_DEGREE use tkeys/tvals[xadj[v]..xadj[v+1]) as scratch.
-extern "C" __global__ void best_cluster(
-    const int n, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
-    const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
+__device__ __forceinline__ void best_cluster_vertex(
+    const int v, const SubRound round, const long long* __restrict__ xadj,
+    const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
     const int* __restrict__ cluster, const int* __restrict__ cw, const int maxvwgt,
-    const unsigned int seed, const unsigned int* __restrict__ plan, const int nsub,
-    int* __restrict__ tkeys, int* __restrict__ tvals, int* __restrict__ dest,
-    int* __restrict__ rating, const long long max_degree)
+    const unsigned int seed, int* __restrict__ tkeys, int* __restrict__ tvals,
+    int* __restrict__ dest, int* __restrict__ rating, const long long max_degree)
 {
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= n || xadj[v + 1] - xadj[v] > max_degree) return;
+    if (xadj[v + 1] - xadj[v] > max_degree) return;
     dest[v] = -1;
-    if (!is_active(v, plan, nsub)) return;
+    if (!round.is_active(v)) return;
     const int own = cluster[v];
     const long long begin = xadj[v], end = xadj[v + 1];
     unsigned long long best = 0;
@@ -91,28 +99,37 @@ extern "C" __global__ void best_cluster(
     }
 }
 
-// best_cluster for the vertices mid[0..) (degree <= WARP_DEGREE_MAX), one warp each (launched as
-// 32 threads per vertex, ROW_WARPS warps per block): the row's clusters summed in shared memory,
-// then a warp-wide max of (cluster_key, cluster_tie), which identifies the winner.
-extern "C" __global__ void best_cluster_warp(
-    const int* __restrict__ mid, const int nmid, const long long* __restrict__ xadj,
-    const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
+extern "C" __global__ void best_cluster(
+    const int n, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
+    const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
     const int* __restrict__ cluster, const int* __restrict__ cw, const int maxvwgt,
     const unsigned int seed, const unsigned int* __restrict__ plan, const int nsub,
-    int* __restrict__ dest, int* __restrict__ rating)
+    int* __restrict__ tkeys, int* __restrict__ tvals, int* __restrict__ dest,
+    int* __restrict__ rating, const long long max_degree)
 {
-    __shared__ int keys[ROW_WARPS][WARP_DEGREE_MAX], vals[ROW_WARPS][WARP_DEGREE_MAX];
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    if (i >= nmid) return;  // the whole warp
-    const int v = mid[i];
-    if (!is_active(v, plan, nsub)) {
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= n) return;
+    best_cluster_vertex(v, sub_round_at(plan, plan[0], nsub), xadj, adjncy, adjwgt, vwgt,
+                        cluster, cw, maxvwgt, seed, tkeys, tvals, dest, rating, max_degree);
+}
+
+// best_cluster for vertex v (degree <= WARP_DEGREE_MAX) by the calling warp, keys/vals being its
+// shared scratch (WARP_DEGREE_MAX ints each): the row's clusters summed in shared memory, then a
+// warp-wide max of (cluster_key, cluster_tie), which identifies the winner.
+__device__ __forceinline__ void best_cluster_by_warp(
+    const int v, const SubRound round, int* keys, int* vals, const long long* __restrict__ xadj,
+    const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
+    const int* __restrict__ cluster, const int* __restrict__ cw, const int maxvwgt,
+    const unsigned int seed, int* __restrict__ dest, int* __restrict__ rating)
+{
+    const int lane = threadIdx.x & 31;
+    if (!round.is_active(v)) {
         if (lane == 0) dest[v] = -1;
         return;
     }
     const int own = cluster[v];
     const long long begin = xadj[v], end = xadj[v + 1];
-    WarpSums sums{keys[warp], vals[warp], 0};
+    WarpSums sums{keys, vals, 0};
     for (long long j0 = begin; j0 < end; j0 += 32) {
         const long long j = j0 + lane;
         sums.add(j < end, j < end ? cluster[adjncy[j]] : 0, j < end ? adjwgt[j] : 0);
@@ -143,30 +160,57 @@ extern "C" __global__ void best_cluster_warp(
         dest[v] = move ? best_c : -1;
         if (move) rating[v] = best_r;
     }
+    __syncwarp();  // the scratch is read before the warp's next vertex
 }
 
-// best_cluster for the high-degree vertices heavy[0..): the row of heavy[i] has its clusters
-// summed in the hash table tkeys/tvals[hoff[i]..hoff[i+1]) (TABLE_SLACK slots per entry) by the
-// whole block (integer atomics: the sums do not depend on thread order), then a block-wide max
-// of cluster_key, and among the clusters of that key a block-wide max of cluster_tie, which
-// identifies the winner.
-extern "C" __global__ void best_cluster_heavy(
-    const int* __restrict__ heavy, const long long* __restrict__ xadj,
+// best_cluster_by_warp for the vertices mid[0..nmid): warp i of the grid takes i, i + the grid's
+// warp count, ... (blocks of ROW_WARPS warps).
+__device__ __forceinline__ void best_cluster_warp_pass(
+    const int* __restrict__ mid, const int nmid, const SubRound round,
+    const long long* __restrict__ xadj, const int* __restrict__ adjncy,
+    const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
+    const int* __restrict__ cluster, const int* __restrict__ cw, const int maxvwgt,
+    const unsigned int seed, int* __restrict__ dest, int* __restrict__ rating)
+{
+    __shared__ int keys[ROW_WARPS][WARP_DEGREE_MAX], vals[ROW_WARPS][WARP_DEGREE_MAX];
+    const int warp = threadIdx.x >> 5;
+    const long long warps = (long long)gridDim.x * ROW_WARPS;
+    for (long long i = (long long)blockIdx.x * ROW_WARPS + warp; i < nmid; i += warps)
+        best_cluster_by_warp(mid[i], round, keys[warp], vals[warp], xadj, adjncy, adjwgt, vwgt,
+                             cluster, cw, maxvwgt, seed, dest, rating);
+}
+
+extern "C" __global__ void best_cluster_warp(
+    const int* __restrict__ mid, const int nmid, const long long* __restrict__ xadj,
     const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
     const int* __restrict__ cluster, const int* __restrict__ cw, const int maxvwgt,
     const unsigned int seed, const unsigned int* __restrict__ plan, const int nsub,
-    const long long* __restrict__ hoff, int* __restrict__ tkeys, int* __restrict__ tvals,
     int* __restrict__ dest, int* __restrict__ rating)
+{
+    best_cluster_warp_pass(mid, nmid, sub_round_at(plan, plan[0], nsub), xadj, adjncy, adjwgt,
+                           vwgt, cluster, cw, maxvwgt, seed, dest, rating);
+}
+
+// best_cluster for the i-th high-degree vertex v = heavy[i] by the calling block: its row's
+// clusters summed in the hash table tkeys/tvals[hoff[i]..hoff[i+1]) (TABLE_SLACK slots per
+// entry) by the whole block (integer atomics: the sums do not depend on thread order), then a
+// block-wide max of cluster_key, and among the clusters of that key a block-wide max of
+// cluster_tie, which identifies the winner.
+__device__ __forceinline__ void best_cluster_by_block(
+    const int i, const int v, const SubRound round, const long long* __restrict__ xadj,
+    const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
+    const int* __restrict__ cluster, const int* __restrict__ cw, const int maxvwgt,
+    const unsigned int seed, const long long* __restrict__ hoff, int* __restrict__ tkeys,
+    int* __restrict__ tvals, int* __restrict__ dest, int* __restrict__ rating)
 {
     __shared__ unsigned long long buf[32];
     __shared__ unsigned long long best_key, best_tie;
-    const int v = heavy[blockIdx.x];
-    if (!is_active(v, plan, nsub)) {
+    if (!round.is_active(v)) {
         if (threadIdx.x == 0) dest[v] = -1;
         return;
     }
     const int own = cluster[v];
-    const long long begin = hoff[blockIdx.x], end = hoff[blockIdx.x + 1], cap = end - begin;
+    const long long begin = hoff[i], end = hoff[i + 1], cap = end - begin;
     for (long long s = begin + threadIdx.x; s < end; s += blockDim.x) {
         tkeys[s] = -1;
         tvals[s] = 0;
@@ -211,19 +255,39 @@ extern "C" __global__ void best_cluster_heavy(
     }
 }
 
+extern "C" __global__ void best_cluster_heavy(
+    const int* __restrict__ heavy, const long long* __restrict__ xadj,
+    const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
+    const int* __restrict__ cluster, const int* __restrict__ cw, const int maxvwgt,
+    const unsigned int seed, const unsigned int* __restrict__ plan, const int nsub,
+    const long long* __restrict__ hoff, int* __restrict__ tkeys, int* __restrict__ tvals,
+    int* __restrict__ dest, int* __restrict__ rating)
+{
+    best_cluster_by_block(blockIdx.x, heavy[blockIdx.x], sub_round_at(plan, plan[0], nsub), xadj,
+                          adjncy, adjwgt, vwgt, cluster, cw, maxvwgt, seed, hoff, tkeys, tvals,
+                          dest, rating);
+}
+
 #define OVER 2  // accepted[v]: v proposes to a target that cannot hold all its proposals
 
 // inflow[c] and count[c] (zero on entry) = the total weight and the number of the vertices
 // proposing to join cluster c.
+__device__ __forceinline__ void approve_inflow_vertex(
+    const int v, const int* __restrict__ dest, const int* __restrict__ vwgt,
+    long long* __restrict__ inflow, int* __restrict__ count)
+{
+    if (dest[v] < 0) return;
+    atomicAdd(reinterpret_cast<unsigned long long*>(inflow + dest[v]),
+              (unsigned long long)(long long)vwgt[v]);
+    atomicAdd(count + dest[v], 1);
+}
+
 extern "C" __global__ void approve_inflow(
     const int n, const int* __restrict__ dest, const int* __restrict__ vwgt,
     long long* __restrict__ inflow, int* __restrict__ count)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= n || dest[v] < 0) return;
-    atomicAdd(reinterpret_cast<unsigned long long*>(inflow + dest[v]),
-              (unsigned long long)(long long)vwgt[v]);
-    atomicAdd(count + dest[v], 1);
+    if (v < n) approve_inflow_vertex(v, dest, vwgt, inflow, count);
 }
 
 __device__ __forceinline__ bool over_subscribed(const int c, const int* __restrict__ cw,
@@ -236,28 +300,41 @@ __device__ __forceinline__ bool over_subscribed(const int c, const int* __restri
 // maxvwgt), OVER where it does not (approve_over decides), 0 where v proposes nothing. As a
 // target that cannot hold its proposals, v reserves count[v] entries of the bucket list
 // (reserved[0] counts them) and count[v] becomes the first of them.
-extern "C" __global__ void approve_fits(
-    const int n, const int* __restrict__ dest, const int* __restrict__ cw,
+__device__ __forceinline__ void approve_fits_vertex(
+    const int v, const int* __restrict__ dest, const int* __restrict__ cw,
     const long long* __restrict__ inflow, int* __restrict__ count, const int maxvwgt,
     unsigned char* __restrict__ accepted, int* __restrict__ reserved)
 {
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= n) return;
     const int c = dest[v];
     accepted[v] = c < 0 ? 0 : (over_subscribed(c, cw, inflow, maxvwgt) ? OVER : 1);
     if (count[v] > 0 && over_subscribed(v, cw, inflow, maxvwgt))
         count[v] = atomicAdd(reserved, count[v]);
 }
 
+extern "C" __global__ void approve_fits(
+    const int n, const int* __restrict__ dest, const int* __restrict__ cw,
+    const long long* __restrict__ inflow, int* __restrict__ count, const int maxvwgt,
+    unsigned char* __restrict__ accepted, int* __restrict__ reserved)
+{
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v < n) approve_fits_vertex(v, dest, cw, inflow, count, maxvwgt, accepted, reserved);
+}
+
 // Every OVER proposal is listed in its target's bucket, from start[target] on, in any order;
 // fill[target] (zero on entry) ends as the number of them.
+__device__ __forceinline__ void approve_bucket_vertex(
+    const int v, const int* __restrict__ dest, const unsigned char* __restrict__ accepted,
+    const int* __restrict__ start, int* __restrict__ fill, int* __restrict__ bucket)
+{
+    if (accepted[v] == OVER) bucket[start[dest[v]] + atomicAdd(fill + dest[v], 1)] = v;
+}
+
 extern "C" __global__ void approve_bucket(
     const int n, const int* __restrict__ dest, const unsigned char* __restrict__ accepted,
     const int* __restrict__ start, int* __restrict__ fill, int* __restrict__ bucket)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= n || accepted[v] != OVER) return;
-    bucket[start[dest[v]] + atomicAdd(fill + dest[v], 1)] = v;
+    if (v < n) approve_bucket_vertex(v, dest, accepted, start, fill, bucket);
 }
 
 // A proposal's priority at its target: the higher rating, then the smaller id (distinct keys).
@@ -271,7 +348,7 @@ __device__ __forceinline__ unsigned long long priority(const int v, const int* _
 // proposals whose priority is at least the smallest threshold T at which the weight at or
 // above T fits: T is found by binary search over the 64-bit priorities, each step a warp sum
 // over the bucket. The result does not depend on the bucket's order.
-extern "C" __global__ void approve_over(
+__device__ __forceinline__ void approve_over_pass(
     const int n, const int* __restrict__ start, const int* __restrict__ fill,
     const int* __restrict__ bucket, const int* __restrict__ rating,
     const int* __restrict__ vwgt, const int* __restrict__ cw, const int maxvwgt,
@@ -305,27 +382,110 @@ extern "C" __global__ void approve_over(
     }
 }
 
+extern "C" __global__ void approve_over(
+    const int n, const int* __restrict__ start, const int* __restrict__ fill,
+    const int* __restrict__ bucket, const int* __restrict__ rating,
+    const int* __restrict__ vwgt, const int* __restrict__ cw, const int maxvwgt,
+    unsigned char* __restrict__ accepted)
+{
+    approve_over_pass(n, start, fill, bucket, rating, vwgt, cw, maxvwgt, accepted);
+}
+
 // Move every v with accepted[v] == 1: cluster[v] = dest[v], the weights follow (integer
 // atomics), moved[0] counts the moves. The approval's work arrays (inflow, count, reserved)
-// are left zero for the next sub-round.
+// are left zero for the next sub-round. Each warp takes 32 vertices at a time (grid-stride).
+__device__ __forceinline__ void apply_moves_pass(
+    const int n, const unsigned char* __restrict__ accepted, const int* __restrict__ dest,
+    const int* __restrict__ vwgt, int* __restrict__ cluster, int* __restrict__ cw,
+    unsigned long long* __restrict__ moved, long long* __restrict__ inflow,
+    int* __restrict__ count, int* __restrict__ reserved)
+{
+    const int stride = gridDim.x * blockDim.x;
+    for (int base = (blockIdx.x * blockDim.x + threadIdx.x) & ~31; base < n; base += stride) {
+        const int v = base + (threadIdx.x & 31);
+        const bool move = v < n && accepted[v] == 1;
+        if (move) {
+            atomicSub(cw + cluster[v], vwgt[v]);
+            atomicAdd(cw + dest[v], vwgt[v]);
+            cluster[v] = dest[v];
+        }
+        if (v < n) {
+            inflow[v] = 0;
+            count[v] = 0;
+        }
+        const unsigned int ballot = __ballot_sync(0xffffffffU, move);
+        if ((threadIdx.x & 31) == 0 && ballot)
+            atomicAdd(moved, (unsigned long long)__popc(ballot));
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) reserved[0] = 0;
+}
+
 extern "C" __global__ void apply_moves(
     const int n, const unsigned char* __restrict__ accepted, const int* __restrict__ dest,
     const int* __restrict__ vwgt, int* __restrict__ cluster, int* __restrict__ cw,
     unsigned long long* __restrict__ moved, long long* __restrict__ inflow,
     int* __restrict__ count, int* __restrict__ reserved)
 {
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    const bool move = v < n && accepted[v] == 1;
-    if (move) {
-        atomicSub(cw + cluster[v], vwgt[v]);
-        atomicAdd(cw + dest[v], vwgt[v]);
-        cluster[v] = dest[v];
+    apply_moves_pass(n, accepted, dest, vwgt, cluster, cw, moved, inflow, count, reserved);
+}
+
+// A level's rounds in one cooperative launch (every block resident, ROW_WARPS warps each): per
+// sub-round of plan (nrounds rounds of nsub), best_cluster (rows of up to max_degree entries by
+// a thread, those in mid by a warp, those in heavy by a block with hoff's tables), the approval
+// and apply_moves, as the kernels above run them, a grid-wide barrier after each step; after a
+// round that moved fewer than min_moves vertices, no more rounds. fill and bucket are the two
+// halves of inflow's bytes (approve_bucket's arrays), start is count. Its arguments are plain
+// pointers: the loop writes what its steps read, so none of them may go through the read-only
+// cache.
+extern "C" __global__ void cluster_loop(
+    const int n, const long long* xadj, const int* adjncy, const int* adjwgt, const int* vwgt,
+    int* cluster, int* cw, const int maxvwgt, const unsigned int seed, const unsigned int* plan,
+    const int nrounds, const int nsub, const double min_moves, const long long max_degree,
+    const int* mid, const int nmid, const int* heavy, const int nheavy, const long long* hoff,
+    int* tkeys, int* tvals, int* dest, int* rating, long long* inflow, int* count,
+    int* reserved, unsigned char* accepted, unsigned long long* moved)
+{
+    const cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    int* fill = reinterpret_cast<int*>(inflow);
+    int* bucket = fill + n;
+    unsigned long long total = moved[0];
+    for (int r = 0; r < nrounds; ++r) {
+        for (int sub = 0; sub < nsub; ++sub) {
+            const SubRound round = sub_round_at(plan, r * nsub + sub, nsub);
+            for_each_vertex(n, [&](const int v) {
+                best_cluster_vertex(v, round, xadj, adjncy, adjwgt, vwgt, cluster, cw, maxvwgt,
+                                    seed, tkeys, tvals, dest, rating, max_degree);
+            });
+            best_cluster_warp_pass(mid, nmid, round, xadj, adjncy, adjwgt, vwgt, cluster, cw,
+                                   maxvwgt, seed, dest, rating);
+            for (int i = blockIdx.x; i < nheavy; i += gridDim.x) {
+                best_cluster_by_block(i, heavy[i], round, xadj, adjncy, adjwgt, vwgt, cluster, cw,
+                                      maxvwgt, seed, hoff, tkeys, tvals, dest, rating);
+                __syncthreads();  // the block's shared results are read before the next's
+            }
+            grid.sync();
+            for_each_vertex(n, [&](const int v) {
+                approve_inflow_vertex(v, dest, vwgt, inflow, count);
+            });
+            grid.sync();
+            for_each_vertex(n, [&](const int v) {
+                approve_fits_vertex(v, dest, cw, inflow, count, maxvwgt, accepted, reserved);
+            });
+            grid.sync();
+            for_each_vertex(n, [&](const int v) { fill[v] = 0; });  // inflow is done with
+            grid.sync();
+            for_each_vertex(n, [&](const int v) {
+                approve_bucket_vertex(v, dest, accepted, count, fill, bucket);
+            });
+            grid.sync();
+            approve_over_pass(n, count, fill, bucket, rating, vwgt, cw, maxvwgt, accepted);
+            grid.sync();
+            apply_moves_pass(n, accepted, dest, vwgt, cluster, cw, moved, inflow, count,
+                             reserved);
+            grid.sync();
+        }
+        const unsigned long long now = moved[0];
+        if ((double)(now - total) < min_moves) return;
+        total = now;
     }
-    if (v < n) {
-        inflow[v] = 0;
-        count[v] = 0;
-    }
-    if (v == 0) reserved[0] = 0;
-    const unsigned int ballot = __ballot_sync(0xffffffffU, move);
-    if ((threadIdx.x & 31) == 0 && ballot) atomicAdd(moved, (unsigned long long)__popc(ballot));
 }

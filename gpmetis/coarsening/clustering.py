@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpmetis.backend import Backend
+from gpmetis.backend import Backend, loop_blocks
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.edge_hash import mix32
 
@@ -26,6 +26,7 @@ SUBROUNDS = 4
 MIN_ROUND_MOVES = 0.01
 ROUND_SEED_STEP = 7919
 OVER_THREADS = 1 << 16  # approve_over's grid: a warp per 32 targets, grid-stride
+BLOCK = 256  # cluster_loop's blocks: ROW_WARPS warps, as in warp_sums.cuh
 
 
 def round_seed(seed: int, round_: int) -> int:
@@ -53,8 +54,8 @@ def cluster_tie(v: np.ndarray, c: np.ndarray, seed: int) -> np.ndarray:
 class Schedule:
     """A level's sub-rounds in order, each a (round seed, sub-round) pair; ``advance`` moves to
     the next. On the GPU the kernels read the current one from ``plan`` (uint32: the step, then
-    the pairs) and ``advance`` queues the move there, so a captured sub-round replays as the
-    next one."""
+    the pairs; ``cluster_loop`` reads the pairs in turn) and ``advance`` queues the move
+    there."""
 
     def __init__(self, be: Backend, steps: list[tuple[int, int]]) -> None:
         self.be, self.steps, self.step = be, steps, 0
@@ -215,6 +216,30 @@ def apply_moves(be: Backend, accepted, dest, vwgt, cluster, cw, moved,
     moved[0] += len(v)
 
 
+def _cluster_loop(be: Backend, g: DeviceGraph, cluster, cw, maxvwgt: int, seed: int,
+                  schedule: Schedule, dest, rating, moved) -> None:
+    """lp_clustering's rounds on the GPU, for levels without rows for blocks: one cooperative
+    kernel (``cluster_loop``) runs the schedule's sub-rounds, each as best_cluster, approve and
+    apply_moves would. (Levels with hub rows launch a kernel per step: their blocks' work hides
+    the launches, and a block per hub, as many as the GPU holds, beats the loop's resident grid,
+    twice as slow on rmat 20's dense levels.)"""
+    xp = be.xp
+    n = g.nvtxs
+    max_degree, mid, heavy = g.degree_tiers()
+    hoff, tkeys, tvals = _hash_tables(g)
+    work = Approval.allocate(xp, n)
+    lists = [(xp.empty(1, dtype=xp.int32), np.int32(0)) if ids is None else
+             (ids, np.int32(len(ids))) for ids in (mid, heavy)]
+    be.launch_cooperative(
+        be.kernel(CU_FILE, "cluster_loop"), loop_blocks(n, BLOCK, int(lists[0][1]),
+                                                        int(lists[1][1])),
+        (np.int32(n), g.xadj, g.adjncy, g.adjwgt, g.vwgt, cluster, cw, np.int32(maxvwgt),
+         np.uint32(seed), schedule.plan, np.int32(ROUNDS), np.int32(SUBROUNDS),
+         np.float64(MIN_ROUND_MOVES * n), max_degree, *lists[0], *lists[1], hoff, tkeys, tvals,
+         dest, rating, work.inflow, work.count, work.reserved, work.accepted, moved),
+        block=BLOCK)
+
+
 def group_islands(be: Backend, g: DeviceGraph, cluster, maxvwgt: int) -> None:
     """Put the isolated vertices (no neighbour to cluster with) in clusters of their own, in id
     order, as many to a cluster as fit in ``maxvwgt`` at the heaviest one's weight."""
@@ -239,28 +264,22 @@ def lp_clustering(be: Backend, g: DeviceGraph, maxvwgt: int, seed: int):
     dest = xp.empty(n, dtype=xp.int32)
     rating = xp.empty(n, dtype=xp.int32)
     moved = xp.zeros(1, dtype=xp.uint64)
-    work = Approval.allocate(xp, n) if be.gpu else None
     schedule = level_schedule(be, seed)
-    if be.gpu:  # made before the capture, which may not allocate
-        _hash_tables(g)
-
-    def sub_round() -> None:
-        best_cluster(be, g, cluster, cw, maxvwgt, seed, schedule, dest, rating)
-        accepted = approve(be, dest, rating, g.vwgt, cw, maxvwgt, work)
-        apply_moves(be, accepted, dest, g.vwgt, cluster, cw, moved, work)
-        schedule.advance()
-
-    # a sub-round's launches cost more host time than small levels' kernels take: on the GPU
-    # they are captured once and replayed
-    run = be.capture(sub_round)
-    total = 0
-    for _ in range(ROUNDS):
-        for _ in range(SUBROUNDS):
-            run()
-        now = int(moved[0])
-        if now - total < MIN_ROUND_MOVES * n:
-            break
-        total = now
+    if be.gpu and g.degree_tiers()[2] is None:
+        _cluster_loop(be, g, cluster, cw, maxvwgt, seed, schedule, dest, rating, moved)
+    else:
+        work = Approval.allocate(xp, n) if be.gpu else None
+        total = 0
+        for _ in range(ROUNDS):
+            for _ in range(SUBROUNDS):
+                best_cluster(be, g, cluster, cw, maxvwgt, seed, schedule, dest, rating)
+                accepted = approve(be, dest, rating, g.vwgt, cw, maxvwgt, work)
+                apply_moves(be, accepted, dest, g.vwgt, cluster, cw, moved, work)
+                schedule.advance()
+            now = int(moved[0])
+            if now - total < MIN_ROUND_MOVES * n:
+                break
+            total = now
     group_islands(be, g, cluster, maxvwgt)
     used = xp.zeros(n, dtype=xp.int32)
     used[cluster] = 1

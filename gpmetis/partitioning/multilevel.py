@@ -61,9 +61,9 @@ def multilevel_partition(
                        patience=patience)
 
     def prepare_small_levels():
-        # while METIS runs, a level a step: the small levels' buffers and captured iterations
-        # (latency, not work, is what they cost); the large ones, by vertices or by edges (the
-        # dense coarse levels of power-law graphs), are made when reached, in freed memory
+        # while METIS runs, a level a step: the small levels' buffers (latency, not work, is
+        # what they cost); the large ones, by vertices or by edges (the dense coarse levels of
+        # power-law graphs), are made when reached, in freed memory
         for depth, level in enumerate(levels):
             small = (level.nvtxs * RELEASE_FRACTION < g.nvtxs
                      and level.nedges * RELEASE_FRACTION < levels[0].nedges)

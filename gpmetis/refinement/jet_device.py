@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpmetis.backend import Backend
+from gpmetis.backend import Backend, loop_blocks
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.refinement.jet import (
     IMPROVEMENT,
@@ -65,6 +65,10 @@ class DeviceRefiner:
             xp.zeros(nparts * NUM_DIGITS, dtype=xp.uint64), xp.zeros(nparts, dtype=xp.uint64),
             xp.empty(nparts, dtype=xp.int64), *select_buffers(g, nparts))
         self._shared_mem = max(score_shared_mem(nparts), 4 * nparts * (heavy is not None))
+        # a thread per vertex and digit of the selects, a warp per mid row, a block per part
+        # (the parts' thresholds are found at once) and per heavy row
+        self._blocks = loop_blocks(n, NUM_DIGITS, int(lists[0][1]),
+                                   max(nparts, int(lists[1][1])))
 
     def __call__(self, part):
         """(best partition, iterations run) from ``part`` (int32, copied, not changed); the
@@ -79,9 +83,6 @@ class DeviceRefiner:
             be.kernel(CU_FILE, "jet_end"), 1,
             (np.int32(1), np.int32(self.nparts), self.limits, np.float64(1 - IMPROVEMENT),
              self.acc, self.pw, self.ctl, self.gates), block=CONTROL_BLOCK)
-        # a thread per vertex and digit of the selects, and a block per part: the parts'
-        # thresholds are found at once
-        blocks = max(-(-self.g.nvtxs // NUM_DIGITS), self.nparts)
-        be.launch_cooperative(be.kernel(CU_FILE, "jet_loop"), blocks, self._args,
+        be.launch_cooperative(be.kernel(CU_FILE, "jet_loop"), self._blocks, self._args,
                               shared_mem=self._shared_mem, block=NUM_DIGITS)
         return self.best, int(self.ctl[CTL_ITERATIONS].get())
