@@ -175,6 +175,14 @@ class DeviceGraph:
         ``enabled`` False, threads take every row: (NO_DEGREE_LIMIT, None, None)."""
         return self.degree_tiers() if enabled else (NO_DEGREE_LIMIT, None, None)
 
+    def id_list_args(self, *lists) -> tuple:
+        """Kernel arguments for id lists such as ``degree_tiers``' mid and heavy: each list and
+        its length (int32), or a one-slot placeholder and 0 where the list is None."""
+        xp = self.be.xp
+        unused = self.scratch("dummy32", 1, xp.int32)
+        return tuple(x for ids in lists
+                     for x in ((unused, np.int32(0)) if ids is None else (ids, np.int32(len(ids)))))
+
     def _degree_list(self, name: str, low: int, high: int | None):
         """The int32 ids of the vertices of degree in (low, high] (high None: no bound), None when
         there are none; kept for the level's lifetime."""

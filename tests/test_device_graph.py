@@ -81,3 +81,13 @@ def test_a_cooperative_loop_asks_for_a_thread_per_vertex_a_warp_per_mid_row_a_bl
     assert loop_blocks(1000, 256, nwarps=100) == 13  # 100 warps of 32 threads in 256-blocks
     assert loop_blocks(1000, 256, nwarps=100, nblocks=64) == 64
     assert loop_blocks(0, 256) == 1
+
+
+def test_id_lists_go_to_kernels_with_their_lengths_and_missing_ones_as_an_empty_slot():
+    g = DeviceGraph.upload(CPU, random_graph(4000, 40, seed=3, hubs=4))
+    _, mid, heavy = g.degree_tiers()
+    args = g.id_list_args(mid, None, heavy)
+    assert len(args) == 6
+    assert args[0] is mid and args[1] == len(mid) and args[1].dtype == np.int32
+    assert len(args[2]) == 1 and args[3] == 0 and args[3].dtype == np.int32
+    assert args[4] is heavy and args[5] == len(heavy)

@@ -429,20 +429,19 @@ extern "C" __global__ void apply_moves(
     apply_moves_pass(n, accepted, dest, vwgt, cluster, cw, moved, inflow, count, reserved);
 }
 
-// A level's rounds in one cooperative launch (every block resident, ROW_WARPS warps each): per
-// sub-round of plan (nrounds rounds of nsub), best_cluster (rows of up to max_degree entries by
-// a thread, those in mid by a warp, those in heavy by a block with hoff's tables), the approval
-// and apply_moves, as the kernels above run them, a grid-wide barrier after each step; after a
-// round that moved fewer than min_moves vertices, no more rounds. fill and bucket are the two
-// halves of inflow's bytes (approve_bucket's arrays), start is count. Its arguments are plain
-// pointers: the loop writes what its steps read, so none of them may go through the read-only
-// cache.
+// A level's rounds in one cooperative launch (every block resident, ROW_WARPS warps each), for
+// levels without rows past WARP_DEGREE_MAX: per sub-round of plan (nrounds rounds of nsub),
+// best_cluster (rows of up to max_degree <= SCAN_DEGREE entries by a thread, which needs no
+// table, those in mid by a warp), the approval and apply_moves, as the kernels above run them,
+// a grid-wide barrier after each step; after a round that moved fewer than min_moves vertices,
+// no more rounds. fill and bucket are the two halves of inflow's bytes (approve_bucket's
+// arrays), start is count. Its arguments are plain pointers: the loop writes what its steps
+// read, so none of them may go through the read-only cache.
 extern "C" __global__ void cluster_loop(
     const int n, const long long* xadj, const int* adjncy, const int* adjwgt, const int* vwgt,
     int* cluster, int* cw, const int maxvwgt, const unsigned int seed, const unsigned int* plan,
     const int nrounds, const int nsub, const double min_moves, const long long max_degree,
-    const int* mid, const int nmid, const int* heavy, const int nheavy, const long long* hoff,
-    int* tkeys, int* tvals, int* dest, int* rating, long long* inflow, int* count,
+    const int* mid, const int nmid, int* dest, int* rating, long long* inflow, int* count,
     int* reserved, unsigned char* accepted, unsigned long long* moved)
 {
     const cooperative_groups::grid_group grid = cooperative_groups::this_grid();
@@ -454,15 +453,10 @@ extern "C" __global__ void cluster_loop(
             const SubRound round = sub_round_at(plan, r * nsub + sub, nsub);
             for_each_vertex(n, [&](const int v) {
                 best_cluster_vertex(v, round, xadj, adjncy, adjwgt, vwgt, cluster, cw, maxvwgt,
-                                    seed, tkeys, tvals, dest, rating, max_degree);
+                                    seed, nullptr, nullptr, dest, rating, max_degree);
             });
             best_cluster_warp_pass(mid, nmid, round, xadj, adjncy, adjwgt, vwgt, cluster, cw,
                                    maxvwgt, seed, dest, rating);
-            for (int i = blockIdx.x; i < nheavy; i += gridDim.x) {
-                best_cluster_by_block(i, heavy[i], round, xadj, adjncy, adjwgt, vwgt, cluster, cw,
-                                      maxvwgt, seed, hoff, tkeys, tvals, dest, rating);
-                __syncthreads();  // the block's shared results are read before the next's
-            }
             grid.sync();
             for_each_vertex(n, [&](const int v) {
                 approve_inflow_vertex(v, dest, vwgt, inflow, count);

@@ -223,20 +223,16 @@ def _cluster_loop(be: Backend, g: DeviceGraph, cluster, cw, maxvwgt: int, seed: 
     apply_moves would. (Levels with hub rows launch a kernel per step: their blocks' work hides
     the launches, and a block per hub, as many as the GPU holds, beats the loop's resident grid,
     twice as slow on rmat 20's dense levels.)"""
-    xp = be.xp
     n = g.nvtxs
-    max_degree, mid, heavy = g.degree_tiers()
-    hoff, tkeys, tvals = _hash_tables(g)
-    work = Approval.allocate(xp, n)
-    lists = [(xp.empty(1, dtype=xp.int32), np.int32(0)) if ids is None else
-             (ids, np.int32(len(ids))) for ids in (mid, heavy)]
+    max_degree, mid, _ = g.degree_tiers()
+    mid_args = g.id_list_args(mid)  # mid, nmid
+    work = Approval.allocate(be.xp, n)
     be.launch_cooperative(
-        be.kernel(CU_FILE, "cluster_loop"), loop_blocks(n, BLOCK, int(lists[0][1]),
-                                                        int(lists[1][1])),
+        be.kernel(CU_FILE, "cluster_loop"), loop_blocks(n, BLOCK, int(mid_args[1])),
         (np.int32(n), g.xadj, g.adjncy, g.adjwgt, g.vwgt, cluster, cw, np.int32(maxvwgt),
          np.uint32(seed), schedule.plan, np.int32(ROUNDS), np.int32(SUBROUNDS),
-         np.float64(MIN_ROUND_MOVES * n), max_degree, *lists[0], *lists[1], hoff, tkeys, tvals,
-         dest, rating, work.inflow, work.count, work.reserved, work.accepted, moved),
+         np.float64(MIN_ROUND_MOVES * n), max_degree, *mid_args, dest, rating,
+         work.inflow, work.count, work.reserved, work.accepted, moved),
         block=BLOCK)
 
 

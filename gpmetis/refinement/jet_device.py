@@ -51,11 +51,10 @@ class DeviceRefiner:
         # rows by length as the kernels take them; blocks keep a count per part in shared memory
         split = nparts <= MAX_SHARED_PARTS
         max_degree, mid, heavy = g.warp_split(split)
-        lists = [(xp.empty(1, dtype=xp.int32), np.int32(0)) if ids is None else
-                 (ids, np.int32(len(ids))) for ids in (mid, heavy)]
+        lists = g.id_list_args(mid, heavy)  # mid, nmid, heavy, nheavy
         self._args = (
             np.int32(n), np.int32(nparts), g.xadj, g.adjncy, g.adjwgt, g.vwgt, max_degree,
-            g.heavy_split(split)[0], *lists[0], *lists[1], self.limits, np.int64(patience),
+            g.heavy_split(split)[0], *lists, self.limits, np.int64(patience),
             np.int64(MAX_ITERATIONS), np.int64(c_num), np.int64(c_den), np.int64(INFLOW_SLACK),
             np.float64(1 - IMPROVEMENT), *(np.int32(shift) for shift in id_shifts(n)),
             *g.row_hash_tables(max_degree), self.cur, xp.empty(n, dtype=xp.int32), self.best,
@@ -67,8 +66,7 @@ class DeviceRefiner:
         self._shared_mem = max(score_shared_mem(nparts), 4 * nparts * (heavy is not None))
         # a thread per vertex and digit of the selects, a warp per mid row, a block per part
         # (the parts' thresholds are found at once) and per heavy row
-        self._blocks = loop_blocks(n, NUM_DIGITS, int(lists[0][1]),
-                                   max(nparts, int(lists[1][1])))
+        self._blocks = loop_blocks(n, NUM_DIGITS, int(lists[1]), max(nparts, int(lists[3])))
 
     def __call__(self, part):
         """(best partition, iterations run) from ``part`` (int32, copied, not changed); the
