@@ -415,3 +415,43 @@ def test_dense_graphs_metis_sees_the_thinned_graph_the_winner_is_the_lowest_full
     thin_cuts = [_cut(thin, p) if ok else np.inf for p, ok in zip(trials, fits)]
     assert np.argmin(full_cuts) != np.argmin(thin_cuts)  # scoring on the thin graph would fail
     np.testing.assert_array_equal(part, trials[int(np.argmin(full_cuts))])
+
+
+def _sum_and_place(args):
+    """A worker's job: the sum of its array, and whether the array is a view of shared memory."""
+    array, scale = args
+    return int(array.sum()) * scale, array.base is not None and not array.flags.owndata
+
+
+def test_a_jobs_arrays_are_written_once_into_the_arena_and_read_back_equal():
+    import mmap
+
+    a, b = np.arange(10, dtype=np.int64), np.arange(7, dtype=np.int32)[::2]
+    arena = mmap.mmap(-1, 4096)
+    jobs = [(_sum_and_place, (a, 1)), (_sum_and_place, (a, 2)), (_sum_and_place, (b, 3))]
+    shared = workers._share(jobs, arena)
+    places = [argument[0] for _, argument in shared]
+    aligned = -(-a.nbytes // workers.ARENA_ALIGN) * workers.ARENA_ALIGN
+    assert places[0] is places[1] and places[2].offset == aligned  # a once, then b
+    for (_, argument), (_, original) in zip(shared, jobs):
+        back = workers._unshare(argument, arena)
+        assert back[1] == original[1] and back[0].dtype == original[0].dtype
+        np.testing.assert_array_equal(back[0], original[0])
+    assert workers._share(jobs, mmap.mmap(-1, 64)) is jobs  # too small: sent as they are
+
+
+@pytest.mark.parametrize("arena_bytes", [workers.ARENA_BYTES, 16])
+def test_workers_take_their_arrays_from_the_arena_or_the_pipes_when_it_is_full(
+        monkeypatch, arena_bytes):
+    monkeypatch.setattr(workers.os, "cpu_count", lambda: 3)
+    monkeypatch.setattr(workers, "ARENA_BYTES", arena_bytes)
+    arrays = [np.arange(1000 * (i + 1), dtype=np.int64) for i in range(3)]
+    jobs = [(_sum_and_place, (arrays[i % 3], i)) for i in range(6)]
+    stop_workers()
+    start_workers(3)
+    try:
+        results = workers.run_jobs(jobs, iter(()), parallel=True)
+    finally:
+        stop_workers()
+    assert [r[0] for r in results] == [int(arrays[i % 3].sum()) * i for i in range(6)]
+    assert all(r[1] == (arena_bytes == workers.ARENA_BYTES) for r in results)

@@ -2,30 +2,90 @@
 own pipe (a job reaches its worker at once, without an executor's queues and threads).
 
 Workers hold no state between jobs: a job is a module-level function and its arguments, so
-which worker runs it, or whether one runs here instead, does not change its result.
+which worker runs it, or whether one runs here instead, does not change its result. The NumPy
+arrays among a job's arguments reach the workers through memory they share with this process
+(an anonymous shared mapping made before the fork), each array written once however many jobs
+take it: only their places go through the pipes.
 """
 
 from __future__ import annotations
 
+import math
+import mmap
 import multiprocessing
 import os
 import signal
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from gpmetis.errors import PartitionError
 
 Job = tuple[Callable[[Any], Any], Any]  # (function, argument), picklable
+# bytes of the arena shared with the workers (address space: pages are used as written); a
+# submission whose arrays do not fit sends them through the pipes
+ARENA_BYTES = 1 << 28
+ARENA_ALIGN = 64
+
+
+@dataclass(frozen=True)
+class _Shared:
+    """An array written into the arena: its offset, dtype and shape."""
+
+    offset: int
+    dtype: str
+    shape: tuple[int, ...]
+
+    def view(self, arena: mmap.mmap) -> np.ndarray:
+        count = math.prod(self.shape)
+        return np.frombuffer(arena, self.dtype, count, self.offset).reshape(self.shape)
+
+
+def _share(jobs: list[Job], arena: mmap.mmap) -> list[Job]:
+    """``jobs`` with the arrays of their tuple arguments written into ``arena`` and replaced by
+    ``_Shared`` places (an array taken by several jobs is written once); ``jobs`` as they are
+    when the arrays do not fit."""
+    places: dict[int, _Shared] = {}
+    end = 0
+    shared = []
+    for function, argument in jobs:
+        if isinstance(argument, tuple):
+            items = []
+            for item in argument:
+                if isinstance(item, np.ndarray):
+                    if id(item) not in places:
+                        if end + item.nbytes > len(arena):
+                            return jobs
+                        place = _Shared(end, item.dtype.str, item.shape)
+                        place.view(arena)[...] = item
+                        places[id(item)] = place
+                        end += -(-item.nbytes // ARENA_ALIGN) * ARENA_ALIGN
+                    item = places[id(item)]
+                items.append(item)
+            argument = tuple(items)
+        shared.append((function, argument))
+    return shared
+
+
+def _unshare(argument: Any, arena: mmap.mmap) -> Any:
+    """A job's argument with its ``_Shared`` places read back as arrays (views of ``arena``)."""
+    if not isinstance(argument, tuple):
+        return argument
+    return tuple(item.view(arena) if isinstance(item, _Shared) else item for item in argument)
 
 
 class _Workers:
     def __init__(self, count: int) -> None:
         context = multiprocessing.get_context("fork")
         self.processes, self.pipes = [], []
+        self.arena = mmap.mmap(-1, ARENA_BYTES)  # shared with the children forked below
         for _ in range(count):
             ours, theirs = context.Pipe()
             # the child closes its copies of our ends: when we exit, every worker sees EOF
-            process = context.Process(target=_serve, args=(theirs, [*self.pipes, ours]),
+            process = context.Process(target=_serve,
+                                      args=(theirs, [*self.pipes, ours], self.arena),
                                       daemon=True)
             process.start()
             theirs.close()
@@ -33,8 +93,10 @@ class _Workers:
             self.pipes.append(ours)
 
     def submit(self, jobs: list[Job]) -> _Pending:
-        """Send job i to worker i mod count now."""
+        """Send job i to worker i mod count now; the arena holds the jobs' arrays until the
+        results are in (the next submission overwrites them)."""
         count = len(self.pipes)
+        jobs = _share(jobs, self.arena)
         batches = [(pipe, jobs[w::count]) for w, pipe in enumerate(self.pipes) if jobs[w::count]]
         for pipe, batch in batches:
             try:
@@ -64,7 +126,7 @@ class _Pending:
         return [answers[i % self.count][i // self.count] for i in range(self.njobs)]
 
 
-def _serve(pipe, parent_ends: list) -> None:
+def _serve(pipe, parent_ends: list, arena: mmap.mmap) -> None:
     """A worker's loop: a batch of jobs in, their results (or the error) out. Ctrl-C is the
     parent's to handle; the worker ends when the parent's pipe end closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -76,7 +138,7 @@ def _serve(pipe, parent_ends: list) -> None:
         except EOFError:
             return
         try:
-            pipe.send([function(argument) for function, argument in batch])
+            pipe.send([function(_unshare(argument, arena)) for function, argument in batch])
         except Exception as exc:  # the caller re-raises it
             pipe.send(exc)
 
