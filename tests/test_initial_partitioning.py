@@ -92,14 +92,14 @@ def _recorded(monkeypatch) -> list:
 
 def test_bisections_without_a_tree_the_winner_is_the_lowest_cut_trial(fixture4elt, graph,
                                                                         monkeypatch):
-    monkeypatch.setattr(metis_trials, "BISECTION_ROUNDS", 0)
+    monkeypatch.setattr(metis_trials, "bisection_rounds", lambda nparts: 0)
     part = _run(fixture4elt, graph)
     np.testing.assert_array_equal(part, _lowest(_trials(graph, recursive=True), graph))
     assert set(np.unique(part)) == set(range(NPARTS))
 
 
 def test_bisection_tree_each_piece_takes_its_lowest_cut_trial(fixture4elt, graph, monkeypatch):
-    assert metis_trials.BISECTION_ROUNDS == 1
+    assert metis_trials.bisection_rounds(NPARTS) == 1
     calls = _recorded(monkeypatch)
     part = _run(fixture4elt, graph)
     # round one: four bisections of the whole graph, the lowest cut splits it
@@ -122,6 +122,29 @@ def test_bisection_tree_each_piece_takes_its_lowest_cut_trial(fixture4elt, graph
     assert _cut(graph, part) == total  # the pieces' cuts add up to the whole's
     # METIS's own cuts, which chose the winners, are the partitions' cuts
     assert all(cut == _cut(args[:4], p) for args, (p, cut) in calls)
+
+
+def test_the_tree_bisects_until_each_piece_has_at_most_piece_parts_parts():
+    assert [metis_trials.bisection_rounds(k) for k in (2, 8, 32, 33, 64, 128, 256, 1000)] == [
+        1, 1, 1, 1, 1, 2, 3, 5]
+    assert all(32 * 2 ** metis_trials.bisection_rounds(k) >= k for k in range(33, 3000))
+
+
+def test_deeper_trees_halve_the_trials_per_piece_each_round(fixture4elt, graph, monkeypatch):
+    monkeypatch.setattr(metis_trials, "PIECE_PARTS", 2)  # 16 parts: 3 rounds, then pairs
+    calls = _recorded(monkeypatch)
+    part = _run(fixture4elt, graph)
+    # rounds of 4, 2 x 2, 4 x 1 bisections, then 8 pieces of one trial into their 2 parts
+    assert [args[4] for args, _ in calls] == [2] * 20
+    assert [args[6] for args, _ in calls[:8]] == [3, 4, 5, 6, 3, 4, 3, 4]
+    assert [args[6] for args, _ in calls[8:]] == [3] * 12
+    assert set(np.unique(part)) == set(range(NPARTS))
+    # each of the last round's trials split its piece into the two parts it was given
+    pieces = [np.flatnonzero(part // 2 == piece) for piece in range(8)]
+    assert sum(len(p) for p in pieces) == len(part)
+    for (args, (best, _)), piece in zip(calls[12:], pieces):
+        assert len(args[2]) == len(piece)
+        np.testing.assert_array_equal(part[piece] % 2, best)
 
 
 def test_bisection_tree_odd_parts_and_target_weights(fixture4elt, graph, monkeypatch):

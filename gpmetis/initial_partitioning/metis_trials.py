@@ -3,8 +3,9 @@
 When coarsening reached its target, the coarsest graph is what METIS's own k-way scheme would
 split by recursive bisection, and so it is, a level of the bisection tree at a time so that the
 cores share each level: the lowest cut of ``ntrials`` METIS bisections splits the graph, the
-lowest of half as many splits each half, and so on for BISECTION_ROUNDS rounds; then each piece
-gets whole METIS recursive bisections (``METIS_PartGraphRecursive``) into its parts, the lowest
+lowest of half as many splits each half, and so on until each piece has at most PIECE_PARTS
+parts (at least one round: ``bisection_rounds``); then each piece gets whole METIS recursive
+bisections (``METIS_PartGraphRecursive``) into its parts, the lowest
 cut winning. As in METIS, a bisection's cut edges are dropped and each side is split on, so the
 pieces' cuts add up to the whole's; one METIS run would do the same bisections one after the
 other. The k-way refinement METIS would run next is the GPU's refinement of the coarsest level,
@@ -19,6 +20,7 @@ ran them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -32,7 +34,9 @@ PARALLEL_MIN_NNZ = 2_000
 CUT_BATCH_ENTRIES = 1 << 22  # trials x adjacency entries scored at once (~13 bytes each)
 IPTYPE_GROW, IPTYPE_RANDOM = 0, 1  # METIS's METIS_IPTYPE_* codes for a bisection's start
 STALLED = 2  # a coarsest graph above this many times the coarsening target: coarsening stalled
-BISECTION_ROUNDS = 1  # bisections of the tree before each piece gets whole recursive bisections
+# the bisection tree splits until each piece has at most this many parts, which whole recursive
+# bisections make (a whole METIS run into 128 parts took 3x one into 32 of the same piece)
+PIECE_PARTS = 32
 DENSE_DEGREE = 64  # a coarsest graph of a higher average degree is dense
 THIN_DEGREE = 16  # METIS sees each vertex of a dense coarsest graph with its heaviest edges
 METIS_INDEX = np.int64  # idx_t of the METIS inside pymetis's wheels
@@ -46,6 +50,12 @@ def bisects(nvtxs: int, nnz: int, target: int) -> bool:
     """Whether a coarsest graph of ``nvtxs`` vertices and ``nnz`` adjacency entries, where
     coarsening aimed at ``target`` vertices, is split by recursive bisection (else k-way)."""
     return nvtxs <= STALLED * target and not _dense(nvtxs, nnz)
+
+
+def bisection_rounds(nparts: int) -> int:
+    """The bisection tree's rounds before whole recursive bisections: at least one, and enough
+    to leave each piece at most PIECE_PARTS parts."""
+    return max(1, math.ceil(math.log2(nparts / PIECE_PARTS)))
 
 
 def _trial(args: tuple) -> tuple[np.ndarray, int]:
@@ -104,7 +114,7 @@ def initial_partition(
                   parallel=ntrials > 1 and graph.nnz >= PARALLEL_MIN_NNZ,
                   settings=(ufactor, niter, IPTYPE_RANDOM if random_bisections else IPTYPE_GROW))
     if bisects(n, graph.nnz, target):
-        part = _bisection_tree(graph.to_host(), tpwgts, run)
+        part = _bisection_tree(graph.to_host(), tpwgts, run, bisection_rounds(nparts))
     else:
         part = _kway(graph, tpwgts, maxpwgt, run)
     for _ in steps:
@@ -141,17 +151,17 @@ class _Piece:
     tpwgts: np.ndarray
 
 
-def _bisection_tree(host: tuple, tpwgts: np.ndarray, run: _Trials) -> np.ndarray:
+def _bisection_tree(host: tuple, tpwgts: np.ndarray, run: _Trials, rounds: int) -> np.ndarray:
     """The graph's partition by recursive bisection (as METIS's, which cuts a bisection's edges
-    and splits each half on), a tree level at a time: BISECTION_ROUNDS rounds of bisections,
+    and splits each half on), a tree level at a time: ``rounds`` rounds of bisections,
     then whole recursive bisections of each piece; each piece's lowest-cut trial wins, and the
     trials are shared out so that a round runs up to ``ntrials`` METIS runs at once."""
     xadj, adjncy, vwgt, adjwgt = host
     src = np.repeat(np.arange(len(vwgt)), np.diff(xadj))
     part = np.zeros(len(vwgt), dtype=np.int32)
     pieces = [_Piece(np.arange(len(vwgt)), 0, tpwgts)]
-    for depth in range(BISECTION_ROUNDS + 1):
-        whole = depth == BISECTION_ROUNDS
+    for depth in range(rounds + 1):
+        whole = depth == rounds
         pieces = [p for p in pieces if len(p.tpwgts) > 1 and len(p.vertices) > len(p.tpwgts)]
         if not pieces:
             break
