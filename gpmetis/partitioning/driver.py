@@ -168,6 +168,9 @@ def _best_of_cuts(graph: Graph, nparts, options, tpwgts, engine: str, seed: int)
         for trial in range(options.ncuts):
             part, run = multilevel_partition(g, nparts, options, tpwgts,
                                              seed + trial * CUT_SEED_STRIDE)
+            if options.ncuts == 1:  # nothing to choose between
+                best = (None, part, run)
+                break
             cut, pw = partition_state(be, g, part, nparts)
             score = (int(np.maximum(pw - limits, 0).sum()), cut)
             if best is None or score < best[0]:
@@ -192,4 +195,4 @@ def _best_of_cuts(graph: Graph, nparts, options, tpwgts, engine: str, seed: int)
         "ncuts": options.ncuts,
         "metrics_seconds": metrics_seconds,
     }
-    return be.asnumpy(part).astype(np.int32), stats, metrics
+    return be.asnumpy(part).astype(np.int32, copy=False), stats, metrics
