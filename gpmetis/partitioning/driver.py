@@ -161,21 +161,21 @@ def _best_of_cuts(graph: Graph, nparts, options, tpwgts, engine: str, seed: int)
     from gpmetis.refinement.jet import partition_state
 
     be = get_backend(engine)
-    limits = max_part_weights(graph.vwgt.sum(axis=0), tpwgts, options.ubfactors(1))[:, 0]
     try:
         g = DeviceGraph.upload(be, graph)
-        best = None
-        for trial in range(options.ncuts):
-            part, run = multilevel_partition(g, nparts, options, tpwgts,
-                                             seed + trial * CUT_SEED_STRIDE)
-            if options.ncuts == 1:  # nothing to choose between
-                best = (None, part, run)
-                break
-            cut, pw = partition_state(be, g, part, nparts)
-            score = (int(np.maximum(pw - limits, 0).sum()), cut)
-            if best is None or score < best[0]:
-                best = (score, part, run)
-        _, part, run = best
+        part, run = multilevel_partition(g, nparts, options, tpwgts, seed)
+        if options.ncuts > 1:  # the least overweight, then lowest cut, of the runs
+            limits = max_part_weights(np.array([g.total_vwgt]), tpwgts, options.ubfactors(1))
+            best = None
+            for trial in range(options.ncuts):
+                if trial:
+                    part, run = multilevel_partition(g, nparts, options, tpwgts,
+                                                     seed + trial * CUT_SEED_STRIDE)
+                cut, pw = partition_state(be, g, part, nparts)
+                score = (int(np.maximum(pw - limits[:, 0], 0).sum()), cut)
+                if best is None or score < best[0]:
+                    best = (score, part, run)
+            _, part, run = best
         metrics_start = time.perf_counter()
         be.release_free_memory()  # the metrics' arrays from fresh blocks, not the pool's fragments
         metrics = compute_metrics(g.xadj, g.adjncy, g.vwgt[:, None], g.adjwgt, part, nparts,
