@@ -1,5 +1,5 @@
-// Row statistics of a DeviceGraph on the GPU. Twin: numpy.diff(xadj).min()/.max() in
-// device_graph.py.
+// Row statistics of a DeviceGraph on the GPU. Twins in device_graph.py: numpy.diff(xadj)'s
+// min and max, and its comparisons for the degree lists.
 #include "block_reduce.cuh"
 
 // out[0] = max(out[0], the longest row's length), out[1] = max(out[1], ~ the shortest's) (the
@@ -16,4 +16,15 @@ extern "C" __global__ void row_degree_range(
     if (threadIdx.x != 0) return;
     if (longest) atomicMax(out, longest);
     atomicMax(out + 1, shortest);
+}
+
+// keep[v] = 1 when row v has more than low entries and, with has_high, at most high; else 0.
+extern "C" __global__ void rows_in_degree_range(
+    const int n, const long long* __restrict__ xadj, const long long low, const long long high,
+    const int has_high, unsigned char* __restrict__ keep)
+{
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= n) return;
+    const long long degree = xadj[v + 1] - xadj[v];
+    keep[v] = degree > low && (!has_high || degree <= high);
 }

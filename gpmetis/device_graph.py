@@ -21,6 +21,7 @@ SCAN_DEGREE = 64  # as in row_sums.cuh: rows up to this long are rescanned, not 
 # table as long as the row fills up when its neighbours are all in distinct clusters)
 TABLE_SLACK = 2
 NO_DEGREE_LIMIT = np.int64(2**62)
+DEGREE_LISTS = ("mid", "heavy")  # the _scratch names of the degree lists
 
 
 @dataclass
@@ -66,7 +67,9 @@ class DeviceGraph:
         """Free the edge weights until ``reload`` when they are all ones (rebuilt, not copied)."""
         if self.unit_adjwgt and self.adjwgt is not None:
             self.adjwgt = None
-            self._scratch.clear()
+            # the work arrays go; the degree lists (small, and a sync each to make) stay
+            self._scratch = {name: self._scratch[name] for name in DEGREE_LISTS
+                             if name in self._scratch}
 
     def reload(self) -> None:
         """Bring offloaded or dropped arrays back."""
@@ -188,13 +191,24 @@ class DeviceGraph:
         there are none; kept for the level's lifetime."""
         if name not in self._scratch:
             ids = None
-            if self.max_degree > low:  # the degree array only when some row qualifies
-                deg = self.xadj[1:] - self.xadj[:-1]
-                keep = deg > low if high is None else (deg > low) & (deg <= high)
-                ids = self.be.xp.flatnonzero(keep).astype(self.be.xp.int32)
+            if self.max_degree > low:  # the flags only when some row qualifies
+                ids = self.be.xp.flatnonzero(self._rows_in_degree_range(low, high)).astype(
+                    self.be.xp.int32)
                 ids = ids if len(ids) else None
             self._scratch[name] = ids
         return self._scratch[name]
+
+    def _rows_in_degree_range(self, low: int, high: int | None):
+        """Whether each row has more than ``low`` entries and at most ``high`` (None: no bound):
+        bool on the cpu backend, uint8 from one kernel on the GPU."""
+        if not self.be.gpu:
+            deg = np.diff(self.xadj)
+            return deg > low if high is None else (deg > low) & (deg <= high)
+        keep = self.be.xp.empty(self.nvtxs, dtype=self.be.xp.uint8)
+        self.be.launch(self.be.kernel(CU_FILE, "rows_in_degree_range"), self.nvtxs,
+                       (np.int32(self.nvtxs), self.xadj, np.int64(low),
+                        np.int64(high or 0), np.int32(high is not None), keep))
+        return keep
 
     @property
     def nvtxs(self) -> int:

@@ -91,3 +91,17 @@ def test_id_lists_go_to_kernels_with_their_lengths_and_missing_ones_as_an_empty_
     assert args[0] is mid and args[1] == len(mid) and args[1].dtype == np.int32
     assert len(args[2]) == 1 and args[3] == 0 and args[3].dtype == np.int32
     assert args[4] is heavy and args[5] == len(heavy)
+
+
+def test_dropping_unit_edge_weights_frees_the_work_arrays_but_keeps_the_degree_lists():
+    g = DeviceGraph.upload(CPU, random_graph(4000, 40, seed=3, hubs=4))
+    assert g.unit_adjwgt
+    _, mid, heavy = g.degree_tiers()
+    tkeys = g.row_hash_tables()[0]
+    g.drop_unit_adjwgt()
+    assert g.adjwgt is None
+    _, mid_after, heavy_after = g.degree_tiers()
+    assert mid_after is mid and heavy_after is heavy
+    assert g.row_hash_tables()[0] is not tkeys
+    g.reload()
+    assert np.array_equal(g.adjwgt, np.ones(g.nnz, np.int32))

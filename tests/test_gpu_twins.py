@@ -76,6 +76,18 @@ def test_degree_range_equals_twin(name):
 
 
 @pytest.mark.parametrize("name", CASES)
+def test_degree_lists_equal_twin(name):
+    gc, gg = _both(_graph(name))
+    for host, device in zip(gc.degree_tiers(), gg.degree_tiers()):
+        assert (host is None) == (device is None)
+        if host is not None and not np.isscalar(host):
+            assert device.dtype == np.int32
+            _eq(host, device)
+        else:
+            assert host == device
+
+
+@pytest.mark.parametrize("name", CASES)
 def test_matching_equals_twin(name):
     gc, gg = _both(_graph(name))
     cpu, gpu = gc.be, gg.be
