@@ -440,10 +440,10 @@ def test_dense_graphs_metis_sees_the_thinned_graph_the_winner_is_the_lowest_full
     np.testing.assert_array_equal(part, trials[int(np.argmin(full_cuts))])
 
 
-def _sum_and_place(args):
-    """A worker's job: the sum of its array, and whether the array is a view of shared memory."""
+def _sum_and_writeable(args):
+    """A worker's job: the sum of its array, and whether the job could write into it."""
     array, scale = args
-    return int(array.sum()) * scale, array.base is not None and not array.flags.owndata
+    return int(array.sum()) * scale, bool(array.flags.writeable)
 
 
 def test_a_jobs_arrays_are_written_once_into_the_arena_and_read_back_equal():
@@ -451,7 +451,7 @@ def test_a_jobs_arrays_are_written_once_into_the_arena_and_read_back_equal():
 
     a, b = np.arange(10, dtype=np.int64), np.arange(7, dtype=np.int32)[::2]
     arena = mmap.mmap(-1, 4096)
-    jobs = [(_sum_and_place, (a, 1)), (_sum_and_place, (a, 2)), (_sum_and_place, (b, 3))]
+    jobs = [(_sum_and_writeable, (x, scale)) for x, scale in ((a, 1), (a, 2), (b, 3))]
     shared = workers._share(jobs, arena)
     places = [argument[0] for _, argument in shared]
     aligned = -(-a.nbytes // workers.ARENA_ALIGN) * workers.ARENA_ALIGN
@@ -460,6 +460,7 @@ def test_a_jobs_arrays_are_written_once_into_the_arena_and_read_back_equal():
         back = workers._unshare(argument, arena)
         assert back[1] == original[1] and back[0].dtype == original[0].dtype
         np.testing.assert_array_equal(back[0], original[0])
+        assert not back[0].flags.writeable
     assert workers._share(jobs, mmap.mmap(-1, 64)) is jobs  # too small: sent as they are
 
 
@@ -468,8 +469,12 @@ def test_workers_take_their_arrays_from_the_arena_or_the_pipes_when_it_is_full(
         monkeypatch, arena_bytes):
     monkeypatch.setattr(workers.os, "cpu_count", lambda: 3)
     monkeypatch.setattr(workers, "ARENA_BYTES", arena_bytes)
+    shared = []
+    share = workers._share
+    monkeypatch.setattr(workers, "_share", lambda jobs, arena: shared.append(
+        share(jobs, arena)) or shared[-1])
     arrays = [np.arange(1000 * (i + 1), dtype=np.int64) for i in range(3)]
-    jobs = [(_sum_and_place, (arrays[i % 3], i)) for i in range(6)]
+    jobs = [(_sum_and_writeable, (arrays[i % 3], i)) for i in range(6)]
     stop_workers()
     start_workers(3)
     try:
@@ -477,4 +482,7 @@ def test_workers_take_their_arrays_from_the_arena_or_the_pipes_when_it_is_full(
     finally:
         stop_workers()
     assert [r[0] for r in results] == [int(arrays[i % 3].sum()) * i for i in range(6)]
-    assert all(r[1] == (arena_bytes == workers.ARENA_BYTES) for r in results)
+    via_arena = [isinstance(argument[0], workers._Shared) for _, argument in shared[0]]
+    assert via_arena == [arena_bytes > 16] * 6
+    # read-only either way (as unpickled arrays are): no job can change what another reads
+    assert not any(r[1] for r in results)

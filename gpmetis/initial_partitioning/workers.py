@@ -5,7 +5,8 @@ Workers hold no state between jobs: a job is a module-level function and its arg
 which worker runs it, or whether one runs here instead, does not change its result. The NumPy
 arrays among a job's arguments reach the workers through memory they share with this process
 (an anonymous shared mapping made before the fork), each array written once however many jobs
-take it: only their places go through the pipes.
+take it: only their places go through the pipes. On the workers a job's arrays are read-only,
+as arrays unpickled from a pipe are (jobs that take the same array share it).
 """
 
 from __future__ import annotations
@@ -70,10 +71,17 @@ def _share(jobs: list[Job], arena: mmap.mmap) -> list[Job]:
 
 
 def _unshare(argument: Any, arena: mmap.mmap) -> Any:
-    """A job's argument with its ``_Shared`` places read back as arrays (views of ``arena``)."""
+    """A job's argument with its ``_Shared`` places read back as read-only views of ``arena``
+    (jobs read their arrays, which other jobs may share)."""
     if not isinstance(argument, tuple):
         return argument
-    return tuple(item.view(arena) if isinstance(item, _Shared) else item for item in argument)
+    views = []
+    for item in argument:
+        if isinstance(item, _Shared):
+            item = item.view(arena)
+            item.flags.writeable = False
+        views.append(item)
+    return tuple(views)
 
 
 class _Workers:
