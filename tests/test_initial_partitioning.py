@@ -484,5 +484,5 @@ def test_workers_take_their_arrays_from_the_arena_or_the_pipes_when_it_is_full(
     assert [r[0] for r in results] == [int(arrays[i % 3].sum()) * i for i in range(6)]
     via_arena = [isinstance(argument[0], workers._Shared) for _, argument in shared[0]]
     assert via_arena == [arena_bytes > 16] * 6
-    # read-only either way (as unpickled arrays are): no job can change what another reads
-    assert not any(r[1] for r in results)
+    # the arena's arrays are read-only: no job can change what another reads
+    assert [r[1] for r in results] == [arena_bytes == 16] * 6

@@ -5,8 +5,8 @@ Workers hold no state between jobs: a job is a module-level function and its arg
 which worker runs it, or whether one runs here instead, does not change its result. The NumPy
 arrays among a job's arguments reach the workers through memory they share with this process
 (an anonymous shared mapping made before the fork), each array written once however many jobs
-take it: only their places go through the pipes. On the workers a job's arrays are read-only,
-as arrays unpickled from a pipe are (jobs that take the same array share it).
+take it: only their places go through the pipes. On the workers those arrays are read-only
+views, shared by the jobs that take the same array: a job only reads its arrays.
 """
 
 from __future__ import annotations
