@@ -256,10 +256,8 @@ class DeviceGraph:
 
     def to_host(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(xadj, adjncy, vwgt, adjwgt) as NumPy arrays with every row sorted by neighbour id."""
-        be = self.be
-        xadj = be.asnumpy(self.xadj)
-        adjncy = be.asnumpy(self.adjncy)
-        adjwgt = be.asnumpy(self.adjwgt)
-        src = np.repeat(np.arange(len(xadj) - 1, dtype=np.int64), np.diff(xadj))
-        order = np.argsort(src * max(len(xadj) - 1, 1) + adjncy, kind="stable")
-        return xadj, adjncy[order], be.asnumpy(self.vwgt), adjwgt[order]
+        be, xp = self.be, self.be.xp
+        src = be.sources(self.xadj, self.nnz).astype(xp.int64)
+        order = xp.argsort(src * max(self.nvtxs, 1) + self.adjncy, kind="stable")
+        return (be.asnumpy(self.xadj), be.asnumpy(self.adjncy[order]), be.asnumpy(self.vwgt),
+                be.asnumpy(self.adjwgt[order]))

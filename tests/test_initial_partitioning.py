@@ -13,6 +13,7 @@ from gpmetis.initial_partitioning.metis_trials import (
     IPTYPE_GROW,
     IPTYPE_RANDOM,
     THIN_DEGREE,
+    _induced,
     _trial,
     initial_partition,
 )
@@ -66,7 +67,7 @@ def _lowest(parts, graph):
     return parts[cuts.index(min(cuts))]
 
 
-def _induced(graph, vertices):
+def _brute_induced(graph, vertices):
     """The subgraph METIS would split on, by brute force."""
     xadj, adjncy, vwgt, adjwgt = graph
     number = {v: i for i, v in enumerate(vertices)}
@@ -76,6 +77,38 @@ def _induced(graph, vertices):
     sub_xadj = np.cumsum([0] + [len(row) for row in rows])
     entries = np.array([e for row in rows for e in row]).reshape(-1, 2)
     return sub_xadj, entries[:, 0], vwgt[vertices], entries[:, 1]
+
+
+def test_induced_subgraphs_of_a_round_s_pieces_equal_brute_force(graph):
+    xadj, adjncy, vwgt, _ = graph
+    host = (xadj, adjncy, vwgt, np.arange(len(adjncy)) % 97 + 1)  # each entry's own weight
+    src = np.repeat(np.arange(len(vwgt)), np.diff(xadj))
+    label = np.random.default_rng(5).integers(0, 6, len(vwgt))  # label 5: in no piece
+    pieces = [np.flatnonzero(label == p) for p in (3, 0, 4, 1, 2)]
+    subgraphs = _induced(host, src, pieces)
+    assert len(subgraphs) == len(pieces)
+    for vertices, sub in zip(pieces, subgraphs):
+        expected = _brute_induced(host, vertices)
+        assert len(expected[1]) > 0
+        for a, b in zip(sub, expected):
+            np.testing.assert_array_equal(a, b)
+    assert _induced(host, src, [np.arange(len(vwgt))]) == [host]
+
+
+def test_induced_subgraphs_past_16_bit_piece_numbers():
+    # a path of 80,000 vertices cut into 40,000 pairs: each pair's subgraph is its one edge
+    n = 80_000
+    src = np.repeat(np.arange(n), [1] + [2] * (n - 2) + [1])
+    xadj = np.concatenate(([0], np.cumsum(np.bincount(src, minlength=n))))
+    vertices = np.arange(n)
+    adjncy = np.stack([vertices - 1, vertices + 1], axis=1).reshape(-1)[1:-1].astype(np.int32)
+    adjwgt = (adjncy + src).astype(np.int32)  # an edge's weight: its ends' sum
+    host = (xadj, adjncy, np.ones(n, dtype=np.int32), adjwgt)
+    pieces = [np.array([v, v + 1]) for v in range(0, n, 2)]
+    subgraphs = _induced(host, src, pieces)
+    for v, (sub_xadj, sub_adjncy, sub_vwgt, sub_adjwgt) in zip(range(0, n, 2), subgraphs):
+        assert sub_xadj.tolist() == [0, 1, 2] and sub_adjncy.tolist() == [1, 0]
+        assert sub_adjwgt.tolist() == [2 * v + 1] * 2 and sub_vwgt.tolist() == [1, 1]
 
 
 def _recorded(monkeypatch) -> list:
@@ -109,7 +142,7 @@ def test_bisection_tree_each_piece_takes_its_lowest_cut_trial(fixture4elt, graph
     # round two: two trials per half into 8 parts, on the half's subgraph
     total = _cut(graph, sides)
     for side in (0, 1):
-        sub = _induced(graph, np.flatnonzero(sides == side))
+        sub = _brute_induced(graph, np.flatnonzero(sides == side))
         rounds = [args for args, _ in calls[4 + 2 * side:6 + 2 * side]]
         assert [args[4:7] for args in rounds] == [(8, None, 3), (8, None, 4)]
         for a, b in zip(rounds[0][:4], sub):

@@ -166,9 +166,9 @@ def _bisection_tree(host: tuple, tpwgts: np.ndarray, run: _Trials, rounds: int) 
         if not pieces:
             break
         graphs = []
-        for p in pieces:
+        for p, sub in zip(pieces, _induced(host, src, [p.vertices for p in pieces])):
             tp = p.tpwgts if whole else np.array([side.sum() for side in _half(p.tpwgts)])
-            graphs.append((*_induced(host, src, p.vertices), len(tp), _explicit(tp)))
+            graphs.append((*sub, len(tp), _explicit(tp)))
         trials = run(graphs, recursive=True, ntrials=max(1, run.ntrials >> depth))
         halves = []
         for p, results in zip(pieces, trials):
@@ -199,18 +199,35 @@ def _explicit(tpwgts: np.ndarray) -> list[float] | None:
     return None if np.allclose(tpwgts, tpwgts[0]) else [float(x) for x in tpwgts]
 
 
-def _induced(host: tuple, src: np.ndarray, vertices: np.ndarray) -> tuple:
-    """The CSR arrays of the subgraph of ``host`` induced by ``vertices`` (ascending), its
-    vertices numbered in that order and each row's entries kept in their order."""
+def _induced(host: tuple, src: np.ndarray, pieces: list[np.ndarray]) -> list[tuple]:
+    """The CSR arrays of the subgraphs of ``host`` induced by each of ``pieces`` (disjoint
+    vertex lists, each ascending), each numbered in its piece's order with each row's entries
+    kept in their order; from one pass over the edges, however many pieces."""
     xadj, adjncy, vwgt, adjwgt = host
-    if len(vertices) == len(vwgt):
-        return host
-    rename = np.full(len(vwgt), -1, dtype=np.int64)
-    rename[vertices] = np.arange(len(vertices))
-    keep = (rename[src] >= 0) & (rename[adjncy] >= 0)
-    sub_xadj = np.zeros(len(vertices) + 1, dtype=xadj.dtype)
-    np.cumsum(np.bincount(rename[src[keep]], minlength=len(vertices)), out=sub_xadj[1:])
-    return sub_xadj, rename[adjncy[keep]].astype(adjncy.dtype), vwgt[vertices], adjwgt[keep]
+    if len(pieces) == 1 and len(pieces[0]) == len(vwgt):
+        return [host]
+    sizes = np.array([len(p) for p in pieces])
+    starts = np.concatenate(([0], np.cumsum(sizes)))
+    members = np.concatenate(pieces)
+    # small piece numbers: NumPy's stable sort of 16-bit keys is a radix sort, 3x a merge sort
+    piece_of = np.full(len(vwgt), -1, dtype=np.int16 if len(pieces) < 1 << 15 else np.int64)
+    piece_of[members] = np.repeat(np.arange(len(pieces)), sizes)
+    rank = np.empty(len(vwgt), dtype=np.int64)  # a vertex's place among all pieces' members
+    rank[members] = np.arange(len(members))
+    ends = piece_of[adjncy]
+    kept = np.flatnonzero((ends >= 0) & (ends == piece_of[src]))
+    # by piece, and within one by row (pieces ascend), each row's entries in their order
+    kept = kept[np.argsort(ends[kept], kind="stable")]
+    rows = np.zeros(len(members) + 1, dtype=xadj.dtype)
+    np.cumsum(np.bincount(rank[src[kept]], minlength=len(members)), out=rows[1:])
+    local = (rank[adjncy[kept]] - starts[ends[kept]]).astype(adjncy.dtype)
+    sub_adjwgt = adjwgt[kept]
+    subgraphs = []
+    for i, vertices in enumerate(pieces):
+        first, last = rows[starts[i]], rows[starts[i + 1]]
+        subgraphs.append((rows[starts[i]:starts[i + 1] + 1] - first, local[first:last],
+                          vwgt[vertices], sub_adjwgt[first:last]))
+    return subgraphs
 
 
 def _kway(graph: DeviceGraph, tpwgts: np.ndarray, maxpwgt: np.ndarray, run: _Trials
