@@ -38,7 +38,7 @@ STALLED = 2  # a coarsest graph above this many times the coarsening target: coa
 # bisections make (a whole METIS run into 128 parts took 3x one into 32 of the same piece)
 PIECE_PARTS = 32
 DENSE_DEGREE = 64  # a coarsest graph of a higher average degree is dense
-THIN_DEGREE = 16  # METIS sees each vertex of a dense coarsest graph with its heaviest edges
+THIN_DEGREE = 8  # METIS sees each vertex of a dense coarsest graph with its heaviest edges
 METIS_INDEX = np.int64  # idx_t of the METIS inside pymetis's wheels
 
 
