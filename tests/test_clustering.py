@@ -16,7 +16,7 @@ from gpmetis.coarsening.clustering import (
     best_cluster,
     lp_clustering,
 )
-from gpmetis.coarsening.coarsen import coarsen, coarsen_to
+from gpmetis.coarsening.coarsen import TARGET_SLACK, coarsen, coarsen_to
 from gpmetis.coarsening.contraction import coarse_map, contract, members_of, pair_members
 from gpmetis.coarsening.matching import heavy_edge_matching
 from gpmetis.device_graph import DeviceGraph
@@ -152,8 +152,8 @@ def test_clusters_coarsen_in_fewer_levels_than_pairs():
     assert len(clusters) < len(pairs)
     sizes = [lvl.nvtxs for lvl in clusters]
     assert all(b < 0.9 * a for a, b in zip(sizes, sizes[1:]))
-    target = coarsen_to(g.nvtxs, 8)
-    assert sizes[-1] <= target < sizes[-2]
+    enough = int(TARGET_SLACK * coarsen_to(g.nvtxs, 8))
+    assert sizes[-1] <= enough < sizes[-2]
 
 
 def test_ctype_lp_is_the_default_of_our_engines_not_of_metis():
@@ -184,6 +184,28 @@ def test_a_level_where_clusters_do_not_halve_the_graph_falls_back_to_pairs(monke
     pairs = coarsen(CPU, DeviceGraph.upload(CPU, graph), 8, seed=1, ctype="shem", two_hop=True)
     assert [lvl.nvtxs for lvl in fallback] == [lvl.nvtxs for lvl in pairs]
     assert len(pairs) > 2
+
+
+@pytest.mark.parametrize("ratio", [0.54, 0.6])
+def test_clusters_that_do_not_halve_the_graph_are_kept_when_they_end_coarsening(
+        monkeypatch, ratio):
+    import gpmetis.coarsening.coarsen as coarsen_module
+
+    def stalled(be, g, maxvwgt, seed):
+        cmap = (np.arange(g.nvtxs) * ratio).astype(np.int32)
+        return cmap, int(cmap[-1]) + 1
+
+    monkeypatch.setattr(coarsen_module, "lp_clustering", stalled)
+    graph = random_graph(2000, 6, seed=3)
+    enough = int(TARGET_SLACK * coarsen_to(graph.nvtxs, 8))
+    levels = coarsen(CPU, DeviceGraph.upload(CPU, graph), 8, seed=1, ctype="lp", two_hop=True)
+    sizes = [lvl.nvtxs for lvl in levels]
+    clustered = int(1999 * ratio) + 1
+    assert clustered > 1000  # the clusters do not halve the graph
+    if clustered <= enough:  # 1080: this level ends coarsening, so it stays
+        assert sizes == [2000, clustered]
+    else:  # 1200: pairs instead, as far as they go
+        assert sizes[1] != clustered and sizes[-1] <= enough
 
 
 def test_pair_members_are_the_member_lists_of_a_matching():

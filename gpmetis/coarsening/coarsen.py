@@ -14,6 +14,9 @@ from gpmetis.device_graph import DeviceGraph
 
 MIN_SHRINK = 0.10
 CLUSTER_MAX_RATIO = 0.5  # a level of clusters must at least halve the graph, as pairs at best do
+# Coarsening is done within 10% of its target: a level more would cost more (its coarsening and
+# refinement, ~1-2 ms on the GPU) than METIS's trials gain from a graph 10% smaller
+TARGET_SLACK = 1.1
 MAX_LEVELS = 64
 # Intermediate levels kept on the GPU, in multiples of the finest graph's bytes; older ones wait
 # in host memory until uncoarsening reaches them (power-law graphs keep dense coarse levels
@@ -48,22 +51,23 @@ def coarsen(
     """The hierarchy, finest first; the last level has no cmap and is the coarsest graph.
 
     ``ctype``: "lp" clusters by label propagation, "shem" matches heavy edges, "rm" matches at
-    random. Stops when the graph has at most ``coarsen_to`` vertices, or a level shrinks it by
-    less than 10%. A coarse vertex never weighs more than METIS's limit of
+    random. Stops when the graph has at most 1.1 * ``coarsen_to`` vertices, or a level shrinks
+    it by less than 10%. A coarse vertex never weighs more than METIS's limit of
     1.5 * total / coarsen_to (unless it is one heavier fine vertex).
     """
     target = coarsen_to(graph.nvtxs, nparts)
+    enough = int(TARGET_SLACK * target)
     input_bytes = graph.nbytes  # before the finest level drops any array
     budget = LEVEL_MEMORY_BUDGET * input_bytes
     maxvwgt = max(int(1.5 * graph.total_vwgt / target), 1)
     levels = [Level(graph)]
-    while graph.nvtxs > target and len(levels) < MAX_LEVELS:
+    while graph.nvtxs > enough and len(levels) < MAX_LEVELS:
         start = time.perf_counter()
         cmap, nc, members = _coarse_map(be, graph, maxvwgt, seed + len(levels), ctype, two_hop)
-        if ctype == "lp" and nc > CLUSTER_MAX_RATIO * graph.nvtxs:
+        if ctype == "lp" and nc > max(CLUSTER_MAX_RATIO * graph.nvtxs, enough):
             # clusters that do not even halve the graph (power-law graphs: leaves whose hubs'
             # clusters are full) gain nothing over pairs and cut worse: heavy-edge and two-hop
-            # pairs coarsen the rest of the hierarchy
+            # pairs coarsen the rest of the hierarchy (unless this level ends it)
             ctype = "shem"
             cmap, nc, members = _coarse_map(be, graph, maxvwgt, seed + len(levels), ctype, two_hop)
         if nc > (1.0 - MIN_SHRINK) * graph.nvtxs:
