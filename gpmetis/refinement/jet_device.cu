@@ -1,5 +1,5 @@
 // jet.py's refine loop on the device: jet_loop runs a level's iterations in one cooperative
-// kernel (launched by jet_device.py, after jet_end has set the state of the starting
+// kernel (launched by jet_device.py, after jet_start has set the state of the starting
 // partition). Twin: the loop of jet.py's refine. ctl (int64) holds the loop's state, gates
 // (int32) which steps of the next iteration run.
 #include <cooperative_groups.h>
@@ -20,6 +20,7 @@
 #define GATE_REBALANCE 1  // rebalancing (some part overweight)
 #define GATE_RUN 2        // the loop still runs
 #define GATE_BEST 3       // the new partition is the best so far
+#define GATE_UNLOCK 4     // the iteration just scored rebalanced: the next one starts unlocked
 
 // Start of an iteration (one block): stop when the iteration or patience budget is spent, else
 // pick label propagation or rebalancing; room[p] = maxpwgt[p] - pw[p], roomiest[0] = the first
@@ -99,12 +100,31 @@ __device__ __forceinline__ void jet_end_block(
     ctl[CTL_BEST_CUT] = cut;
 }
 
-extern "C" __global__ void jet_end(
+// The books after an iteration's score (one block): jet_end_block, then jet_begin_block for the
+// next iteration, whose gates replace this one's (GATE_UNLOCK keeps what the commit needs).
+__device__ __forceinline__ void jet_books_block(
     const int init, const int nparts, const long long* __restrict__ maxpwgt,
-    const double keep_factor, const unsigned long long* __restrict__ acc,
-    long long* __restrict__ pw, long long* __restrict__ ctl, int* __restrict__ gates)
+    const long long patience, const long long max_iterations, const double keep_factor,
+    const unsigned long long* __restrict__ acc, long long* __restrict__ pw,
+    long long* __restrict__ ctl, long long* __restrict__ room, int* __restrict__ roomiest,
+    int* __restrict__ gates)
 {
     jet_end_block(init, nparts, maxpwgt, keep_factor, acc, pw, ctl, gates);
+    if (threadIdx.x == 0) gates[GATE_UNLOCK] = gates[GATE_REBALANCE];
+    __syncthreads();  // ctl, pw and the gates are read by the whole block next
+    jet_begin_block(nparts, maxpwgt, patience, max_iterations, pw, ctl, room, roomiest, gates);
+}
+
+// The starting partition's books (one block), after `score`: the state jet_loop starts from.
+extern "C" __global__ void jet_start(
+    const int nparts, const long long* __restrict__ maxpwgt, const long long patience,
+    const long long max_iterations, const double keep_factor,
+    const unsigned long long* __restrict__ acc, long long* __restrict__ pw,
+    long long* __restrict__ ctl, long long* __restrict__ room, int* __restrict__ roomiest,
+    int* __restrict__ gates)
+{
+    jet_books_block(1, nparts, maxpwgt, patience, max_iterations, keep_factor, acc, pw, ctl,
+                    room, roomiest, gates);
 }
 
 // End of an iteration, per vertex: best = moved when it is the best partition so far; the next
@@ -118,7 +138,7 @@ __device__ __forceinline__ void jet_commit_pass(
     for_each_vertex(n, [&](const int v) {
         if (gates[GATE_BEST]) best[v] = moved[v];
         part[v] = moved[v];
-        locked[v] = gates[GATE_REBALANCE] ? 0 : next_locked[v];
+        locked[v] = gates[GATE_UNLOCK] ? 0 : next_locked[v];
     });
 }
 
@@ -181,7 +201,7 @@ __device__ __forceinline__ void best_moves_in_loop(
 // A level's whole loop in one cooperative launch (every block resident, NUM_DIGITS threads
 // each, 4 * nparts bytes of dynamic shared memory where score or a block's best_moves needs
 // them): the steps of an iteration as the kernels of jet.cu and rebalance.cu define them, a
-// grid-wide barrier after each, block 0 keeping the books, until jet_begin stops the loop; rows go to threads, warps and
+// grid-wide barrier after each, block 0 keeping the books, until jet_begin_block stops the loop; rows go to threads, warps and
 // blocks as their RowTiers says. Its arguments are plain pointers: the loop writes what its steps
 // read, so none of them may go through the read-only cache.
 extern "C" __global__ void jet_loop(
@@ -200,10 +220,6 @@ extern "C" __global__ void jet_loop(
     const cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     const RowTiers rows{max_degree, heavy_degree, mid, heavy, nmid, nheavy};
     for (;;) {
-        if (blockIdx.x == 0)
-            jet_begin_block(nparts, maxpwgt, patience, max_iterations, pw, ctl, room, roomiest,
-                            gates);
-        grid.sync();
         if (!gates[GATE_RUN]) return;
         if (gates[GATE_LP]) {
             best_moves_in_loop(rows, n, nparts, xadj, adjncy, adjwgt, vwgt, part, locked, room,
@@ -246,7 +262,8 @@ extern "C" __global__ void jet_loop(
         });
         grid.sync();
         if (blockIdx.x == 0)
-            jet_end_block(0, nparts, maxpwgt, keep_factor, acc, pw, ctl, gates);
+            jet_books_block(0, nparts, maxpwgt, patience, max_iterations, keep_factor, acc, pw,
+                            ctl, room, roomiest, gates);
         grid.sync();
         jet_commit_pass(gates, n, moved, best, part, next_locked, locked);
         grid.sync();

@@ -27,7 +27,7 @@ from gpmetis.refinement.rebalance import INFLOW_SLACK, NUM_DIGITS, id_shifts, se
 CU_FILE = Path(__file__).with_name("jet_device.cu")
 CTL_SIZE = 8
 CTL_ITERATIONS = 5  # as in jet_device.cu
-NUM_GATES = 4
+NUM_GATES = 5  # as in jet_device.cu
 CONTROL_BLOCK = 1024
 
 
@@ -48,6 +48,9 @@ class DeviceRefiner:
         self.pw = xp.empty(nparts, dtype=xp.int64)
         self.ctl = xp.zeros(CTL_SIZE, dtype=xp.int64)
         self.gates = xp.zeros(NUM_GATES, dtype=xp.int32)
+        self.room = xp.empty(nparts, dtype=xp.int64)  # limit - weight per part
+        self.roomiest = xp.empty(1, dtype=xp.int32)
+        self.patience = patience
         # rows by length as the kernels take them; blocks keep a count per part in shared memory
         split = nparts <= MAX_SHARED_PARTS
         max_degree, mid, heavy = g.warp_split(split)
@@ -59,8 +62,8 @@ class DeviceRefiner:
             np.float64(1 - IMPROVEMENT), *(np.int32(shift) for shift in id_shifts(n)),
             *g.row_hash_tables(max_degree), self.cur, xp.empty(n, dtype=xp.int32), self.best,
             self.locked, xp.empty(n, dtype=xp.uint8), xp.empty(n, dtype=xp.int32),
-            xp.empty(n, dtype=xp.int32), self.pw, self.ctl, xp.empty(nparts, dtype=xp.int64),
-            xp.empty(1, dtype=xp.int32), self.gates, self.acc,
+            xp.empty(n, dtype=xp.int32), self.pw, self.ctl, self.room, self.roomiest,
+            self.gates, self.acc,
             xp.zeros(nparts * NUM_DIGITS, dtype=xp.uint64), xp.zeros(nparts, dtype=xp.uint64),
             xp.empty(nparts, dtype=xp.int64), *select_buffers(g, nparts))
         self._shared_mem = max(score_shared_mem(nparts), 4 * nparts * (heavy is not None))
@@ -78,9 +81,10 @@ class DeviceRefiner:
         self.acc.fill(0)
         launch_score(be, self.g, self.cur, self.acc)
         be.launch_blocks(
-            be.kernel(CU_FILE, "jet_end"), 1,
-            (np.int32(1), np.int32(self.nparts), self.limits, np.float64(1 - IMPROVEMENT),
-             self.acc, self.pw, self.ctl, self.gates), block=CONTROL_BLOCK)
+            be.kernel(CU_FILE, "jet_start"), 1,
+            (np.int32(self.nparts), self.limits, np.int64(self.patience),
+             np.int64(MAX_ITERATIONS), np.float64(1 - IMPROVEMENT), self.acc, self.pw,
+             self.ctl, self.room, self.roomiest, self.gates), block=CONTROL_BLOCK)
         be.launch_cooperative(be.kernel(CU_FILE, "jet_loop"), self._blocks, self._args,
                               shared_mem=self._shared_mem, block=NUM_DIGITS)
         return self.best, int(self.ctl[CTL_ITERATIONS].get())
