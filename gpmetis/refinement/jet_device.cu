@@ -20,7 +20,6 @@
 #define GATE_REBALANCE 1  // rebalancing (some part overweight)
 #define GATE_RUN 2        // the loop still runs
 #define GATE_BEST 3       // the new partition is the best so far
-#define GATE_UNLOCK 4     // the iteration just scored rebalanced: the next one starts unlocked
 
 // Start of an iteration (one block): stop when the iteration or patience budget is spent, else
 // pick label propagation or rebalancing; room[p] = maxpwgt[p] - pw[p], roomiest[0] = the first
@@ -101,7 +100,7 @@ __device__ __forceinline__ void jet_end_block(
 }
 
 // The books after an iteration's score (one block): jet_end_block, then jet_begin_block for the
-// next iteration, whose gates replace this one's (GATE_UNLOCK keeps what the commit needs).
+// next iteration, whose gates replace this one's (GATE_BEST stays).
 __device__ __forceinline__ void jet_books_block(
     const int init, const int nparts, const long long* __restrict__ maxpwgt,
     const long long patience, const long long max_iterations, const double keep_factor,
@@ -110,7 +109,6 @@ __device__ __forceinline__ void jet_books_block(
     int* __restrict__ gates)
 {
     jet_end_block(init, nparts, maxpwgt, keep_factor, acc, pw, ctl, gates);
-    if (threadIdx.x == 0) gates[GATE_UNLOCK] = gates[GATE_REBALANCE];
     __syncthreads();  // ctl, pw and the gates are read by the whole block next
     jet_begin_block(nparts, maxpwgt, patience, max_iterations, pw, ctl, room, roomiest, gates);
 }
@@ -127,19 +125,12 @@ extern "C" __global__ void jet_start(
                     room, roomiest, gates);
 }
 
-// End of an iteration, per vertex: best = moved when it is the best partition so far; the next
-// iteration starts from moved, with the locks of this label propagation (none after a
-// rebalancing round).
-__device__ __forceinline__ void jet_commit_pass(
-    const int* __restrict__ gates, const int n, const int* __restrict__ moved,
-    int* __restrict__ best, int* __restrict__ part, const unsigned char* __restrict__ next_locked,
-    unsigned char* __restrict__ locked)
+// The iteration before was the best partition so far (GATE_BEST): best = part, the partition
+// it left. Plain pointers: the loop wrote gates and part.
+__device__ __forceinline__ void jet_keep_best_pass(
+    const int* gates, const int n, const int* part, int* best)
 {
-    for_each_vertex(n, [&](const int v) {
-        if (gates[GATE_BEST]) best[v] = moved[v];
-        part[v] = moved[v];
-        locked[v] = gates[GATE_UNLOCK] ? 0 : next_locked[v];
-    });
+    if (gates[GATE_BEST]) for_each_vertex(n, [&](const int v) { best[v] = part[v]; });
 }
 
 // One radix select of rebalance.cu (sources or destinations, from the level-0 histogram in
@@ -201,9 +192,11 @@ __device__ __forceinline__ void best_moves_in_loop(
 // A level's whole loop in one cooperative launch (every block resident, NUM_DIGITS threads
 // each, 4 * nparts bytes of dynamic shared memory where score or a block's best_moves needs
 // them): the steps of an iteration as the kernels of jet.cu and rebalance.cu define them, a
-// grid-wide barrier after each, block 0 keeping the books, until jet_begin_block stops the loop; rows go to threads, warps and
-// blocks as their RowTiers says. Its arguments are plain pointers: the loop writes what its steps
-// read, so none of them may go through the read-only cache.
+// grid-wide barrier after each, block 0 keeping the books, until jet_begin_block stops the loop;
+// rows go to threads, warps and blocks as their RowTiers says. part and moved (and locked and
+// next_locked) trade places between iterations, so part ends as either buffer: the result is
+// best. Its arguments are plain pointers: the loop writes what its steps read, so none of them
+// may go through the read-only cache.
 extern "C" __global__ void jet_loop(
     const int n, const int nparts, const long long* xadj, const int* adjncy, const int* adjwgt,
     const int* vwgt, const long long max_degree, const long long heavy_degree, const int* mid,
@@ -220,8 +213,13 @@ extern "C" __global__ void jet_loop(
     const cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     const RowTiers rows{max_degree, heavy_degree, mid, heavy, nmid, nheavy};
     for (;;) {
-        if (!gates[GATE_RUN]) return;
-        if (gates[GATE_LP]) {
+        if (!gates[GATE_RUN]) {
+            jet_keep_best_pass(gates, n, part, best);
+            return;
+        }
+        const bool lp = gates[GATE_LP] != 0;  // the books replace the gates before the swaps
+        jet_keep_best_pass(gates, n, part, best);
+        if (lp) {
             best_moves_in_loop(rows, n, nparts, xadj, adjncy, adjwgt, vwgt, part, locked, room,
                                0, c_num, c_den, tkeys, tvals, dest, gain);
             grid.sync();
@@ -254,6 +252,7 @@ extern "C" __global__ void jet_loop(
             select_in_loop(grid, n, nparts, 0, room, dest, part, gain, vwgt, shift_hi, shift_lo,
                            hist, sel, base);
             rebalance_apply_pass(n, part, dest, gain, sel, shift_hi, shift_lo, moved);
+            for_each_vertex(n, [&](const int v) { locked[v] = 0; });  // unread when rebalancing
         }
         grid.sync();
         score_pass(n, nparts, xadj, adjncy, adjwgt, vwgt, moved, part, acc, rows.heavy_degree);
@@ -265,7 +264,15 @@ extern "C" __global__ void jet_loop(
             jet_books_block(0, nparts, maxpwgt, patience, max_iterations, keep_factor, acc, pw,
                             ctl, room, roomiest, gates);
         grid.sync();
-        jet_commit_pass(gates, n, moved, best, part, next_locked, locked);
-        grid.sync();
+        // the next iteration starts from moved, with this label propagation's locks (none after
+        // rebalancing); its first step copies moved to best where GATE_BEST says so
+        int* const was = part;
+        part = moved;
+        moved = was;
+        if (lp) {
+            unsigned char* const locks = locked;
+            locked = next_locked;
+            next_locked = locks;
+        }
     }
 }
