@@ -163,21 +163,36 @@ __device__ __forceinline__ void best_cluster_by_warp(
     __syncwarp();  // the scratch is read before the warp's next vertex
 }
 
+// A proposal of weight w to join cluster c (none where c < 0) counted at its target.
+__device__ __forceinline__ void add_inflow(const int c, const int w, long long* inflow,
+                                           int* count)
+{
+    if (c < 0) return;
+    atomicAdd(reinterpret_cast<unsigned long long*>(inflow + c), (unsigned long long)(long long)w);
+    atomicAdd(count + c, 1);
+}
+
 // best_cluster_by_warp for the vertices mid[0..nmid): warp i of the grid takes i, i + the grid's
-// warp count, ... (blocks of ROW_WARPS warps).
+// warp count, ... (blocks of ROW_WARPS warps). With inflow and count, each proposal is also
+// counted at its target (approve_inflow's work, by the lane that wrote dest).
 __device__ __forceinline__ void best_cluster_warp_pass(
     const int* __restrict__ mid, const int nmid, const SubRound round,
     const long long* __restrict__ xadj, const int* __restrict__ adjncy,
     const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
     const int* __restrict__ cluster, const int* __restrict__ cw, const int maxvwgt,
-    const unsigned int seed, int* __restrict__ dest, int* __restrict__ rating)
+    const unsigned int seed, int* __restrict__ dest, int* __restrict__ rating,
+    long long* inflow = nullptr, int* count = nullptr)
 {
     __shared__ int keys[ROW_WARPS][WARP_DEGREE_MAX], vals[ROW_WARPS][WARP_DEGREE_MAX];
     const int warp = threadIdx.x >> 5;
     const long long warps = (long long)gridDim.x * ROW_WARPS;
-    for (long long i = (long long)blockIdx.x * ROW_WARPS + warp; i < nmid; i += warps)
-        best_cluster_by_warp(mid[i], round, keys[warp], vals[warp], xadj, adjncy, adjwgt, vwgt,
+    for (long long i = (long long)blockIdx.x * ROW_WARPS + warp; i < nmid; i += warps) {
+        const int v = mid[i];
+        best_cluster_by_warp(v, round, keys[warp], vals[warp], xadj, adjncy, adjwgt, vwgt,
                              cluster, cw, maxvwgt, seed, dest, rating);
+        if (inflow != nullptr && (threadIdx.x & 31) == 0)
+            add_inflow(dest[v], vwgt[v], inflow, count);
+    }
 }
 
 extern "C" __global__ void best_cluster_warp(
@@ -276,10 +291,7 @@ __device__ __forceinline__ void approve_inflow_vertex(
     const int v, const int* __restrict__ dest, const int* __restrict__ vwgt,
     long long* __restrict__ inflow, int* __restrict__ count)
 {
-    if (dest[v] < 0) return;
-    atomicAdd(reinterpret_cast<unsigned long long*>(inflow + dest[v]),
-              (unsigned long long)(long long)vwgt[v]);
-    atomicAdd(count + dest[v], 1);
+    add_inflow(dest[v], vwgt[v], inflow, count);
 }
 
 extern "C" __global__ void approve_inflow(
@@ -434,39 +446,36 @@ extern "C" __global__ void apply_moves(
 // best_cluster (rows of up to max_degree <= SCAN_DEGREE entries by a thread, which needs no
 // table, those in mid by a warp), the approval and apply_moves, as the kernels above run them,
 // a grid-wide barrier after each step; after a round that moved fewer than min_moves vertices,
-// no more rounds. fill and bucket are the two halves of inflow's bytes (approve_bucket's
-// arrays), start is count. Its arguments are plain pointers: the loop writes what its steps
-// read, so none of them may go through the read-only cache.
+// no more rounds. A proposal is counted at its target (approve_inflow) by the thread or lane
+// that made it, in best_cluster's step; approve_bucket's bucket is inflow's bytes, its start is
+// count, and its fill (zero on entry) is zeroed again by each apply step. Its arguments are plain
+// pointers: the loop writes what its steps read, so none of them may go through the read-only
+// cache.
 extern "C" __global__ void cluster_loop(
     const int n, const long long* xadj, const int* adjncy, const int* adjwgt, const int* vwgt,
     int* cluster, int* cw, const int maxvwgt, const unsigned int seed, const unsigned int* plan,
     const int nrounds, const int nsub, const double min_moves, const long long max_degree,
     const int* mid, const int nmid, int* dest, int* rating, long long* inflow, int* count,
-    int* reserved, unsigned char* accepted, unsigned long long* moved)
+    int* reserved, unsigned char* accepted, unsigned long long* moved, int* fill)
 {
     const cooperative_groups::grid_group grid = cooperative_groups::this_grid();
-    int* fill = reinterpret_cast<int*>(inflow);
-    int* bucket = fill + n;
+    int* bucket = reinterpret_cast<int*>(inflow);  // inflow is done with once the fits are known
     unsigned long long total = moved[0];
     for (int r = 0; r < nrounds; ++r) {
         for (int sub = 0; sub < nsub; ++sub) {
             const SubRound round = sub_round_at(plan, r * nsub + sub, nsub);
             for_each_vertex(n, [&](const int v) {
+                if (xadj[v + 1] - xadj[v] > max_degree) return;  // a warp's, below
                 best_cluster_vertex(v, round, xadj, adjncy, adjwgt, vwgt, cluster, cw, maxvwgt,
                                     seed, nullptr, nullptr, dest, rating, max_degree);
+                add_inflow(dest[v], vwgt[v], inflow, count);
             });
             best_cluster_warp_pass(mid, nmid, round, xadj, adjncy, adjwgt, vwgt, cluster, cw,
-                                   maxvwgt, seed, dest, rating);
-            grid.sync();
-            for_each_vertex(n, [&](const int v) {
-                approve_inflow_vertex(v, dest, vwgt, inflow, count);
-            });
+                                   maxvwgt, seed, dest, rating, inflow, count);
             grid.sync();
             for_each_vertex(n, [&](const int v) {
                 approve_fits_vertex(v, dest, cw, inflow, count, maxvwgt, accepted, reserved);
             });
-            grid.sync();
-            for_each_vertex(n, [&](const int v) { fill[v] = 0; });  // inflow is done with
             grid.sync();
             for_each_vertex(n, [&](const int v) {
                 approve_bucket_vertex(v, dest, accepted, count, fill, bucket);
@@ -476,6 +485,7 @@ extern "C" __global__ void cluster_loop(
             grid.sync();
             apply_moves_pass(n, accepted, dest, vwgt, cluster, cw, moved, inflow, count,
                              reserved);
+            for_each_vertex(n, [&](const int v) { fill[v] = 0; });
             grid.sync();
         }
         const unsigned long long now = moved[0];

@@ -232,7 +232,8 @@ def _cluster_loop(be: Backend, g: DeviceGraph, cluster, cw, maxvwgt: int, seed: 
         (np.int32(n), g.xadj, g.adjncy, g.adjwgt, g.vwgt, cluster, cw, np.int32(maxvwgt),
          np.uint32(seed), schedule.plan, np.int32(ROUNDS), np.int32(SUBROUNDS),
          np.float64(MIN_ROUND_MOVES * n), max_degree, *mid_args, dest, rating,
-         work.inflow, work.count, work.reserved, work.accepted, moved),
+         work.inflow, work.count, work.reserved, work.accepted, moved,
+         be.xp.zeros(n, dtype=be.xp.int32)),  # approve_bucket's fill
         block=BLOCK)
 
 

@@ -1,7 +1,7 @@
 // jet.py's refine loop on the device: jet_loop runs a level's iterations in one cooperative
-// kernel (launched by jet_device.py, after jet_start has set the state of the starting
-// partition). Twin: the loop of jet.py's refine. ctl (int64) holds the loop's state, gates
-// (int32) which steps of the next iteration run.
+// kernel (launched by jet_device.py), from the start partition's score on. Twin: the loop of
+// jet.py's refine. ctl (int64) holds the loop's state, gates (int32) which steps of the next
+// iteration run.
 #include <cooperative_groups.h>
 
 #include "../block_reduce.cuh"
@@ -113,18 +113,6 @@ __device__ __forceinline__ void jet_books_block(
     jet_begin_block(nparts, maxpwgt, patience, max_iterations, pw, ctl, room, roomiest, gates);
 }
 
-// The starting partition's books (one block), after `score`: the state jet_loop starts from.
-extern "C" __global__ void jet_start(
-    const int nparts, const long long* __restrict__ maxpwgt, const long long patience,
-    const long long max_iterations, const double keep_factor,
-    const unsigned long long* __restrict__ acc, long long* __restrict__ pw,
-    long long* __restrict__ ctl, long long* __restrict__ room, int* __restrict__ roomiest,
-    int* __restrict__ gates)
-{
-    jet_books_block(1, nparts, maxpwgt, patience, max_iterations, keep_factor, acc, pw, ctl,
-                    room, roomiest, gates);
-}
-
 // The iteration before was the best partition so far (GATE_BEST): best = part, the partition
 // it left. Plain pointers: the loop wrote gates and part.
 __device__ __forceinline__ void jet_keep_best_pass(
@@ -189,11 +177,34 @@ __device__ __forceinline__ void best_moves_in_loop(
     });
 }
 
+// score of part into acc (of the change from prev where prev is given, so that acc goes on
+// holding the current partition's state), then block 0's books (init: of a start), each step
+// followed by a grid-wide barrier.
+__device__ __forceinline__ void score_and_books(
+    const cooperative_groups::grid_group& grid, const RowTiers& rows, const int init,
+    const int n, const int nparts, const long long* xadj, const int* adjncy, const int* adjwgt,
+    const int* vwgt, const int* part, const int* prev, const long long* maxpwgt,
+    const long long patience, const long long max_iterations, const double keep_factor,
+    unsigned long long* acc, long long* pw, long long* ctl, long long* room, int* roomiest,
+    int* gates)
+{
+    score_pass(n, nparts, xadj, adjncy, adjwgt, vwgt, part, prev, acc, rows.heavy_degree);
+    for_each_listed_by_block(rows.heavy, rows.nheavy, [&](const int v) {
+        score_by_block(v, xadj, adjncy, adjwgt, vwgt, part, prev, acc);
+    });
+    grid.sync();
+    if (blockIdx.x == 0)
+        jet_books_block(init, nparts, maxpwgt, patience, max_iterations, keep_factor, acc, pw,
+                        ctl, room, roomiest, gates);
+    grid.sync();
+}
+
 // A level's whole loop in one cooperative launch (every block resident, NUM_DIGITS threads
 // each, 4 * nparts bytes of dynamic shared memory where score or a block's best_moves needs
 // them): the steps of an iteration as the kernels of jet.cu and rebalance.cu define them, a
 // grid-wide barrier after each, block 0 keeping the books, until jet_begin_block stops the loop;
-// rows go to threads, warps and blocks as their RowTiers says. part and moved (and locked and
+// first, part and best = start, no locks, and the books of start's score. Rows go to threads,
+// warps and blocks as their RowTiers says. part and moved (and locked and
 // next_locked) trade places between iterations, so part ends as either buffer: the result is
 // best. Its arguments are plain pointers: the loop writes what its steps read, so none of them
 // may go through the read-only cache.
@@ -208,10 +219,20 @@ extern "C" __global__ void jet_loop(
     unsigned char* next_locked, int* dest, int* gain, long long* pw, long long* ctl,
     long long* room, int* roomiest, int* gates, unsigned long long* acc,
     unsigned long long* hist, unsigned long long* outflow, long long* limit, int* sel,
-    long long* base)
+    long long* base, const int* start)
 {
     const cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     const RowTiers rows{max_degree, heavy_degree, mid, heavy, nmid, nheavy};
+    for_each_vertex(n, [&](const int v) {
+        part[v] = start[v];
+        best[v] = start[v];
+        locked[v] = 0;
+    });
+    if (blockIdx.x == 0)
+        for (int p = threadIdx.x; p <= nparts; p += blockDim.x) acc[p] = 0;
+    grid.sync();
+    score_and_books(grid, rows, 1, n, nparts, xadj, adjncy, adjwgt, vwgt, part, nullptr, maxpwgt,
+                    patience, max_iterations, keep_factor, acc, pw, ctl, room, roomiest, gates);
     for (;;) {
         if (!gates[GATE_RUN]) {
             jet_keep_best_pass(gates, n, part, best);
@@ -255,15 +276,9 @@ extern "C" __global__ void jet_loop(
             for_each_vertex(n, [&](const int v) { locked[v] = 0; });  // unread when rebalancing
         }
         grid.sync();
-        score_pass(n, nparts, xadj, adjncy, adjwgt, vwgt, moved, part, acc, rows.heavy_degree);
-        for_each_listed_by_block(rows.heavy, rows.nheavy, [&](const int v) {
-            score_by_block(v, xadj, adjncy, adjwgt, vwgt, moved, part, acc);
-        });
-        grid.sync();
-        if (blockIdx.x == 0)
-            jet_books_block(0, nparts, maxpwgt, patience, max_iterations, keep_factor, acc, pw,
-                            ctl, room, roomiest, gates);
-        grid.sync();
+        score_and_books(grid, rows, 0, n, nparts, xadj, adjncy, adjwgt, vwgt, moved, part,
+                        maxpwgt, patience, max_iterations, keep_factor, acc, pw, ctl, room,
+                        roomiest, gates);
         // the next iteration starts from moved, with this label propagation's locks (none after
         // rebalancing); its first step copies moved to best where GATE_BEST says so
         int* const was = part;

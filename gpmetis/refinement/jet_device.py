@@ -19,7 +19,6 @@ from gpmetis.refinement.jet import (
     IMPROVEMENT,
     MAX_ITERATIONS,
     MAX_SHARED_PARTS,
-    launch_score,
     score_shared_mem,
 )
 from gpmetis.refinement.rebalance import INFLOW_SLACK, NUM_DIGITS, id_shifts, select_buffers
@@ -28,7 +27,6 @@ CU_FILE = Path(__file__).with_name("jet_device.cu")
 CTL_SIZE = 8
 CTL_ITERATIONS = 5  # as in jet_device.cu
 NUM_GATES = 4  # as in jet_device.cu
-CONTROL_BLOCK = 1024
 
 
 class DeviceRefiner:
@@ -40,32 +38,30 @@ class DeviceRefiner:
                  c_num: int, c_den: int, patience: int) -> None:
         xp = be.xp
         n = g.nvtxs
-        self.be, self.g, self.nparts = be, g, nparts
-        self.cur, self.best = xp.empty(n, dtype=xp.int32), xp.empty(n, dtype=xp.int32)
-        self.locked = xp.zeros(n, dtype=xp.uint8)
-        self.limits = xp.asarray(maxpwgt, dtype=xp.int64)
-        self.acc = xp.zeros(nparts + 1, dtype=xp.uint64)
-        self.pw = xp.empty(nparts, dtype=xp.int64)
+        self.be = be
+        self.best = xp.empty(n, dtype=xp.int32)
         self.ctl = xp.zeros(CTL_SIZE, dtype=xp.int64)
-        self.gates = xp.zeros(NUM_GATES, dtype=xp.int32)
-        self.room = xp.empty(nparts, dtype=xp.int64)  # limit - weight per part
-        self.roomiest = xp.empty(1, dtype=xp.int32)
-        self.patience = patience
         # rows by length as the kernels take them; blocks keep a count per part in shared memory
         split = nparts <= MAX_SHARED_PARTS
         max_degree, mid, heavy = g.warp_split(split)
         lists = g.id_list_args(mid, heavy)  # mid, nmid, heavy, nheavy
+        int32, uint8, int64 = xp.int32, xp.uint8, xp.int64
+        # jet_loop's state in its order: part, moved, best, locked, next_locked, dest, gain, pw,
+        # ctl, room, roomiest, gates, acc (the loop sets each before it reads it)
+        state = (xp.empty(n, dtype=int32), xp.empty(n, dtype=int32), self.best,
+                 xp.empty(n, dtype=uint8), xp.empty(n, dtype=uint8), xp.empty(n, dtype=int32),
+                 xp.empty(n, dtype=int32), xp.empty(nparts, dtype=int64), self.ctl,
+                 xp.empty(nparts, dtype=int64), xp.empty(1, dtype=int32),
+                 xp.empty(NUM_GATES, dtype=int32), xp.empty(nparts + 1, dtype=xp.uint64))
         self._args = (
             np.int32(n), np.int32(nparts), g.xadj, g.adjncy, g.adjwgt, g.vwgt, max_degree,
-            g.heavy_split(split)[0], *lists, self.limits, np.int64(patience),
-            np.int64(MAX_ITERATIONS), np.int64(c_num), np.int64(c_den), np.int64(INFLOW_SLACK),
-            np.float64(1 - IMPROVEMENT), *(np.int32(shift) for shift in id_shifts(n)),
-            *g.row_hash_tables(max_degree), self.cur, xp.empty(n, dtype=xp.int32), self.best,
-            self.locked, xp.empty(n, dtype=xp.uint8), xp.empty(n, dtype=xp.int32),
-            xp.empty(n, dtype=xp.int32), self.pw, self.ctl, self.room, self.roomiest,
-            self.gates, self.acc,
-            xp.zeros(nparts * NUM_DIGITS, dtype=xp.uint64), xp.zeros(nparts, dtype=xp.uint64),
-            xp.empty(nparts, dtype=xp.int64), *select_buffers(g, nparts))
+            g.heavy_split(split)[0], *lists, xp.asarray(maxpwgt, dtype=int64),
+            np.int64(patience), np.int64(MAX_ITERATIONS), np.int64(c_num), np.int64(c_den),
+            np.int64(INFLOW_SLACK), np.float64(1 - IMPROVEMENT),
+            *(np.int32(shift) for shift in id_shifts(n)), *g.row_hash_tables(max_degree),
+            *state, xp.zeros(nparts * NUM_DIGITS, dtype=xp.uint64),
+            xp.zeros(nparts, dtype=xp.uint64), xp.empty(nparts, dtype=int64),
+            *select_buffers(g, nparts))
         self._shared_mem = max(score_shared_mem(nparts), 4 * nparts * (heavy is not None))
         # a thread per vertex and digit of the selects, a warp per mid row, a block per part
         # (the parts' thresholds are found at once) and per heavy row
@@ -75,16 +71,6 @@ class DeviceRefiner:
         """(best partition, iterations run) from ``part`` (int32, copied, not changed); the
         best partition is this refiner's buffer, overwritten by its next call."""
         be = self.be
-        self.cur[...] = part
-        self.best[...] = part
-        self.locked.fill(0)
-        self.acc.fill(0)
-        launch_score(be, self.g, self.cur, self.acc)
-        be.launch_blocks(
-            be.kernel(CU_FILE, "jet_start"), 1,
-            (np.int32(self.nparts), self.limits, np.int64(self.patience),
-             np.int64(MAX_ITERATIONS), np.float64(1 - IMPROVEMENT), self.acc, self.pw,
-             self.ctl, self.room, self.roomiest, self.gates), block=CONTROL_BLOCK)
-        be.launch_cooperative(be.kernel(CU_FILE, "jet_loop"), self._blocks, self._args,
+        be.launch_cooperative(be.kernel(CU_FILE, "jet_loop"), self._blocks, (*self._args, part),
                               shared_mem=self._shared_mem, block=NUM_DIGITS)
         return self.best, int(self.ctl[CTL_ITERATIONS].get())
