@@ -165,16 +165,19 @@ def _best_of_cuts(graph: Graph, nparts, options, tpwgts, engine: str, seed: int)
         g = DeviceGraph.upload(be, graph)
         part, run = multilevel_partition(g, nparts, options, tpwgts, seed)
         if options.ncuts > 1:  # the least overweight, then lowest cut, of the runs
-            limits = max_part_weights(np.array([g.total_vwgt]), tpwgts, options.ubfactors(1))
-            best = None
-            for trial in range(options.ncuts):
-                if trial:
-                    part, run = multilevel_partition(g, nparts, options, tpwgts,
-                                                     seed + trial * CUT_SEED_STRIDE)
+            limits = max_part_weights(np.array([g.total_vwgt]), tpwgts,
+                                      options.ubfactors(1))[:, 0]
+
+            def score(part) -> tuple[int, int]:
                 cut, pw = partition_state(be, g, part, nparts)
-                score = (int(np.maximum(pw - limits[:, 0], 0).sum()), cut)
-                if best is None or score < best[0]:
-                    best = (score, part, run)
+                return int(np.maximum(pw - limits, 0).sum()), cut
+
+            best = (score(part), part, run)
+            for trial in range(1, options.ncuts):
+                part, run = multilevel_partition(g, nparts, options, tpwgts,
+                                                 seed + trial * CUT_SEED_STRIDE)
+                if (trial_score := score(part)) < best[0]:
+                    best = (trial_score, part, run)
             _, part, run = best
         metrics_start = time.perf_counter()
         be.release_free_memory()  # the metrics' arrays from fresh blocks, not the pool's fragments
