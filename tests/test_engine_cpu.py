@@ -18,22 +18,30 @@ from gpmetis.device_graph import DeviceGraph
 CPU = get_backend("cpu")
 
 
+QUALITY_SEEDS = (1, 2, 3)
+
+
 @pytest.fixture(scope="module")
 def quality_runs():
-    """Our cut over METIS 5.1's reference cut for every shared graph at k = 8 and 64."""
+    """Our cut over METIS 5.1's reference cut for every shared graph at k = 8 and 64, the
+    geometric mean of the runs with QUALITY_SEEDS (one run's cut moves by up to ~10% with the
+    seed)."""
     ratios = {}
     for name, cuts in METIS_CUTS.items():
         graph = load_fixture(name)
         for k, ref in ((8, cuts[1]), (64, cuts[2])):
-            result = partition(graph, k, engine="cpu")
-            check_partition(graph, result.part, k)
-            ratios[(name, k)] = result.edgecut / ref
+            logs = []
+            for seed in QUALITY_SEEDS:
+                result = partition(graph, k, engine="cpu", seed=seed)
+                check_partition(graph, result.part, k)
+                logs.append(math.log(result.edgecut / ref))
+            ratios[(name, k)] = math.exp(np.mean(logs))
     return ratios
 
 
 def test_quality_against_metis_reference(quality_runs):
     """Regression guard: geometric mean of our cut / METIS 5.1's <= 0.99 at k = 8 and 64,
-    no graph above 1.08 (measured 0.95 and 1.02 when this was written)."""
+    no graph above 1.08 (measured 0.93 and 1.02 with three seeds)."""
     geomean = math.exp(np.mean(np.log(list(quality_runs.values()))))
     worst = max(quality_runs.items(), key=lambda kv: kv[1])
     assert geomean <= 0.99, f"geometric mean {geomean:.3f}"

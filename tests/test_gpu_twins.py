@@ -257,11 +257,13 @@ def test_refinement_kernels_equal_twins(name, nparts):
         moved_c = afterburner(gc.be, gc, part_c, dest_c, gain_c, nparts)[1]
         pw_c = part_weights(gc.be, gc.vwgt[:, None], part_c, nparts)[:, 0]
         tight = np.maximum(pw_c + pw_c // 50, 1)
-        capped_c = cap_inflow(gc.be, gc, part_c, moved_c, gain_c, nparts, tight, pw_c)
-        capped_g = cap_inflow(gg.be, gg, part_g, xp.asarray(moved_c), gain_g, nparts, tight,
-                              pw_c)
-        for a, b in zip(capped_c, capped_g):
-            _eq(a, b)
+        for loose in (False, True):
+            capped_c = cap_inflow(gc.be, gc, part_c, moved_c, gain_c, nparts, tight, pw_c,
+                                  loose=loose)
+            capped_g = cap_inflow(gg.be, gg, part_g, xp.asarray(moved_c), gain_g.copy(), nparts,
+                                  tight, pw_c, loose=loose)
+            for a, b in zip(capped_c, capped_g):
+                _eq(a, b)
     total = int(gc.vwgt.sum())
     maxpw_c = np.full(nparts, int(1.03 * total / nparts), np.int64)
     # one part holding half the graph; then several overweight parts next to parts with room

@@ -107,7 +107,8 @@ def test_rebalance_step_covers_excess_and_fills_no_part_beyond_its_limit(n):
     assert np.all(moved[part != 0] == part[part != 0])
 
 
-def test_cap_inflow_keeps_the_highest_gains_that_fit():
+@pytest.mark.parametrize("loose", [False, True])
+def test_cap_inflow_keeps_the_highest_gains_that_fit(loose):
     graph = random_graph(3000, 6, seed=12, weighted=True)
     g = DeviceGraph.upload(CPU, graph)
     nparts = 8
@@ -120,14 +121,19 @@ def test_cap_inflow_keeps_the_highest_gains_that_fit():
     gain = rng.integers(-40, 5000, g.nvtxs)
     pw = part_weights(CPU, g.vwgt[:, None], part, nparts)[:, 0]
     maxpwgt = np.full(nparts, int(1.03 * g.vwgt.sum() / nparts), np.int64)
-    keep, capped = cap_inflow(CPU, g, part, moved, gain, nparts, maxpwgt, pw)
+    keep, capped = cap_inflow(CPU, g, part, moved, gain, nparts, maxpwgt, pw, loose=loose)
     items = moved != part
     assert np.array_equal(capped, np.where(keep == 1, moved, part))
     assert keep[~items].sum() == 0 and 0 < keep[items].sum() < items.sum()
-    # per destination: the sequential rule over (gain bucket high to low, id), with the room,
-    # the slack and what the step moves out of the part
-    outflow = np.bincount(part[items], weights=g.vwgt[items], minlength=nparts).astype(np.int64)
-    limit = maxpwgt - pw + maxpwgt // INFLOW_SLACK + outflow
+    # per destination: the sequential rule over (gain bucket high to low, id), with the room
+    # and, when loose, the slack and what the step moves out of the part
+    limit = maxpwgt - pw
+    if loose:
+        outflow = np.bincount(part[items], weights=g.vwgt[items], minlength=nparts)
+        limit += maxpwgt // INFLOW_SLACK + outflow.astype(np.int64)
+    else:  # a strict step fills no part beyond its limit
+        after = part_weights(CPU, g.vwgt[:, None], capped, nparts)[:, 0]
+        assert np.all(after <= np.maximum(maxpwgt, pw))
     bucket = MAX_BUCKET - loss_bucket(gain)
     expected = _brute_force(np.where(items, moved, -1), bucket, g.vwgt, limit, source=False)
     assert np.array_equal(keep == 1, expected)

@@ -2,8 +2,10 @@
 re-checks each move against higher-priority moves, a cap on what a step moves into each part,
 vertex locking, and rebalancing.
 
-The loop keeps the best state seen (least overweight, then lowest cut) and stops after
-``patience`` iterations without a > 0.1% improvement.
+A label-propagation step fills each part only up to its limit, except after such a step that
+did not lower the cut by > 0.1%: the next one is loose, it may overfill parts by some slack, and
+rebalancing then restores the limits. The loop keeps the best state seen (least overweight, then
+lowest cut) and stops after ``patience`` iterations without a > 0.1% improvement.
 """
 
 from __future__ import annotations
@@ -218,16 +220,22 @@ def _refine_host(be: Backend, g: DeviceGraph, part, *, nparts: int, maxpwgt: np.
     score = best_score
     stale = 0
     iterations = 0
+    loose = False
     while iterations < MAX_ITERATIONS and stale < patience:
         iterations += 1
-        if score[0] == 0:
+        cut = score[1]
+        lp = score[0] == 0
+        if lp:
             dest, gain = best_moves(be, g, part, nparts, MoveRequest(0, locked, c_num, c_den))
             _, moved = afterburner(be, g, part, dest, gain, nparts)
-            locked, part = cap_inflow(be, g, part, moved, gain, nparts, maxpwgt, pwgts)
+            locked, part = cap_inflow(be, g, part, moved, gain, nparts, maxpwgt, pwgts,
+                                      loose=loose)
         else:
             part = rebalance_step(be, g, part, nparts, maxpwgt, pwgts)
             locked[:] = 0
         score, pwgts = _score(be, g, part, nparts, maxpwgt)
+        if lp:
+            loose = not loose and score[1] >= (1 - IMPROVEMENT) * cut
         if score < best_score:
             big = score[0] < best_score[0] or score[1] < (1 - IMPROVEMENT) * best_score[1]
             best, best_score = part.copy(), score

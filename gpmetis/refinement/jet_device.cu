@@ -20,6 +20,7 @@
 #define GATE_REBALANCE 1  // rebalancing (some part overweight)
 #define GATE_RUN 2        // the loop still runs
 #define GATE_BEST 3       // the new partition is the best so far
+#define GATE_LOOSE 4      // label propagation's inflow cap is loose (jet.py's loose)
 
 // Start of an iteration (one block): stop when the iteration or patience budget is spent, else
 // pick label propagation or rebalancing; room[p] = maxpwgt[p] - pw[p], roomiest[0] = the first
@@ -58,8 +59,9 @@ __device__ __forceinline__ void jet_begin_block(
 // End of an iteration (one block), after `score` brought acc to the new partition's state
 // (acc[0] = 2 * cut, acc[1 + p] = weight of part p): its (overweight, cut) against the best so
 // far. A smaller score is the new best; it resets the stale count when the
-// overweight dropped or the cut fell below keep_factor * the best cut. With `init`, the scores
-// of the starting partition set the state instead.
+// overweight dropped or the cut fell below keep_factor * the best cut. After label propagation,
+// the next one is loose when this one was not and its cut stayed at or above keep_factor * the
+// cut before it. With `init`, the scores of the starting partition set the state instead.
 __device__ __forceinline__ void jet_end_block(
     const int init, const int nparts, const long long* __restrict__ maxpwgt,
     const double keep_factor, const unsigned long long* __restrict__ acc,
@@ -75,6 +77,10 @@ __device__ __forceinline__ void jet_end_block(
     over = block_sum_i64(over, buf);
     if (threadIdx.x != 0) return;
     const long long cut = (long long)(acc[0] / 2);
+    if (!init && gates[GATE_LP]) {
+        const bool stuck = (double)cut >= keep_factor * (double)ctl[CTL_CUT];
+        gates[GATE_LOOSE] = !gates[GATE_LOOSE] && stuck;
+    }
     ctl[CTL_OVER] = over;
     ctl[CTL_CUT] = cut;
     if (init) {
@@ -83,6 +89,7 @@ __device__ __forceinline__ void jet_end_block(
         ctl[CTL_STALE] = 0;
         ctl[CTL_ITERATIONS] = 0;
         gates[GATE_BEST] = 0;
+        gates[GATE_LOOSE] = 0;
         return;
     }
     ctl[CTL_ITERATIONS] += 1;
@@ -234,12 +241,9 @@ extern "C" __global__ void jet_loop(
     score_and_books(grid, rows, 1, n, nparts, xadj, adjncy, adjwgt, vwgt, part, nullptr, maxpwgt,
                     patience, max_iterations, keep_factor, acc, pw, ctl, room, roomiest, gates);
     for (;;) {
-        if (!gates[GATE_RUN]) {
-            jet_keep_best_pass(gates, n, part, best);
-            return;
-        }
-        const bool lp = gates[GATE_LP] != 0;  // the books replace the gates before the swaps
         jet_keep_best_pass(gates, n, part, best);
+        if (!gates[GATE_RUN]) return;
+        const bool lp = gates[GATE_LP] != 0;  // the books replace the gates before the swaps
         if (lp) {
             best_moves_in_loop(rows, n, nparts, xadj, adjncy, adjwgt, vwgt, part, locked, room,
                                0, c_num, c_den, tkeys, tvals, dest, gain);
@@ -255,7 +259,7 @@ extern "C" __global__ void jet_loop(
             grid.sync();
             for (int p = blockIdx.x * blockDim.x + threadIdx.x; p < nparts;
                  p += gridDim.x * blockDim.x)
-                inflow_limit(p, room, maxpwgt, slack, outflow, limit);
+                inflow_limit(p, room, maxpwgt, slack, gates[GATE_LOOSE], outflow, limit);
             grid.sync();
             select_in_loop(grid, n, nparts, 0, limit, dest, part, gain, vwgt, shift_hi, shift_lo,
                            hist, sel, base);

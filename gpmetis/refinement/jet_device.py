@@ -26,7 +26,7 @@ from gpmetis.refinement.rebalance import INFLOW_SLACK, NUM_DIGITS, id_shifts, se
 CU_FILE = Path(__file__).with_name("jet_device.cu")
 CTL_SIZE = 8
 CTL_ITERATIONS = 5  # as in jet_device.cu
-NUM_GATES = 4  # as in jet_device.cu
+NUM_GATES = 5  # as in jet_device.cu
 
 
 class DeviceRefiner:

@@ -258,24 +258,25 @@ extern "C" __global__ void inflow_prepare(
     inflow_prepare_pass(n, part, moved, vwgt, gain, to, outflow, hist);
 }
 
-// limit[p] = room[p] + maxpwgt[p] / slack + outflow[p]; outflow is zeroed for the next step.
+// limit[p] = room[p], or with loose room[p] + maxpwgt[p] / slack + outflow[p]; outflow is zeroed
+// for the next step.
 __device__ __forceinline__ void inflow_limit(
     const int p, const long long* __restrict__ room, const long long* __restrict__ maxpwgt,
-    const long long slack, unsigned long long* __restrict__ outflow,
+    const long long slack, const int loose, unsigned long long* __restrict__ outflow,
     long long* __restrict__ limit)
 {
-    limit[p] = room[p] + maxpwgt[p] / slack + (long long)outflow[p];
+    limit[p] = room[p] + (loose ? maxpwgt[p] / slack + (long long)outflow[p] : 0);
     outflow[p] = 0;
 }
 
 extern "C" __global__ void inflow_limits(
     const int nparts, const long long* __restrict__ room,
-    const long long* __restrict__ maxpwgt, const long long slack,
+    const long long* __restrict__ maxpwgt, const long long slack, const int loose,
     unsigned long long* __restrict__ outflow, long long* __restrict__ limit)
 {
     const int p = blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= nparts) return;
-    inflow_limit(p, room, maxpwgt, slack, outflow, limit);
+    inflow_limit(p, room, maxpwgt, slack, loose, outflow, limit);
 }
 
 // An item keeps its move when its key is strictly below its destination's selected digits;

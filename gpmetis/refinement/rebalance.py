@@ -10,7 +10,8 @@ of a part sources take all, destinations none. The GPU path runs the kernels of
 ``rebalance.cu``; ``_select_numpy`` is their twin.
 
 The same destination selection caps what a label-propagation step moves into each part
-(``cap_inflow``): highest gains first, while they fit.
+(``cap_inflow``): highest gains first, while they fit in the part's room, or in a loose step its
+room plus some slack and what the step moves out of it.
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ NUM_DIGITS = 256
 NUM_LEVELS = 3
 NEG_LOSSES = 16
 MAX_BUCKET = 127
-# label propagation may fill a part up to maxpwgt + maxpwgt // INFLOW_SLACK (rebalancing then
-# restores the limit): unbounded, it piled half of a power-law level into a few parts
+# a loose label-propagation step may fill a part up to maxpwgt + maxpwgt // INFLOW_SLACK
+# (rebalancing then restores the limit): unbounded, it piled half of a power-law level into a
+# few parts
 INFLOW_SLACK = 5
 
 
@@ -112,25 +114,26 @@ def _launch_select_pass(be: Backend, g: DeviceGraph, nparts: int, source: int, r
 
 
 def cap_inflow(be: Backend, g: DeviceGraph, part, moved, gain, nparts: int,
-               maxpwgt: np.ndarray, pwgts: np.ndarray):
+               maxpwgt: np.ndarray, pwgts: np.ndarray, *, loose: bool):
     """(keep, capped): a label-propagation step from ``part`` to ``moved`` with, per destination,
-    only the highest-gain moves (gain bucket, then id) that fit in its room plus
-    maxpwgt // INFLOW_SLACK plus what the step moves out of it (host ``maxpwgt``/``pwgts``).
-    ``keep`` is the uint8 mask of the moves kept; ``gain`` is consumed on the GPU."""
+    only the highest-gain moves (gain bucket, then id) that fit in its room (host
+    ``maxpwgt``/``pwgts``), or with ``loose`` in its room plus maxpwgt // INFLOW_SLACK plus what
+    the step moves out of it. ``keep`` is the uint8 mask of the moves kept; ``gain`` is
+    consumed on the GPU."""
     if not be.gpu:
-        return _cap_inflow_numpy(g, part, moved, gain, nparts, maxpwgt, pwgts)
+        return _cap_inflow_numpy(g, part, moved, gain, nparts, maxpwgt, pwgts, loose)
     xp = be.xp
     limits = xp.asarray(maxpwgt, dtype=xp.int64)
     room = limits - xp.asarray(pwgts, dtype=xp.int64)
     keep = xp.empty(g.nvtxs, dtype=xp.uint8)
     work = (xp.empty(g.nvtxs, dtype=xp.int32), xp.zeros(nparts * NUM_DIGITS, dtype=xp.uint64),
             xp.zeros(nparts, dtype=xp.uint64), xp.empty(nparts, dtype=xp.int64))
-    launch_cap_inflow(be, g, part, moved, gain, nparts, room, limits, work, keep)
+    launch_cap_inflow(be, g, part, moved, gain, nparts, room, limits, loose, work, keep)
     return keep, moved
 
 
 def launch_cap_inflow(be: Backend, g: DeviceGraph, part, moved, gain, nparts: int, room,
-                      maxpwgt, work: tuple, keep) -> None:
+                      maxpwgt, loose: bool, work: tuple, keep) -> None:
     """Queue cap_inflow on device arrays (``room``, ``maxpwgt``: int64 per part): ``moved``
     becomes the capped partition and ``keep`` its mask. ``work`` = (to: int32 per vertex,
     hist: uint64 nparts * 256, zero, outflow: uint64 per part, zero, limit: int64 per part);
@@ -142,18 +145,21 @@ def launch_cap_inflow(be: Backend, g: DeviceGraph, part, moved, gain, nparts: in
     be.launch_resident(be.kernel(CU_FILE, "inflow_prepare"), n,
                        (np.int32(n), part, moved, g.vwgt, gain, to, outflow, hist))
     be.launch(be.kernel(CU_FILE, "inflow_limits"), nparts,
-              (np.int32(nparts), room, maxpwgt, np.int64(INFLOW_SLACK), outflow, limit))
+              (np.int32(nparts), room, maxpwgt, np.int64(INFLOW_SLACK), np.int32(loose),
+               outflow, limit))
     _launch_select_pass(be, g, nparts, 0, limit, to, part, gain, hist)
     be.launch_resident(be.kernel(CU_FILE, "inflow_apply"), n,
                        (np.int32(n), part, to, gain, sel, shift_hi, shift_lo, moved, keep))
 
 
 def _cap_inflow_numpy(g: DeviceGraph, part, moved, gain, nparts: int, maxpwgt: np.ndarray,
-                      pwgts: np.ndarray):
+                      pwgts: np.ndarray, loose: bool):
     items = moved != part
     maxpwgt = np.asarray(maxpwgt).astype(np.int64)
-    outflow = np.bincount(part[items], weights=g.vwgt[items], minlength=nparts)
-    limit = maxpwgt - pwgts + maxpwgt // INFLOW_SLACK + np.rint(outflow).astype(np.int64)
+    limit = maxpwgt - pwgts
+    if loose:
+        outflow = np.bincount(part[items], weights=g.vwgt[items], minlength=nparts)
+        limit += maxpwgt // INFLOW_SLACK + np.rint(outflow).astype(np.int64)
     digits = _order_digits(g.nvtxs, -gain)
     digits[0] = MAX_BUCKET - loss_bucket(gain)
     keep = ordered_select(np.where(items, moved, -1), digits, g.vwgt, limit, source=False)
