@@ -255,7 +255,8 @@ extern "C" __global__ void jet_loop(
                                      moved);
             });
             grid.sync();
-            inflow_prepare_pass(n, part, moved, vwgt, gain, dest, outflow, hist);
+            inflow_prepare_pass(n, part, moved, vwgt, gates[GATE_LOOSE], gain, dest, outflow,
+                                hist);
             grid.sync();
             for (int p = blockIdx.x * blockDim.x + threadIdx.x; p < nparts;
                  p += gridDim.x * blockDim.x)

@@ -232,10 +232,11 @@ __device__ __forceinline__ long long bucket_loss(const int b) {
 }
 
 // to[v] = moved[v] for a moved vertex, else -1; its gain becomes -bucket_loss(order digit);
-// outflow[part] sums the weights moved out, hist[to][digit] the items' weights.
+// hist[to][digit] sums the items' weights and, where loose (the only limit that reads it),
+// outflow[part] the weights moved out.
 __device__ __forceinline__ void inflow_prepare_pass(
     const int n, const int* __restrict__ part, const int* __restrict__ moved,
-    const int* __restrict__ vwgt, int* __restrict__ gain, int* __restrict__ to,
+    const int* __restrict__ vwgt, const int loose, int* __restrict__ gain, int* __restrict__ to,
     unsigned long long* __restrict__ outflow, unsigned long long* __restrict__ hist)
 {
     for_each_vertex(n, [&](const int v) {
@@ -244,18 +245,18 @@ __device__ __forceinline__ void inflow_prepare_pass(
         if (q == p) return;
         const int digit = MAX_BUCKET - loss_bucket((long long)gain[v]);
         gain[v] = (int)(-bucket_loss(digit));
-        atomicAdd(outflow + p, (unsigned long long)vwgt[v]);
+        if (loose) atomicAdd(outflow + p, (unsigned long long)vwgt[v]);
         atomicAdd(hist + (long long)q * NUM_DIGITS + digit, (unsigned long long)vwgt[v]);
     });
 }
 
 extern "C" __global__ void inflow_prepare(
     const int n, const int* __restrict__ part,
-    const int* __restrict__ moved, const int* __restrict__ vwgt, int* __restrict__ gain,
-    int* __restrict__ to, unsigned long long* __restrict__ outflow,
+    const int* __restrict__ moved, const int* __restrict__ vwgt, const int loose,
+    int* __restrict__ gain, int* __restrict__ to, unsigned long long* __restrict__ outflow,
     unsigned long long* __restrict__ hist)
 {
-    inflow_prepare_pass(n, part, moved, vwgt, gain, to, outflow, hist);
+    inflow_prepare_pass(n, part, moved, vwgt, loose, gain, to, outflow, hist);
 }
 
 // limit[p] = room[p], or with loose room[p] + maxpwgt[p] / slack + outflow[p]; outflow is zeroed

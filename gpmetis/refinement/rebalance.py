@@ -143,7 +143,8 @@ def launch_cap_inflow(be: Backend, g: DeviceGraph, part, moved, gain, nparts: in
     sel, _ = select_buffers(g, nparts)
     shift_hi, shift_lo = (np.int32(s) for s in id_shifts(n))
     be.launch_resident(be.kernel(CU_FILE, "inflow_prepare"), n,
-                       (np.int32(n), part, moved, g.vwgt, gain, to, outflow, hist))
+                       (np.int32(n), part, moved, g.vwgt, np.int32(loose), gain, to, outflow,
+                        hist))
     be.launch(be.kernel(CU_FILE, "inflow_limits"), nparts,
               (np.int32(nparts), room, maxpwgt, np.int64(INFLOW_SLACK), np.int32(loose),
                outflow, limit))
