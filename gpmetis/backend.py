@@ -90,6 +90,17 @@ class Backend:
             return self.xp.unique(a)
         return sorted_unique(a)
 
+    def counts(self, ids, n: int):
+        """How often each of 0..n-1 occurs in ``ids`` (int64; every id in range), with no round
+        trip to the host (cupy.bincount makes two, for the ids' least and greatest)."""
+        if not self.gpu:
+            return np.bincount(ids, minlength=n).astype(np.int64)
+        import cupyx
+
+        out = self.xp.zeros(n, dtype=self.xp.int64)
+        cupyx.scatter_add(out, ids, 1)
+        return out
+
     def argsort_stable(self, a):
         return self.xp.argsort(a) if self.gpu else np.argsort(a, kind="stable")
 

@@ -37,7 +37,7 @@ from gpmetis.refinement.jet import (
     refine,
     refiner,
 )
-from gpmetis.refinement.rebalance import cap_inflow, rebalance_step
+from gpmetis.refinement.rebalance import cap_inflow, fill_empty_parts, rebalance_step
 
 pytestmark = [pytest.mark.gpu, requires_cuda]
 
@@ -401,6 +401,19 @@ def test_warmup_phases_equal_the_twin():
     from gpmetis.partitioning.warmup import run_phases_on_grid
 
     assert run_phases_on_grid(get_backend("gpu")) == run_phases_on_grid(get_backend("cpu"))
+
+
+def test_fill_empty_parts_equals_the_twin():
+    graph = _graph("random-w")
+    nparts = 32
+    part = (np.arange(graph.nvtxs) % 29).astype(np.int32)  # parts 29-31 empty
+    gpu, cpu = get_backend("gpu"), get_backend("cpu")
+    assert np.array_equal(gpu.asnumpy(gpu.counts(gpu.asarray(part), nparts)),
+                          cpu.counts(part, nparts))
+    filled = [be.asnumpy(fill_empty_parts(be, DeviceGraph.upload(be, graph), be.asarray(part),
+                                          nparts)) for be in (cpu, gpu)]
+    assert np.array_equal(*filled)
+    assert np.all(np.bincount(filled[1], minlength=nparts) > 0)
 
 
 def test_levels_offloaded_to_the_host_give_the_same_partition(monkeypatch):

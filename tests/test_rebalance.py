@@ -14,6 +14,7 @@ from gpmetis.refinement.rebalance import (
     INFLOW_SLACK,
     MAX_BUCKET,
     cap_inflow,
+    fill_empty_parts,
     id_shifts,
     loss_bucket,
     ordered_select,
@@ -137,3 +138,22 @@ def test_cap_inflow_keeps_the_highest_gains_that_fit(loose):
     bucket = MAX_BUCKET - loss_bucket(gain)
     expected = _brute_force(np.where(items, moved, -1), bucket, g.vwgt, limit, source=False)
     assert np.array_equal(keep == 1, expected)
+
+
+def test_fill_empty_parts_moves_the_lightest_spare_vertices_of_the_heaviest_parts():
+    graph = random_graph(400, 5, seed=7, weighted=True)
+    g = DeviceGraph.upload(CPU, graph)
+    nparts = 8
+    part = (np.arange(400) % 5).astype(np.int32)  # parts 5, 6 and 7 empty
+    part[:40] = 0  # part 0 the heaviest
+    filled = fill_empty_parts(CPU, g, part, nparts)
+    assert np.array_equal(np.bincount(filled, minlength=nparts) > 0, np.ones(nparts, bool))
+    moved = np.flatnonzero(filled != part)
+    assert sorted(filled[moved]) == [5, 6, 7]
+    pw = part_weights(CPU, g.vwgt[:, None], part, nparts)[:, 0]
+    heaviest = int(np.argmax(pw))
+    assert np.all(part[moved] == heaviest)
+    members = np.flatnonzero(part == heaviest)
+    assert np.all(g.vwgt[moved] <= np.sort(g.vwgt[members])[3])  # among the 4 lightest
+    full = (np.arange(400) % nparts).astype(np.int32)
+    assert fill_empty_parts(CPU, g, full, nparts) is full

@@ -223,8 +223,7 @@ def fill_empty_parts(be: Backend, g: DeviceGraph, part, nparts: int):
     """Give every empty part one vertex (when n >= nparts): the lightest spare vertices of the
     heaviest parts move, one per empty part. Returns a new part array."""
     xp = be.xp
-    counts = xp.bincount(part, minlength=nparts)
-    empty = xp.flatnonzero(counts == 0).astype(xp.int32)
+    empty = xp.flatnonzero(be.counts(part, nparts) == 0).astype(xp.int32)
     if len(empty) == 0 or g.nvtxs < nparts:
         return part
     pw = part_weights(be, g.vwgt[:, None], part, nparts)[:, 0]
