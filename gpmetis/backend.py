@@ -95,10 +95,8 @@ class Backend:
         trip to the host (cupy.bincount makes two, for the ids' least and greatest)."""
         if not self.gpu:
             return np.bincount(ids, minlength=n).astype(np.int64)
-        import cupyx
-
         out = self.xp.zeros(n, dtype=self.xp.int64)
-        cupyx.scatter_add(out, ids, 1)
+        self.xp.add.at(out, ids, 1)
         return out
 
     def argsort_stable(self, a):
