@@ -16,15 +16,6 @@
 #define WARP_CAP 256  // as HEAVY_DEGREE in device_graph.py
 #define WARP_ROW 256  // contract_count_heavy gives longer member rows the whole block
 
-// counts[cmap[v] + 1] += 1 for every vertex v (counts zero on entry): a prefix sum of counts
-// gives the start of each coarse vertex's member list.
-extern "C" __global__ void member_counts(
-    const int n, const int* __restrict__ cmap, int* __restrict__ counts)
-{
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (v < n) atomicAdd(counts + cmap[v] + 1, 1);
-}
-
 // Per coarse vertex c: cap[c] = its members' degrees summed, cvwgt[c] = their weights summed.
 extern "C" __global__ void coarse_vertices(
     const int nc, const long long* __restrict__ xadj, const int* __restrict__ vwgt,
