@@ -34,3 +34,37 @@ __device__ __forceinline__ long long block_sum_i64(long long x, long long* buf) 
     }
     return x;
 }
+
+// (hi, lo) = (h, l) where that pair is larger (hi first, then lo).
+__device__ __forceinline__ void keep_max_pair(unsigned long long& hi, unsigned long long& lo,
+                                              const unsigned long long h,
+                                              const unsigned long long l) {
+    if (h > hi || (h == hi && l > lo)) {
+        hi = h;
+        lo = l;
+    }
+}
+
+// The block's largest (hi, lo) pair (hi first, then lo) into thread 0's hi and lo; buf holds
+// 64 entries.
+__device__ __forceinline__ void block_max_pair_u64(unsigned long long& hi, unsigned long long& lo,
+                                                   unsigned long long* buf) {
+    for (int o = 16; o > 0; o >>= 1)
+        keep_max_pair(hi, lo, __shfl_down_sync(0xffffffffU, hi, o),
+                      __shfl_down_sync(0xffffffffU, lo, o));
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    __syncthreads();
+    if (lane == 0) {
+        buf[warp] = hi;
+        buf[32 + warp] = lo;
+    }
+    __syncthreads();
+    if (warp == 0) {
+        const bool has = lane < (int)(blockDim.x >> 5);
+        hi = has ? buf[lane] : 0ULL;
+        lo = has ? buf[32 + lane] : 0ULL;
+        for (int o = 16; o > 0; o >>= 1)
+            keep_max_pair(hi, lo, __shfl_down_sync(0xffffffffU, hi, o),
+                          __shfl_down_sync(0xffffffffU, lo, o));
+    }
+}

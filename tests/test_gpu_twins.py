@@ -16,6 +16,7 @@ from conftest import SMALL_GRAPHS, load_fixture, random_graph, requires_cuda
 from gpmetis import partition
 from gpmetis.backend import get_backend
 from gpmetis.coarsening.clustering import (
+    LARGE_BUCKET,
     Approval,
     Schedule,
     apply_moves,
@@ -186,20 +187,23 @@ def test_clustering_sub_rounds_equal_twin(name, maxvwgt):
     assert int(schedule_g.plan[0]) == len(steps)  # one step per advance, whatever the block
 
 
-@pytest.mark.parametrize("hub_proposals", [40, 5000])
+@pytest.mark.parametrize("hub_proposals", [40, LARGE_BUCKET, LARGE_BUCKET + 1, 5000])
 def test_approval_of_over_subscribed_targets_equals_twin(hub_proposals):
-    # one target with many proposals (several per warp lane), many small targets, zero and
-    # equal weights and ratings, targets already over the limit
+    # two targets with many proposals (several per warp lane; beyond LARGE_BUCKET, a block's,
+    # both in one block's chunk of targets), many small targets, zero and equal weights and
+    # ratings, targets already over the limit
     rng = np.random.default_rng(hub_proposals)
     n = 20_000
     dest = rng.integers(0, n, n).astype(np.int32)
     dest[rng.random(n) < 0.3] = -1
-    dest[rng.choice(n, hub_proposals, replace=False)] = 7
+    hubs = rng.choice(n, 2 * hub_proposals, replace=False)
+    dest[hubs[:hub_proposals]] = 7
+    dest[hubs[hub_proposals:]] = 9
     dest[dest == np.arange(n)] = -1
     rating = rng.integers(1, 4, n).astype(np.int32)
     vwgt = rng.integers(0, 4, n).astype(np.int32)
     cw = (vwgt + rng.integers(0, 30, n)).astype(np.int32)
-    cw[7] = 1
+    cw[7] = cw[9] = 1
     gpu = get_backend("gpu")
     partly = 0
     for maxvwgt in (1, 12, 40, 400):

@@ -208,9 +208,9 @@ extern "C" __global__ void best_cluster_warp(
 
 // best_cluster for the i-th high-degree vertex v = heavy[i] by the calling block: its row's
 // clusters summed in the hash table tkeys/tvals[hoff[i]..hoff[i+1]) (TABLE_SLACK slots per
-// entry) by the whole block (integer atomics: the sums do not depend on thread order), then a
-// block-wide max of cluster_key, and among the clusters of that key a block-wide max of
-// cluster_tie, which identifies the winner.
+// entry) by the whole block (integer atomics: the sums do not depend on thread order), then one
+// block-wide max of (cluster_key, cluster_tie) over the table, which identifies the winner (its
+// slot rides along).
 __device__ __forceinline__ void best_cluster_by_block(
     const int i, const int v, const SubRound round, const long long* __restrict__ xadj,
     const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
@@ -218,8 +218,7 @@ __device__ __forceinline__ void best_cluster_by_block(
     const unsigned int seed, const long long* __restrict__ hoff, int* __restrict__ tkeys,
     int* __restrict__ tvals, int* __restrict__ dest, int* __restrict__ rating)
 {
-    __shared__ unsigned long long buf[32];
-    __shared__ unsigned long long best_key, best_tie;
+    __shared__ unsigned long long buf[64];
     if (!round.is_active(v)) {
         if (threadIdx.x == 0) dest[v] = -1;
         return;
@@ -234,40 +233,22 @@ __device__ __forceinline__ void best_cluster_by_block(
     for (long long j = xadj[v] + threadIdx.x; j < xadj[v + 1]; j += blockDim.x)
         table_add_atomic(cluster[adjncy[j]], adjwgt[j], cap, tkeys + begin, tvals + begin);
     __syncthreads();
-    auto key_of = [&](const long long s) -> unsigned long long {
-        const int c = tkeys[s];
-        if (c < 0 || !may_join(v, c, own, cw, vwgt, maxvwgt)) return 0;
-        return cluster_key(tvals[s], cw[c]);
-    };
-    unsigned long long key = 0;
-    for (long long s = begin + threadIdx.x; s < end; s += blockDim.x) {
-        const unsigned long long k = key_of(s);
-        key = k > key ? k : key;
-    }
-    key = block_max_u64(key, buf);
-    if (threadIdx.x == 0) best_key = key;
-    __syncthreads();
-    unsigned long long tie = 0;
-    for (long long s = begin + threadIdx.x; s < end; s += blockDim.x) {
-        if (best_key == 0 || key_of(s) != best_key) continue;
-        const unsigned long long t = 1ULL + cluster_tie(v, tkeys[s], seed);
-        tie = t > tie ? t : tie;
-    }
-    tie = block_max_u64(tie, buf);
-    if (threadIdx.x == 0) {
-        best_tie = tie;
-        dest[v] = -1;
-    }
-    __syncthreads();
-    if (best_tie == 0) return;
+    // key 0: no cluster; ties are distinct for distinct clusters, so the slot (below 2^32: a
+    // table has twice a row's entries) never decides
+    unsigned long long key = 0, tie_slot = 0;
     for (long long s = begin + threadIdx.x; s < end; s += blockDim.x) {
         const int c = tkeys[s];
-        if (c >= 0 && c != own && key_of(s) == best_key
-            && 1ULL + cluster_tie(v, c, seed) == best_tie) {
-            dest[v] = c;
-            rating[v] = tvals[s];
-        }
+        if (c < 0 || !may_join(v, c, own, cw, vwgt, maxvwgt)) continue;
+        keep_max_pair(key, tie_slot, cluster_key(tvals[s], cw[c]),
+                      ((unsigned long long)cluster_tie(v, c, seed) << 32)
+                          | (unsigned long long)(s - begin));
     }
+    block_max_pair_u64(key, tie_slot, buf);
+    if (threadIdx.x != 0) return;
+    const long long s = begin + (long long)(tie_slot & 0xFFFFFFFFULL);
+    const bool moves = key != 0 && tkeys[s] != own;
+    dest[v] = moves ? tkeys[s] : -1;
+    if (moves) rating[v] = tvals[s];
 }
 
 extern "C" __global__ void best_cluster_heavy(
@@ -332,75 +313,156 @@ extern "C" __global__ void approve_fits(
     if (v < n) approve_fits_vertex(v, dest, cw, inflow, count, maxvwgt, accepted, reserved);
 }
 
+// A proposal's priority at its target: the higher rating, then the smaller id (distinct keys).
+__device__ __forceinline__ unsigned long long priority(const int v,
+                                                       const int* __restrict__ rating) {
+    return ((unsigned long long)(unsigned int)rating[v] << 32) | (0xFFFFFFFFU - (unsigned int)v);
+}
+
 // Every OVER proposal is listed in its target's bucket, from start[target] on, in any order;
-// fill[target] (zero on entry) ends as the number of them.
+// fill[target] (zero on entry) ends as the number of them. With keys (else null), keys and
+// weights get each listed proposal's priority and weight at its place in the bucket.
 __device__ __forceinline__ void approve_bucket_vertex(
     const int v, const int* __restrict__ dest, const unsigned char* __restrict__ accepted,
-    const int* __restrict__ start, int* __restrict__ fill, int* __restrict__ bucket)
+    const int* __restrict__ start, int* __restrict__ fill, int* __restrict__ bucket,
+    const int* __restrict__ rating = nullptr, const int* __restrict__ vwgt = nullptr,
+    unsigned long long* __restrict__ keys = nullptr, int* __restrict__ weights = nullptr)
 {
-    if (accepted[v] == OVER) bucket[start[dest[v]] + atomicAdd(fill + dest[v], 1)] = v;
+    if (accepted[v] != OVER) return;
+    const int at = start[dest[v]] + atomicAdd(fill + dest[v], 1);
+    bucket[at] = v;
+    if (keys == nullptr) return;
+    keys[at] = priority(v, rating);
+    weights[at] = vwgt[v];
 }
 
 extern "C" __global__ void approve_bucket(
     const int n, const int* __restrict__ dest, const unsigned char* __restrict__ accepted,
-    const int* __restrict__ start, int* __restrict__ fill, int* __restrict__ bucket)
+    const int* __restrict__ start, int* __restrict__ fill, int* __restrict__ bucket,
+    const int* __restrict__ rating, const int* __restrict__ vwgt,
+    unsigned long long* __restrict__ keys, int* __restrict__ weights)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (v < n) approve_bucket_vertex(v, dest, accepted, start, fill, bucket);
+    if (v < n) approve_bucket_vertex(v, dest, accepted, start, fill, bucket, rating, vwgt, keys,
+                                     weights);
 }
 
-// A proposal's priority at its target: the higher rating, then the smaller id (distinct keys).
-__device__ __forceinline__ unsigned long long priority(const int v, const int* __restrict__ rating) {
-    return ((unsigned long long)(unsigned int)rating[v] << 32) | (0xFFFFFFFFU - (unsigned int)v);
-}
+// The buckets as the threshold searches read them: target t's proposals are bucket[start[t]..
+// start[t] + fill[t]); their priorities and weights come from keys and weights where those are
+// given (in bucket order: a hub's search reads them many times), else through the ids.
+struct Buckets {
+    const int* start;
+    const int* fill;
+    const int* bucket;
+    const unsigned long long* keys;
+    const int* weights;
+    const int* rating;
+    const int* vwgt;
 
-// Each warp looks at 32 targets at a time (grid-stride) and takes those with a bucket one by
-// one: a proposal is accepted when the target's weight plus the weights of it and of every
-// proposal of higher priority stays within maxvwgt. Weights are not negative, so these are the
-// proposals whose priority is at least the smallest threshold T at which the weight at or
-// above T fits: T is found by binary search over the 64-bit priorities, each step a warp sum
-// over the bucket. The result does not depend on the bucket's order.
-__device__ __forceinline__ void approve_over_pass(
-    const int n, const int* __restrict__ start, const int* __restrict__ fill,
-    const int* __restrict__ bucket, const int* __restrict__ rating,
-    const int* __restrict__ vwgt, const int* __restrict__ cw, const int maxvwgt,
+    __device__ __forceinline__ unsigned long long key(const int at) const {
+        return keys != nullptr ? keys[at] : priority(bucket[at], rating);
+    }
+    __device__ __forceinline__ int weight(const int at) const {
+        return weights != nullptr ? weights[at] : vwgt[bucket[at]];
+    }
+};
+
+// The threshold of target t: a proposal is accepted when the target's weight plus the weights
+// of it and of every proposal of higher priority stays within maxvwgt. Weights are not
+// negative, so these are the proposals whose priority is at least the smallest threshold T at
+// which the weight at or above T fits: T is found by binary search over the 64-bit priorities,
+// each step a sum over the bucket by the group of threads (a warp or a block) that shares the
+// search: each takes the proposals from offset on, step apart, and total(x) sums x over the
+// group, for every thread of it. Then the group marks the accepted proposals. The result does
+// not depend on the bucket's order.
+template <class Total>
+__device__ __forceinline__ void approve_target(
+    const int t, const int size, const Buckets& buckets, const int* __restrict__ cw,
+    const int maxvwgt, const int offset, const int step, Total total,
     unsigned char* __restrict__ accepted)
+{
+    const int first = buckets.start[t], last = first + size;
+    const long long room = (long long)maxvwgt - cw[t];
+    unsigned long long lo = 0, hi = 1ULL << 63;  // the weight at or above hi is 0
+    while (lo < hi) {
+        const unsigned long long mid = lo + (hi - lo) / 2;
+        long long above = 0;
+        for (int at = first + offset; at < last; at += step)
+            if (buckets.key(at) >= mid) above += buckets.weight(at);
+        if (total(above) <= room) hi = mid; else lo = mid + 1;
+    }
+    for (int at = first + offset; at < last; at += step)
+        accepted[buckets.bucket[at]] = buckets.key(at) >= lo;
+}
+
+// Each warp looks at 32 targets at a time (grid-stride) and approves those with a bucket of at
+// most max_bucket proposals one by one (approve_over_large takes the larger ones, a block each).
+__device__ __forceinline__ void approve_over_pass(
+    const int n, const Buckets& buckets, const int* __restrict__ cw, const int maxvwgt,
+    unsigned char* __restrict__ accepted, const int max_bucket = 0x7fffffff)
 {
     const int lane = threadIdx.x & 31;
     const int stride = gridDim.x * blockDim.x;  // 32 targets per warp and step
+    auto warp_total = [](long long x) {
+        for (int offset = 16; offset > 0; offset >>= 1)
+            x += __shfl_xor_sync(0xffffffffU, x, offset);
+        return x;
+    };
     for (int base = (blockIdx.x * blockDim.x + threadIdx.x) & ~31; base < n; base += stride) {
-        const int mine = base + lane < n ? fill[base + lane] : 0;
+        const int size = base + lane < n ? buckets.fill[base + lane] : 0;
+        const int mine = size <= max_bucket ? size : 0;
         unsigned int pending = __ballot_sync(0xffffffffU, mine > 0);
         while (pending) {
             const int leader = __ffs(pending) - 1;
             pending &= pending - 1;
-            const int t = base + leader;
-            const int b = __shfl_sync(0xffffffffU, mine, leader);
-            const int* members = bucket + start[t];
-            const long long room = (long long)maxvwgt - cw[t];
-            unsigned long long lo = 0, hi = 1ULL << 63;  // the weight at or above hi is 0
-            while (lo < hi) {
-                const unsigned long long mid = lo + (hi - lo) / 2;
-                long long above = 0;
-                for (int j = lane; j < b; j += 32)
-                    if (priority(members[j], rating) >= mid) above += vwgt[members[j]];
-                for (int offset = 16; offset > 0; offset >>= 1)
-                    above += __shfl_xor_sync(0xffffffffU, above, offset);
-                if (above <= room) hi = mid; else lo = mid + 1;
-            }
-            for (int j = lane; j < b; j += 32)
-                accepted[members[j]] = priority(members[j], rating) >= lo;
+            approve_target(base + leader, __shfl_sync(0xffffffffU, mine, leader), buckets, cw,
+                           maxvwgt, lane, 32, warp_total, accepted);
         }
     }
 }
 
 extern "C" __global__ void approve_over(
     const int n, const int* __restrict__ start, const int* __restrict__ fill,
-    const int* __restrict__ bucket, const int* __restrict__ rating,
+    const int* __restrict__ bucket, const unsigned long long* __restrict__ keys,
+    const int* __restrict__ weights, const int* __restrict__ rating,
     const int* __restrict__ vwgt, const int* __restrict__ cw, const int maxvwgt,
-    unsigned char* __restrict__ accepted)
+    unsigned char* __restrict__ accepted, const int max_bucket)
 {
-    approve_over_pass(n, start, fill, bucket, rating, vwgt, cw, maxvwgt, accepted);
+    approve_over_pass(n, Buckets{start, fill, bucket, keys, weights, rating, vwgt}, cw, maxvwgt,
+                      accepted, max_bucket);
+}
+
+// The targets with a bucket of more than max_bucket proposals (hubs' clusters), which
+// approve_over's warps leave: each block looks at blockDim targets at a time (grid-stride) and
+// takes those one by one, the whole block on each.
+extern "C" __global__ void approve_over_large(
+    const int n, const int* __restrict__ start, const int* __restrict__ fill,
+    const int* __restrict__ bucket, const unsigned long long* __restrict__ keys,
+    const int* __restrict__ weights, const int* __restrict__ rating,
+    const int* __restrict__ vwgt, const int* __restrict__ cw, const int maxvwgt,
+    unsigned char* __restrict__ accepted, const int max_bucket)
+{
+    extern __shared__ int large[];  // blockDim entries
+    __shared__ int nlarge;
+    __shared__ long long buf[32], sum;
+    const Buckets buckets{start, fill, bucket, keys, weights, rating, vwgt};
+    auto block_total = [&](const long long x) {
+        const long long all = block_sum_i64(x, buf);  // its first barrier: every thread read sum
+        if (threadIdx.x == 0) sum = all;
+        __syncthreads();
+        return sum;
+    };
+    for (int base = blockIdx.x * blockDim.x; base < n; base += gridDim.x * blockDim.x) {
+        if (threadIdx.x == 0) nlarge = 0;
+        __syncthreads();
+        const int t = base + threadIdx.x;
+        if (t < n && fill[t] > max_bucket) large[atomicAdd(&nlarge, 1)] = t;
+        __syncthreads();
+        for (int i = 0; i < nlarge; ++i)
+            approve_target(large[i], fill[large[i]], buckets, cw, maxvwgt, threadIdx.x,
+                           blockDim.x, block_total, accepted);
+        __syncthreads();  // nlarge is read by every thread before the next chunk resets it
+    }
 }
 
 // Move every v with accepted[v] == 1: cluster[v] = dest[v], the weights follow (integer
@@ -481,7 +543,8 @@ extern "C" __global__ void cluster_loop(
                 approve_bucket_vertex(v, dest, accepted, count, fill, bucket);
             });
             grid.sync();
-            approve_over_pass(n, count, fill, bucket, rating, vwgt, cw, maxvwgt, accepted);
+            approve_over_pass(n, Buckets{count, fill, bucket, nullptr, nullptr, rating, vwgt}, cw,
+                              maxvwgt, accepted);
             grid.sync();
             apply_moves_pass(n, accepted, dest, vwgt, cluster, cw, moved, inflow, count,
                              reserved);

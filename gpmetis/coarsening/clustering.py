@@ -26,6 +26,14 @@ SUBROUNDS = 4
 MIN_ROUND_MOVES = 0.01
 ROUND_SEED_STEP = 7919
 OVER_THREADS = 1 << 16  # approve_over's grid: a warp per 32 targets, grid-stride
+# buckets of more proposals go to approve_over_large, a block of LARGE_BLOCK threads each (a hub's
+# cluster drew buckets of thousands on rmat 20's dense levels, whose warps took up to 0.48 ms)
+LARGE_BUCKET = 1024
+LARGE_BLOCK = 1024
+# best_cluster_heavy's block, one per hub row: a hub's row and table are walked by its block
+# alone (rmat 20's first level: 0.54 ms a sub-round with 256 threads and three passes over the
+# table, 0.18 ms with 1024 and one)
+HEAVY_BLOCK = 1024
 BLOCK = 256  # cluster_loop's blocks: ROW_WARPS warps, as in warp_sums.cuh
 
 
@@ -100,7 +108,7 @@ def best_cluster(be: Backend, g: DeviceGraph, cluster, cw, maxvwgt: int, seed: i
                         (mid, np.int32(len(mid)), *head, dest, rating))
     if heavy is not None:
         be.launch_blocks(be.kernel(CU_FILE, "best_cluster_heavy"), len(heavy),
-                         (heavy, *head, hoff, tkeys, tvals, dest, rating))
+                         (heavy, *head, hoff, tkeys, tvals, dest, rating), block=HEAVY_BLOCK)
 
 
 def _hash_tables(g: DeviceGraph):
@@ -141,22 +149,29 @@ def _best_cluster_numpy(g: DeviceGraph, cluster, cw, maxvwgt: int, seed: int, rs
 class Approval:
     """The approval's work arrays for one level (GPU): inflow (int64), count (int32) and
     reserved (int32[1]) zero between sub-rounds; accepted (uint8) per vertex; for cluster_loop,
-    fill (int32, zero) per vertex."""
+    fill (int32, zero) per vertex, else keys (uint64) and weights (int32) per vertex, where the
+    buckets' priorities and weights are copied."""
 
     inflow: object
     count: object
     reserved: object
     accepted: object
     fill: object = None
+    keys: object = None
+    weights: object = None
 
     @classmethod
     def allocate(cls, xp, n: int, *, fill: bool = False) -> Approval:
         # fill shares inflow's allocation: as an allocation of its own, it split the pool's
         # blocks so that road 23's peak grew from 615 to 679 MB (grid3d 100 111 -> 131 MB)
         block = xp.zeros((3 if fill else 2) * n, dtype=xp.int32)
-        return cls(block[:2 * n].view(xp.int64), xp.zeros(n, dtype=xp.int32),
-                   xp.zeros(1, dtype=xp.int32), xp.empty(n, dtype=xp.uint8),
-                   block[2 * n:] if fill else None)
+        work = cls(block[:2 * n].view(xp.int64), xp.zeros(n, dtype=xp.int32),
+                   xp.zeros(1, dtype=xp.int32), xp.empty(n, dtype=xp.uint8))
+        if fill:
+            work.fill = block[2 * n:]
+        else:
+            work.keys, work.weights = xp.empty(n, dtype=xp.uint64), xp.empty(n, dtype=xp.int32)
+        return work
 
 
 def approve(be: Backend, dest, rating, vwgt, cw, maxvwgt: int, work: Approval | None = None):
@@ -180,9 +195,13 @@ def approve(be: Backend, dest, rating, vwgt, cw, maxvwgt: int, work: Approval | 
     fill, bucket = inflow.view(xp.int32).reshape(2, n)
     fill.fill(0)
     be.launch(be.kernel(CU_FILE, "approve_bucket"), n,
-              (np.int32(n), dest, accepted, count, fill, bucket))
-    be.launch(be.kernel(CU_FILE, "approve_over"), min(n, OVER_THREADS),
-              (np.int32(n), count, fill, bucket, rating, vwgt, cw, np.int32(maxvwgt), accepted))
+              (np.int32(n), dest, accepted, count, fill, bucket, rating, vwgt, work.keys,
+               work.weights))
+    over = (np.int32(n), count, fill, bucket, work.keys, work.weights, rating, vwgt, cw,
+            np.int32(maxvwgt), accepted, np.int32(LARGE_BUCKET))
+    be.launch(be.kernel(CU_FILE, "approve_over"), min(n, OVER_THREADS), over)
+    be.launch_resident(be.kernel(CU_FILE, "approve_over_large"), n, over,
+                       shared_mem=4 * LARGE_BLOCK, block=LARGE_BLOCK)
     return accepted
 
 
