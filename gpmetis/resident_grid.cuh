@@ -7,3 +7,13 @@ template <class F>
 __device__ __forceinline__ void for_each_vertex(const int n, F f) {
     for (int v = blockIdx.x * blockDim.x + threadIdx.x; v < n; v += gridDim.x * blockDim.x) f(v);
 }
+
+// Call f(list[i], lane) in every lane of warp i of the grid, for i = that warp, + the grid's
+// warp count, ... (blockDim a multiple of 32).
+template <class F>
+__device__ __forceinline__ void for_each_listed_by_warp(const int* list, const int count, F f) {
+    const long long warps = (long long)gridDim.x * blockDim.x / 32;
+    for (long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32; i < count;
+         i += warps)
+        f(list[i], (int)(threadIdx.x & 31));
+}

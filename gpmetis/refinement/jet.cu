@@ -1,10 +1,10 @@
 // Jet-style refinement kernels. Twins: gpmetis/refinement/jet.py (_best_moves_numpy, the NumPy
 // path of afterburner, _score). Every decision depends on weights, part ids and vertex ids only.
-// Each kernel comes twice: a thread per vertex of degree <= max_degree (on a resident grid,
-// resident_grid.cuh), and a *_heavy version with one block per listed high-degree vertex (same
-// contract; see jet.py's heavy split); best_moves also has a warp per listed vertex of degree
-// up to WARP_DEGREE_MAX (DeviceGraph.warp_split): its threads neither rescan nor hash long
-// rows. A kernel's work is a device function (*_pass, *_by_warp, *_by_block), which
+// Each kernel takes the rows by length (DeviceGraph.warp_split): a thread per vertex of degree
+// <= max_degree (on a resident grid, resident_grid.cuh), a warp per listed vertex of degree up
+// to WARP_DEGREE_MAX (best_moves in a kernel of its own: its threads neither rescan nor hash
+// long rows), and a *_heavy version with one block per listed high-degree vertex (same
+// contract). A kernel's work is a device function (*_pass, *_by_warp, *_by_block), which
 // jet_device.cu's jet_loop also runs; the kernels themselves serve the functions of jet.py
 // (and their tests).
 #include "../block_reduce.cuh"
@@ -186,25 +186,36 @@ __device__ __forceinline__ long long afterburner_term(
 
 // Keep a candidate's move only if its gain stays >= 0 when every candidate of higher priority
 // (larger gain, ties -> smaller id) is assumed to have moved already; moved[v] is v's part after
-// the kept moves (a new array: part is read by other threads).
+// the kept moves (a new array: part is read by other threads). Rows of up to max_degree entries
+// go to a thread, those in mid[0..nmid) to a warp.
 __device__ __forceinline__ void afterburner_pass(
     const int n, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
     const int* __restrict__ adjwgt, const int* __restrict__ part, const int* __restrict__ dest,
     const int* __restrict__ gain, unsigned char* __restrict__ keep, int* __restrict__ moved,
-    const long long max_degree)
+    const long long max_degree, const int* __restrict__ mid, const int nmid)
 {
-    for_each_vertex(n, [&](const int v) {
-        if (xadj[v + 1] - xadj[v] > max_degree) return;
-        const int to = dest[v];
+    // v's re-checked gain from the row entries first, first + step, ... (0 for no candidate)
+    auto recheck = [&](const int v, const int to, const int first, const int step) {
         long long g = 0;
-        if (to >= 0) {
-            for (long long j = xadj[v]; j < xadj[v + 1]; ++j)
+        if (to >= 0)
+            for (long long j = xadj[v] + first; j < xadj[v + 1]; j += step)
                 g += afterburner_term(v, to, part[v], gain[v], adjncy[j], adjwgt[j], part, dest,
                                       gain);
-        }
+        return g;
+    };
+    auto decide = [&](const int v, const int to, const long long g) {
         const bool kept = to >= 0 && g >= 0;
         keep[v] = kept ? 1 : 0;
         moved[v] = kept ? to : part[v];
+    };
+    for_each_vertex(n, [&](const int v) {
+        if (xadj[v + 1] - xadj[v] > max_degree) return;
+        decide(v, dest[v], recheck(v, dest[v], 0, 1));
+    });
+    for_each_listed_by_warp(mid, nmid, [&](const int v, const int lane) {
+        long long g = recheck(v, dest[v], lane, 32);
+        for (int o = 16; o > 0; o >>= 1) g += __shfl_xor_sync(FULL_MASK, g, o);
+        if (lane == 0) decide(v, dest[v], g);
     });
 }
 
@@ -213,9 +224,11 @@ extern "C" __global__ void afterburner(
     const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ part,
     const int* __restrict__ dest,
     const int* __restrict__ gain, unsigned char* __restrict__ keep,
-    int* __restrict__ moved, const long long max_degree)
+    int* __restrict__ moved, const long long max_degree, const int* __restrict__ mid,
+    const int nmid)
 {
-    afterburner_pass(n, xadj, adjncy, adjwgt, part, dest, gain, keep, moved, max_degree);
+    afterburner_pass(n, xadj, adjncy, adjwgt, part, dest, gain, keep, moved, max_degree, mid,
+                     nmid);
 }
 
 // The state of a partition in one pass: out[0] = 2 * edgecut, out[1 + p] = weight of part p.
@@ -248,12 +261,14 @@ __device__ __forceinline__ void score_vertex(
 
 // A block sums its cut and, when nparts <= SCORE_SHARED_PARTS, its part weights (dynamic shared
 // memory, 4 * nparts bytes) before adding them to out, so few atomics meet on one address.
-// Integer sums do not depend on thread order. Twin: jet.py (_score via metrics).
+// Integer sums do not depend on thread order. Rows of up to max_degree entries go to a thread,
+// those in mid[0..nmid) to a warp. Twin: jet.py (_score via metrics).
 __device__ __forceinline__ void score_pass(
     const int n, const int nparts, const long long* __restrict__ xadj,
     const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
     const int* __restrict__ part, const int* __restrict__ prev,
-    unsigned long long* __restrict__ out, const long long max_degree)
+    unsigned long long* __restrict__ out, const long long max_degree,
+    const int* __restrict__ mid, const int nmid)
 {
     extern __shared__ int block_pw[];
     __shared__ long long buf[32];
@@ -263,11 +278,18 @@ __device__ __forceinline__ void score_pass(
         __syncthreads();
     }
     long long cut = 0;
+    auto unmoved = [&](const int v) { return prev != nullptr && part[v] == prev[v]; };
     for_each_vertex(n, [&](const int v) {
-        if ((prev != nullptr && part[v] == prev[v]) || xadj[v + 1] - xadj[v] > max_degree) return;
+        if (unmoved(v) || xadj[v + 1] - xadj[v] > max_degree) return;
         for (long long j = xadj[v]; j < xadj[v + 1]; ++j)
             cut += score_entry(v, adjncy[j], adjwgt[j], part, prev);
         score_vertex(v, vwgt[v], part, prev, shared ? block_pw : nullptr, out);
+    });
+    for_each_listed_by_warp(mid, nmid, [&](const int v, const int lane) {
+        if (unmoved(v)) return;
+        for (long long j = xadj[v] + lane; j < xadj[v + 1]; j += 32)
+            cut += score_entry(v, adjncy[j], adjwgt[j], part, prev);
+        if (lane == 0) score_vertex(v, vwgt[v], part, prev, shared ? block_pw : nullptr, out);
     });
     cut = block_sum_i64(cut, buf);
     if (threadIdx.x == 0 && cut) atomicAdd(out, (unsigned long long)cut);
@@ -282,9 +304,9 @@ extern "C" __global__ void score(
     const long long* __restrict__ xadj, const int* __restrict__ adjncy,
     const int* __restrict__ adjwgt, const int* __restrict__ vwgt, const int* __restrict__ part,
     const int* __restrict__ prev, unsigned long long* __restrict__ out,
-    const long long max_degree)
+    const long long max_degree, const int* __restrict__ mid, const int nmid)
 {
-    score_pass(n, nparts, xadj, adjncy, adjwgt, vwgt, part, prev, out, max_degree);
+    score_pass(n, nparts, xadj, adjncy, adjwgt, vwgt, part, prev, out, max_degree, mid, nmid);
 }
 
 // best_moves for a high-degree vertex v by the calling block (the kernel: a block per vertex

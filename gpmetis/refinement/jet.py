@@ -138,10 +138,10 @@ def afterburner(be: Backend, g: DeviceGraph, part, dest, gain, nparts: int):
 def launch_afterburner(be: Backend, g: DeviceGraph, part, dest, gain, nparts: int, keep,
                        moved) -> None:
     """Queue the afterburner into ``keep``/``moved``."""
-    max_degree, heavy = g.heavy_split(nparts <= MAX_SHARED_PARTS)
+    max_degree, mid, heavy = g.warp_split(nparts <= MAX_SHARED_PARTS)
     be.launch_resident(be.kernel(CU_FILE, "afterburner"), g.nvtxs,
                        (np.int32(g.nvtxs), g.xadj, g.adjncy, g.adjwgt, part, dest, gain,
-                        keep, moved, max_degree))
+                        keep, moved, max_degree, *g.id_list_args(mid)))
     if heavy is not None:
         be.launch_blocks(be.kernel(CU_FILE, "afterburner_heavy"), len(heavy),
                          (heavy, g.xadj, g.adjncy, g.adjwgt, part, dest, gain, keep, moved),
@@ -163,12 +163,12 @@ def launch_score(be: Backend, g: DeviceGraph, part, out, prev=None) -> None:
     """Queue ``score``: adds 2 * edgecut to out[0] and each part's weight to out[1 + p]; with
     ``prev`` (int32 per vertex), adds the change from partition ``prev`` to ``part`` instead,
     reading only the moved vertices (out wraps modulo 2^64, so it then holds part's state)."""
-    max_degree, heavy = g.heavy_split()
+    max_degree, mid, heavy = g.warp_split()
     nparts = len(out) - 1
     prev = prev if prev is not None else NULL
     be.launch_resident(be.kernel(CU_FILE, "score"), g.nvtxs,
                        (np.int32(g.nvtxs), np.int32(nparts), g.xadj, g.adjncy, g.adjwgt,
-                        g.vwgt, part, prev, out, max_degree),
+                        g.vwgt, part, prev, out, max_degree, *g.id_list_args(mid)),
                        shared_mem=score_shared_mem(nparts), block=BLOCK)
     if heavy is not None:
         be.launch_blocks(be.kernel(CU_FILE, "score_heavy"), len(heavy),

@@ -158,11 +158,10 @@ __device__ __forceinline__ void for_each_listed_by_block(const int* list, const 
     }
 }
 
-// The rows of a level by length, as jet_loop's kernels take them: best_moves gives rows of up
-// to max_degree entries to a thread, those in mid to a warp, those in heavy to a block; the
-// other kernels give rows of up to heavy_degree entries to a thread, those in heavy to a block.
+// The rows of a level by length, as jet_loop's kernels take them: rows of up to max_degree
+// entries to a thread, those in mid to a warp, those in heavy to a block.
 struct RowTiers {
-    long long max_degree, heavy_degree;
+    long long max_degree;
     const int* mid;
     const int* heavy;
     int nmid, nheavy;
@@ -195,7 +194,8 @@ __device__ __forceinline__ void score_and_books(
     unsigned long long* acc, long long* pw, long long* ctl, long long* room, int* roomiest,
     int* gates)
 {
-    score_pass(n, nparts, xadj, adjncy, adjwgt, vwgt, part, prev, acc, rows.heavy_degree);
+    score_pass(n, nparts, xadj, adjncy, adjwgt, vwgt, part, prev, acc, rows.max_degree,
+               rows.mid, rows.nmid);
     for_each_listed_by_block(rows.heavy, rows.nheavy, [&](const int v) {
         score_by_block(v, xadj, adjncy, adjwgt, vwgt, part, prev, acc);
     });
@@ -217,7 +217,7 @@ __device__ __forceinline__ void score_and_books(
 // may go through the read-only cache.
 extern "C" __global__ void jet_loop(
     const int n, const int nparts, const long long* xadj, const int* adjncy, const int* adjwgt,
-    const int* vwgt, const long long max_degree, const long long heavy_degree, const int* mid,
+    const int* vwgt, const long long max_degree, const int* mid,
     const int nmid, const int* heavy, const int nheavy, const long long* maxpwgt,
     const long long patience, const long long max_iterations, const long long c_num,
     const long long c_den, const long long slack, const double keep_factor, const int shift_hi,
@@ -229,7 +229,7 @@ extern "C" __global__ void jet_loop(
     long long* base, const int* start)
 {
     const cooperative_groups::grid_group grid = cooperative_groups::this_grid();
-    const RowTiers rows{max_degree, heavy_degree, mid, heavy, nmid, nheavy};
+    const RowTiers rows{max_degree, mid, heavy, nmid, nheavy};
     for_each_vertex(n, [&](const int v) {
         part[v] = start[v];
         best[v] = start[v];
@@ -249,7 +249,7 @@ extern "C" __global__ void jet_loop(
                                0, c_num, c_den, tkeys, tvals, dest, gain);
             grid.sync();
             afterburner_pass(n, xadj, adjncy, adjwgt, part, dest, gain, next_locked, moved,
-                             rows.heavy_degree);
+                             rows.max_degree, rows.mid, rows.nmid);
             for_each_listed_by_block(rows.heavy, rows.nheavy, [&](const int v) {
                 afterburner_by_block(v, xadj, adjncy, adjwgt, part, dest, gain, next_locked,
                                      moved);

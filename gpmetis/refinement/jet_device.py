@@ -55,7 +55,7 @@ class DeviceRefiner:
                  xp.empty(NUM_GATES, dtype=int32), xp.empty(nparts + 1, dtype=xp.uint64))
         self._args = (
             np.int32(n), np.int32(nparts), g.xadj, g.adjncy, g.adjwgt, g.vwgt, max_degree,
-            g.heavy_split(split)[0], *lists, xp.asarray(maxpwgt, dtype=int64),
+            *lists, xp.asarray(maxpwgt, dtype=int64),
             np.int64(patience), np.int64(MAX_ITERATIONS), np.int64(c_num), np.int64(c_den),
             np.int64(INFLOW_SLACK), np.float64(1 - IMPROVEMENT),
             *(np.int32(shift) for shift in id_shifts(n)), *g.row_hash_tables(max_degree),
