@@ -187,8 +187,9 @@ def test_clustering_sub_rounds_equal_twin(name, maxvwgt):
     assert int(schedule_g.plan[0]) == len(steps)  # one step per advance, whatever the block
 
 
+@pytest.mark.parametrize("copied", [True, False])  # the buckets' priorities copied, or read
 @pytest.mark.parametrize("hub_proposals", [40, LARGE_BUCKET, LARGE_BUCKET + 1, 5000])
-def test_approval_of_over_subscribed_targets_equals_twin(hub_proposals):
+def test_approval_of_over_subscribed_targets_equals_twin(hub_proposals, copied):
     # two targets with many proposals (several per warp lane; beyond LARGE_BUCKET, a block's,
     # both in one block's chunk of targets), many small targets, zero and equal weights and
     # ratings, targets already over the limit
@@ -208,7 +209,9 @@ def test_approval_of_over_subscribed_targets_equals_twin(hub_proposals):
     partly = 0
     for maxvwgt in (1, 12, 40, 400):
         expected = approve(get_backend("cpu"), dest, rating, vwgt, cw, maxvwgt)
-        got = approve(gpu, *(gpu.xp.asarray(a) for a in (dest, rating, vwgt, cw)), maxvwgt)
+        work = Approval.allocate(gpu.xp, n, copies=None if copied else (None, None))
+        got = approve(gpu, *(gpu.xp.asarray(a) for a in (dest, rating, vwgt, cw)), maxvwgt,
+                      work)
         _eq(expected, got)
         partly += 0 < expected[dest == 7].sum() < hub_proposals
     assert partly >= 2  # the hub took some of its proposals, not all

@@ -34,6 +34,7 @@ LARGE_BLOCK = 1024
 # alone (rmat 20's first level: 0.54 ms a sub-round with 256 threads and three passes over the
 # table, 0.18 ms with 1024 and one)
 HEAVY_BLOCK = 1024
+NULL = np.uint64(0)  # a null pointer argument: the kernel's optional array is absent
 BLOCK = 256  # cluster_loop's blocks: ROW_WARPS warps, as in warp_sums.cuh
 
 
@@ -150,7 +151,8 @@ class Approval:
     """The approval's work arrays for one level (GPU): inflow (int64), count (int32) and
     reserved (int32[1]) zero between sub-rounds; accepted (uint8) per vertex; for cluster_loop,
     fill (int32, zero) per vertex, else keys (uint64) and weights (int32) per vertex, where the
-    buckets' priorities and weights are copied."""
+    buckets' priorities and weights are copied (None: the searches read them through the
+    ids)."""
 
     inflow: object
     count: object
@@ -161,7 +163,9 @@ class Approval:
     weights: object = None
 
     @classmethod
-    def allocate(cls, xp, n: int, *, fill: bool = False) -> Approval:
+    def allocate(cls, xp, n: int, *, fill: bool = False, copies: tuple | None = None
+                 ) -> Approval:
+        """Work arrays for n vertices; ``copies``: (keys, weights) to use instead of new ones."""
         # fill shares inflow's allocation: as an allocation of its own, it split the pool's
         # blocks so that road 23's peak grew from 615 to 679 MB (grid3d 100 111 -> 131 MB)
         block = xp.zeros((3 if fill else 2) * n, dtype=xp.int32)
@@ -170,8 +174,21 @@ class Approval:
         if fill:
             work.fill = block[2 * n:]
         else:
-            work.keys, work.weights = xp.empty(n, dtype=xp.uint64), xp.empty(n, dtype=xp.int32)
+            work.keys, work.weights = copies or (xp.empty(n, dtype=xp.uint64),
+                                                 xp.empty(n, dtype=xp.int32))
         return work
+
+
+def _copies_in_hub_tables(g: DeviceGraph):
+    """(keys, weights) for the approval's copies in the bytes of g's hub tables, which are free
+    between best_cluster steps; (None, None) when they are too small. (Arrays of their own,
+    12 bytes a vertex, raised rmat 20's GPU peak from 397.6 to 410.3 MB.)"""
+    tables = g.heavy_row_tables()
+    n = g.nvtxs
+    if tables is None or len(tables[1]) < 2 * n:
+        return None, None
+    xp = g.be.xp
+    return tables[1][:2 * n].view(xp.uint64), tables[2][:n]
 
 
 def approve(be: Backend, dest, rating, vwgt, cw, maxvwgt: int, work: Approval | None = None):
@@ -194,11 +211,11 @@ def approve(be: Backend, dest, rating, vwgt, cw, maxvwgt: int, work: Approval | 
     # inflow is done with: its bytes hold each target's fill and the buckets
     fill, bucket = inflow.view(xp.int32).reshape(2, n)
     fill.fill(0)
+    copies = (work.keys, work.weights) if work.keys is not None else (NULL, NULL)
     be.launch(be.kernel(CU_FILE, "approve_bucket"), n,
-              (np.int32(n), dest, accepted, count, fill, bucket, rating, vwgt, work.keys,
-               work.weights))
-    over = (np.int32(n), count, fill, bucket, work.keys, work.weights, rating, vwgt, cw,
-            np.int32(maxvwgt), accepted, np.int32(LARGE_BUCKET))
+              (np.int32(n), dest, accepted, count, fill, bucket, rating, vwgt, *copies))
+    over = (np.int32(n), count, fill, bucket, *copies, rating, vwgt, cw, np.int32(maxvwgt),
+            accepted, np.int32(LARGE_BUCKET))
     be.launch(be.kernel(CU_FILE, "approve_over"), min(n, OVER_THREADS), over)
     be.launch_resident(be.kernel(CU_FILE, "approve_over_large"), n, over,
                        shared_mem=4 * LARGE_BLOCK, block=LARGE_BLOCK)
@@ -289,7 +306,7 @@ def lp_clustering(be: Backend, g: DeviceGraph, maxvwgt: int, seed: int):
     if be.gpu and g.degree_tiers()[2] is None:
         _cluster_loop(be, g, cluster, cw, maxvwgt, seed, schedule, dest, rating, moved)
     else:
-        work = Approval.allocate(xp, n) if be.gpu else None
+        work = Approval.allocate(xp, n, copies=_copies_in_hub_tables(g)) if be.gpu else None
         total = 0
         for _ in range(ROUNDS):
             for _ in range(SUBROUNDS):
