@@ -153,14 +153,6 @@ class DeviceGraph:
             freed += sum(int(a.nbytes) for a in arrays if a is not None)
         return freed
 
-    def heavy_split(self, enabled: bool = True):
-        """(max_degree, heavy): thread-per-vertex kernels take vertices of degree <= max_degree,
-        block-per-vertex kernels the int32 ids in ``heavy`` (None when there are none)."""
-        if not enabled:
-            return NO_DEGREE_LIMIT, None
-        heavy = self._degree_list("heavy", HEAVY_DEGREE, None)
-        return (np.int64(HEAVY_DEGREE), heavy) if heavy is not None else (NO_DEGREE_LIMIT, None)
-
     def degree_tiers(self):
         """(max_degree, mid, heavy): thread-per-vertex kernels take vertices of degree <=
         max_degree (at most WARP_DEGREE), warp-per-vertex kernels the int32 ids in ``mid``,

@@ -1,9 +1,11 @@
 // Heavy-edge matching on the GPU: one proposal round and its acceptance.
 // Twin: gpmetis/coarsening/matching.py (_propose_numpy, accept via array ops).
 // Decisions depend only on edge weights, vertex ids and a seeded hash, never on thread timing.
-// propose takes vertices of degree <= max_degree; propose_heavy the listed high-degree ones.
+// propose takes vertices of degree <= max_degree, propose_warp and propose_heavy the listed
+// longer ones (DeviceGraph.degree_tiers).
 #include "../block_reduce.cuh"
 #include "../edge_hash.cuh"
+#include "../resident_grid.cuh"
 
 // prop[v] = the free neighbour u maximising (adjwgt * use_weights, edge_hash), ties -> smaller u;
 // -1 when v is matched or has no free neighbour u with vwgt[v] + vwgt[u] <= maxvwgt.
@@ -28,6 +30,32 @@ extern "C" __global__ void propose(
         }
     }
     prop[v] = best_u;
+}
+
+// propose for the vertices mid[0..nmid), one warp each: a warp-wide max of (key, -u).
+extern "C" __global__ void propose_warp(
+    const int* __restrict__ mid, const int nmid, const long long* __restrict__ xadj,
+    const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
+    const int* __restrict__ match, const int maxvwgt, const unsigned int seed,
+    const int use_weights, int* __restrict__ prop)
+{
+    for_each_listed_by_warp(mid, nmid, [&](const int v, const int lane) {
+        unsigned long long best_key = 0, best_u = 0;  // key + 1 (0 = none), 0xFFFFFFFF - u
+        if (match[v] < 0) {
+            const int wv = vwgt[v];
+            for (long long j = xadj[v] + lane; j < xadj[v + 1]; j += 32) {
+                const int u = adjncy[j];
+                if (match[u] >= 0 || wv + vwgt[u] > maxvwgt) continue;
+                const unsigned long long w = use_weights ? (unsigned long long)adjwgt[j] : 0ULL;
+                keep_max_pair(best_key, best_u, ((w << 32) | edge_hash(v, u, seed)) + 1ULL,
+                              0xFFFFFFFFULL - (unsigned int)u);
+            }
+        }
+        for (int o = 16; o > 0; o >>= 1)
+            keep_max_pair(best_key, best_u, __shfl_xor_sync(0xffffffffU, best_key, o),
+                          __shfl_xor_sync(0xffffffffU, best_u, o));
+        if (lane == 0) prop[v] = best_key == 0 ? -1 : (int)(0xFFFFFFFFULL - best_u);
+    });
 }
 
 // propose for the vertices heavy[0..nheavy), one block each: a block-wide max of the key, then

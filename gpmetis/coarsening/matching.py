@@ -28,14 +28,15 @@ def propose(be: Backend, g: DeviceGraph, match, maxvwgt: int, seed: int, use_wei
     n = g.nvtxs
     if be.gpu:
         prop = xp.empty(n, dtype=xp.int32)
-        max_degree, heavy = g.heavy_split()
-        be.launch(be.kernel(CU_FILE, "propose"), n,
-                  (np.int32(n), g.xadj, g.adjncy, g.adjwgt, g.vwgt, match, np.int32(maxvwgt),
-                   np.uint32(seed), np.int32(use_weights), prop, max_degree))
+        max_degree, mid, heavy = g.degree_tiers()
+        tail = (g.xadj, g.adjncy, g.adjwgt, g.vwgt, match, np.int32(maxvwgt), np.uint32(seed),
+                np.int32(use_weights), prop)
+        be.launch(be.kernel(CU_FILE, "propose"), n, (np.int32(n), *tail, max_degree))
+        if mid is not None:
+            be.launch_warps(be.kernel(CU_FILE, "propose_warp"), len(mid),
+                            (mid, np.int32(len(mid)), *tail))
         if heavy is not None:
-            be.launch_blocks(be.kernel(CU_FILE, "propose_heavy"), len(heavy),
-                             (heavy, g.xadj, g.adjncy, g.adjwgt, g.vwgt, match,
-                              np.int32(maxvwgt), np.uint32(seed), np.int32(use_weights), prop))
+            be.launch_blocks(be.kernel(CU_FILE, "propose_heavy"), len(heavy), (heavy, *tail))
         return prop
     return _propose_numpy(g, match, maxvwgt, seed, use_weights)
 
