@@ -15,6 +15,7 @@ import numpy as np
 WARP_SIZE = 32
 WARPS_PER_BLOCK = 8  # as ROW_WARPS in warp_sums.cuh
 STAGED_MIN_BYTES = 4 << 20  # arrays from this size move through pinned staging buffers
+NULL = np.uint64(0)  # a kernel's null pointer argument: its optional array is absent
 
 
 def sorted_unique(a: np.ndarray) -> np.ndarray:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpmetis.backend import Backend, loop_blocks
+from gpmetis.backend import NULL, Backend, loop_blocks
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.edge_hash import mix32
 
@@ -34,7 +34,6 @@ LARGE_BLOCK = 1024
 # alone (rmat 20's first level: 0.54 ms a sub-round with 256 threads and three passes over the
 # table, 0.18 ms with 1024 and one)
 HEAVY_BLOCK = 1024
-NULL = np.uint64(0)  # a null pointer argument: the kernel's optional array is absent
 BLOCK = 256  # cluster_loop's blocks: ROW_WARPS warps, as in warp_sums.cuh
 
 

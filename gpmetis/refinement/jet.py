@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpmetis.backend import Backend
+from gpmetis.backend import NULL, Backend
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.metrics import edgecut, part_weights
 
@@ -29,7 +29,6 @@ MAX_ITERATIONS = 300
 IMPROVEMENT = 0.001
 FILTER_FINEST = (1, 4)
 FILTER_COARSE = (3, 4)
-NULL = np.uint64(0)  # a null pointer argument: the kernel's optional array is absent
 
 
 @dataclass
