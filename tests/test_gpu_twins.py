@@ -17,6 +17,7 @@ from gpmetis import partition
 from gpmetis.backend import get_backend
 from gpmetis.coarsening.clustering import (
     LARGE_BUCKET,
+    SMALL_BUCKET,
     Approval,
     Schedule,
     apply_moves,
@@ -188,7 +189,8 @@ def test_clustering_sub_rounds_equal_twin(name, maxvwgt):
 
 
 @pytest.mark.parametrize("copied", [True, False])  # the buckets' priorities copied, or read
-@pytest.mark.parametrize("hub_proposals", [40, LARGE_BUCKET, LARGE_BUCKET + 1, 5000])
+@pytest.mark.parametrize("hub_proposals", [40, SMALL_BUCKET, SMALL_BUCKET + 1, LARGE_BUCKET,
+                                           LARGE_BUCKET + 1, 5000])
 def test_approval_of_over_subscribed_targets_equals_twin(hub_proposals, copied):
     # two targets with many proposals (several per warp lane; beyond LARGE_BUCKET, a block's,
     # both in one block's chunk of targets), many small targets, zero and equal weights and

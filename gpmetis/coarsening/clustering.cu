@@ -395,6 +395,46 @@ __device__ __forceinline__ void approve_target(
         accepted[buckets.bucket[at]] = buckets.key(at) >= lo;
 }
 
+#define SMALL_BUCKET_ROWS 4  // a warp approves buckets of up to 32 * this many without a search
+
+// approve_target's result for a bucket of at most 32 * SMALL_BUCKET_ROWS proposals, by the
+// warp, without its binary search (64 steps, each a pass over the bucket's memory): each lane
+// holds proposals lane, lane + 32, ... in registers and sums the weight at or above each of their
+// priorities; a proposal is accepted where that fits the room. (It is the same set: proposal p
+// is at or above the search's threshold exactly when the weight at or above p's priority fits.)
+__device__ __forceinline__ void approve_small_target(
+    const int t, const int size, const Buckets& buckets, const int* __restrict__ cw,
+    const int maxvwgt, const int lane, unsigned char* __restrict__ accepted)
+{
+    const int first = buckets.start[t];
+    const long long room = (long long)maxvwgt - cw[t];
+    unsigned long long key[SMALL_BUCKET_ROWS];
+    int weight[SMALL_BUCKET_ROWS];
+    long long above[SMALL_BUCKET_ROWS];
+#pragma unroll
+    for (int r = 0; r < SMALL_BUCKET_ROWS; ++r) {
+        const int at = r * 32 + lane;
+        key[r] = at < size ? buckets.key(first + at) : 0;  // key 0, weight 0: no proposal
+        weight[r] = at < size ? buckets.weight(first + at) : 0;
+        above[r] = 0;
+    }
+#pragma unroll
+    for (int r = 0; r < SMALL_BUCKET_ROWS; ++r) {
+        const int lanes = min(size - r * 32, 32);  // the same in every lane
+        for (int from = 0; from < lanes; ++from) {
+            const unsigned long long k = __shfl_sync(0xffffffffU, key[r], from);
+            const int w = __shfl_sync(0xffffffffU, weight[r], from);
+#pragma unroll
+            for (int i = 0; i < SMALL_BUCKET_ROWS; ++i) above[i] += k >= key[i] ? w : 0;
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < SMALL_BUCKET_ROWS; ++r) {
+        const int at = r * 32 + lane;
+        if (at < size) accepted[buckets.bucket[first + at]] = above[r] <= room;
+    }
+}
+
 // Each warp looks at 32 targets at a time (grid-stride) and approves those with a bucket of at
 // most max_bucket proposals one by one (approve_over_large takes the larger ones, a block each).
 __device__ __forceinline__ void approve_over_pass(
@@ -415,8 +455,13 @@ __device__ __forceinline__ void approve_over_pass(
         while (pending) {
             const int leader = __ffs(pending) - 1;
             pending &= pending - 1;
-            approve_target(base + leader, __shfl_sync(0xffffffffU, mine, leader), buckets, cw,
-                           maxvwgt, lane, 32, warp_total, accepted);
+            const int proposals = __shfl_sync(0xffffffffU, mine, leader);
+            if (proposals <= 32 * SMALL_BUCKET_ROWS)
+                approve_small_target(base + leader, proposals, buckets, cw, maxvwgt, lane,
+                                     accepted);
+            else
+                approve_target(base + leader, proposals, buckets, cw, maxvwgt, lane, 32, warp_total,
+                               accepted);
         }
     }
 }
