@@ -20,13 +20,8 @@ def edgecut(be: Backend, src, adjncy, adjwgt, part) -> int:
 
 def part_weights(be: Backend, vwgt, part, nparts: int):
     """(nparts, ncon) int64 sums of vertex weights per part."""
-    xp = be.xp
-    ncon = vwgt.shape[1]
-    out = xp.zeros((nparts, ncon), dtype=xp.int64)
-    for c in range(ncon):
-        sums = xp.bincount(part, weights=vwgt[:, c].astype(xp.float64), minlength=nparts)
-        out[:, c] = xp.rint(sums).astype(xp.int64)
-    return out
+    return be.xp.stack([be.bin_sums(part, nparts, vwgt[:, c]) for c in range(vwgt.shape[1])],
+                       axis=1)
 
 
 def cut_edges(be: Backend, xadj, adjncy, part):

@@ -14,7 +14,7 @@ import pytest
 from conftest import SMALL_GRAPHS, load_fixture, random_graph, requires_cuda
 
 from gpmetis import partition
-from gpmetis.backend import get_backend
+from gpmetis.backend import SHARED_BINS, get_backend
 from gpmetis.coarsening.clustering import (
     LARGE_BUCKET,
     SMALL_BUCKET,
@@ -471,3 +471,21 @@ def test_gpu_engine_with_staged_copies_equals_cpu_engine(small_stage, monkeypatc
     graph = _graph("random-w")
     expected = partition(graph, 16, engine="cpu", seed=3).part
     assert np.array_equal(partition(graph, 16, engine="gpu", seed=3).part, expected)
+
+
+@pytest.mark.parametrize("nbins", [1, 64, SHARED_BINS, SHARED_BINS + 1])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_bin_sums_equal_bincount(nbins, weighted):
+    # shared-memory sums up to SHARED_BINS bins, atomics on the bins past it; a few bins take
+    # most of the items, as a partition's parts do
+    rng = np.random.default_rng(nbins)
+    n = 300_000
+    ids = np.where(rng.random(n) < 0.9, rng.integers(0, min(nbins, 3), n),
+                   rng.integers(0, nbins, n)).astype(np.int32)
+    weights = rng.integers(0, 1000, n).astype(np.int32) if weighted else None
+    gpu, cpu = get_backend("gpu"), get_backend("cpu")
+    got = gpu.bin_sums(gpu.asarray(ids), nbins, None if weights is None else gpu.asarray(weights))
+    expected = cpu.bin_sums(ids, nbins, weights)
+    assert expected.dtype == np.int64 and got.dtype == np.int64
+    assert np.array_equal(gpu.asnumpy(got), expected)
+    assert expected.sum() == (n if weights is None else weights.sum())

@@ -223,9 +223,10 @@ def fill_empty_parts(be: Backend, g: DeviceGraph, part, nparts: int):
     """Give every empty part one vertex (when n >= nparts): the lightest spare vertices of the
     heaviest parts move, one per empty part. Returns a new part array."""
     xp = be.xp
-    empty = xp.flatnonzero(be.counts(part, nparts) == 0).astype(xp.int32)
-    if len(empty) == 0 or g.nvtxs < nparts:
+    empty = be.counts(part, nparts) == 0
+    if g.nvtxs < nparts or not bool(empty.any()):  # one reduction read back, the common case
         return part
+    empty = xp.flatnonzero(empty).astype(xp.int32)
     pw = part_weights(be, g.vwgt[:, None], part, nparts)[:, 0]
     part_rank = xp.empty(nparts, dtype=xp.int64)
     part_rank[be.argsort_stable(-pw)] = xp.arange(nparts, dtype=xp.int64)
