@@ -38,6 +38,23 @@ extern "C" __global__ void next_step(unsigned int* plan) {
     if (blockIdx.x == 0 && threadIdx.x == 0) plan[0] += 1;
 }
 
+// The clusters' labels renumbered 0..nc-1 in label order (lp_clustering's last step; twin:
+// its NumPy lines): mark_labels sets used[cluster[v]] = 1 (used zero on entry), then, with
+// number the inclusive prefix sums of used, rank_labels replaces each label by its rank.
+extern "C" __global__ void mark_labels(const int n, const int* __restrict__ cluster,
+                                       int* __restrict__ used)
+{
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v < n) used[cluster[v]] = 1;
+}
+
+extern "C" __global__ void rank_labels(const int n, int* __restrict__ cluster,
+                                       const int* __restrict__ number)
+{
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v < n) cluster[v] = number[cluster[v]] - 1;
+}
+
 // The order in which v ranks its adjacent clusters: first cluster_key (a valid bit, the rating
 // = v's edge weight into c, below 2^31, then the lighter cluster), then cluster_tie (a seeded
 // hash that is a bijection of c for a given v, so no two clusters tie). 0 means "none".
