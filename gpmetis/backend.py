@@ -167,14 +167,17 @@ class Backend:
             return 0
         return max(_HIGH_WATER[0], int(self.xp.get_default_memory_pool().total_bytes()))
 
-    def release_free_memory(self) -> None:
-        """Give the pool's free blocks back to the device: arrays allocated next come from fresh
-        blocks instead of fragments of freed ones."""
+    def release_free_memory(self, above: int = 0) -> None:
+        """Give the pool's free blocks back to the device when the pool holds more than
+        ``above`` bytes: arrays allocated next come from fresh blocks instead of fragments of
+        freed ones."""
         if not self.gpu:
             return
         pool = self.xp.get_default_memory_pool()
-        _HIGH_WATER[0] = max(_HIGH_WATER[0], int(pool.total_bytes()))
-        pool.free_all_blocks()
+        total = int(pool.total_bytes())
+        _HIGH_WATER[0] = max(_HIGH_WATER[0], total)
+        if total > above:
+            pool.free_all_blocks()
 
 
 _HIGH_WATER = [0]  # the GPU pool's high-water mark before its last release_free_memory
