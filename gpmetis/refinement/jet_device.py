@@ -39,29 +39,35 @@ class DeviceRefiner:
         xp = be.xp
         n = g.nvtxs
         self.be = be
-        self.best = xp.empty(n, dtype=xp.int32)
-        self.ctl = xp.zeros(CTL_SIZE, dtype=xp.int64)
         # rows by length as the kernels take them; blocks keep a count per part in shared memory
         split = nparts <= MAX_SHARED_PARTS
         max_degree, mid, heavy = g.warp_split(split)
         lists = g.id_list_args(mid, heavy)  # mid, nmid, heavy, nheavy
-        int32, uint8, int64 = xp.int32, xp.uint8, xp.int64
-        # jet_loop's state in its order: part, moved, best, locked, next_locked, dest, gain, pw,
-        # ctl, room, roomiest, gates, acc (the loop sets each before it reads it)
-        state = (xp.empty(n, dtype=int32), xp.empty(n, dtype=int32), self.best,
-                 xp.empty(n, dtype=uint8), xp.empty(n, dtype=uint8), xp.empty(n, dtype=int32),
-                 xp.empty(n, dtype=int32), xp.empty(nparts, dtype=int64), self.ctl,
-                 xp.empty(nparts, dtype=int64), xp.empty(1, dtype=int32),
-                 xp.empty(NUM_GATES, dtype=int32), xp.empty(nparts + 1, dtype=xp.uint64))
+        # jet_loop's arrays as slices of four allocations (an allocation each made the
+        # construction's host time, which the large levels wait for and the small ones spend
+        # beside the METIS trials, twice as long): per vertex part, moved, best, dest, gain
+        # (int32) and locked, next_locked (uint8); ctl, then per part pw, room, limit (int64),
+        # outflow, acc and the select's histogram (uint64), all zero; roomiest and the gates
+        verts = xp.empty(5 * n, dtype=xp.int32)
+        part, moved, self.best, dest, gain = (verts[i * n:(i + 1) * n] for i in range(5))
+        locks = xp.empty(2 * n, dtype=xp.uint8)
+        wide = xp.zeros(CTL_SIZE + (5 + NUM_DIGITS) * nparts + 1, dtype=xp.int64)
+        self.ctl = wide[:CTL_SIZE]
+        pw, room, limit, outflow = (wide[CTL_SIZE + i * nparts:CTL_SIZE + (i + 1) * nparts]
+                                    for i in range(4))
+        acc = wide[CTL_SIZE + 4 * nparts:CTL_SIZE + 5 * nparts + 1].view(xp.uint64)
+        hist = wide[CTL_SIZE + 5 * nparts + 1:].view(xp.uint64)
+        small = xp.empty(1 + NUM_GATES, dtype=xp.int32)
+        # jet_loop's state in its order (the loop sets each before it reads it)
+        state = (part, moved, self.best, locks[:n], locks[n:], dest, gain, pw, self.ctl, room,
+                 small[:1], small[1:], acc)
         self._args = (
             np.int32(n), np.int32(nparts), g.xadj, g.adjncy, g.adjwgt, g.vwgt, max_degree,
-            *lists, xp.asarray(maxpwgt, dtype=int64),
+            *lists, xp.asarray(maxpwgt, dtype=xp.int64),
             np.int64(patience), np.int64(MAX_ITERATIONS), np.int64(c_num), np.int64(c_den),
             np.int64(INFLOW_SLACK), np.float64(1 - IMPROVEMENT),
             *(np.int32(shift) for shift in id_shifts(n)), *g.row_hash_tables(max_degree),
-            *state, xp.zeros(nparts * NUM_DIGITS, dtype=xp.uint64),
-            xp.zeros(nparts, dtype=xp.uint64), xp.empty(nparts, dtype=int64),
-            *select_buffers(g, nparts))
+            *state, hist, outflow.view(xp.uint64), limit, *select_buffers(g, nparts))
         self._shared_mem = max(score_shared_mem(nparts), 4 * nparts * (heavy is not None))
         # a thread per vertex and digit of the selects, a warp per mid row, a block per part
         # (the parts' thresholds are found at once) and per heavy row
