@@ -44,10 +44,10 @@ struct WarpSums {
 // Call f(j) in every lane, warp-uniformly, for the adjacency entries j of the rows of
 // members[mb..me) taken in order, one entry per lane (j = -1 where a lane has none);
 // incl (int[32]) and first (long long[32]) are the warp's shared scratch. The members' degrees
-// summed must fit in an int.
+// summed must fit in an int. members is a plain pointer: contract_loop writes it before.
 template <typename F>
 __device__ __forceinline__ void warp_member_entries(
-    const int mb, const int me, const int* __restrict__ members,
+    const int mb, const int me, const int* members,
     const long long* __restrict__ xadj, int* incl, long long* first, F f)
 {
     const int lane = threadIdx.x & 31;

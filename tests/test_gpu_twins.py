@@ -15,6 +15,7 @@ from conftest import SMALL_GRAPHS, load_fixture, random_graph, requires_cuda
 
 from gpmetis import partition
 from gpmetis.backend import SHARED_BINS, get_backend
+from gpmetis.coarsening import contraction
 from gpmetis.coarsening.clustering import (
     LARGE_BUCKET,
     SMALL_BUCKET,
@@ -125,7 +126,12 @@ def test_two_hop_matching_equals_twin(name, maxvwgt):
 
 
 @pytest.mark.parametrize("name", CASES)
-def test_contraction_equals_twin(name):
+@pytest.mark.parametrize("small", [True, False])
+def test_contraction_equals_twin(name, small, monkeypatch):
+    # small: the cooperative contract_loop (the test graphs' matchings have fewer coarse
+    # vertices than SMALL_CONTRACT); else the general kernels
+    if not small:
+        monkeypatch.setattr(contraction, "SMALL_CONTRACT", 0)
     gc, gg = _both(_graph(name))
     match = heavy_edge_matching(gc.be, gc, 10**6, 3, True, True)
     cmap_c, nc_c = coarse_map(gc.be, match)
@@ -152,6 +158,21 @@ def test_contraction_of_large_clusters_equals_twin(size):
         assert np.array_equal(a, b)
     caps = np.bincount(cmap, weights=np.diff(gc.xadj), minlength=nc)
     assert (caps > 256).all() if size == 400 else (caps <= 256).all()
+    # contract_loop takes the level where no candidate list is longer than 256
+    assert (contraction._contract_small(gg.be, gg, gg.be.xp.asarray(cmap), nc) is None) == (
+        size == 400)
+
+
+def test_contraction_of_many_member_clusters_equals_twin():
+    # clusters of 100 mostly isolated vertices: several warp batches of members, short lists
+    gc, gg = _both(random_graph(4000, 2, seed=100, isolated=3000))
+    cmap = (np.random.default_rng(100).permutation(gc.nvtxs) // 100).astype(np.int32)
+    coarse_c = contract(gc.be, gc, cmap, 40)
+    coarse_g = contract(gg.be, gg, gg.be.xp.asarray(cmap), 40)
+    for a, b in zip(coarse_c.to_host(), coarse_g.to_host()):
+        assert np.array_equal(a, b)
+    assert np.bincount(cmap, weights=np.diff(gc.xadj)).max() <= 256
+    assert contraction._contract_small(gg.be, gg, gg.be.xp.asarray(cmap), 40) is not None
 
 
 @pytest.mark.parametrize("name", CASES)

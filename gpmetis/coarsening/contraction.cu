@@ -8,13 +8,34 @@
 // and contract_fill_heavy (one block each): an open-addressing hash table in
 // tkeys/tvals[hoff[i] .. hoff[i] + cap[c]) for the i-th of them, which can never overflow,
 // filled with atomicCAS (the set of keys and their sums do not depend on thread order, their
-// slots do). Rows come out unsorted.
+// slots do). Rows come out unsorted. contract_loop does a small level's whole contraction in
+// one cooperative launch (members placed by atomics, so its rows' order may vary).
+
+#include <cooperative_groups.h>
 
 #include "../hash_table.cuh"
+#include "../resident_grid.cuh"
 #include "../warp_sums.cuh"
 
 #define WARP_CAP 256  // as HEAVY_DEGREE in device_graph.py
 #define WARP_ROW 256  // contract_count_heavy gives longer member rows the whole block
+
+// Coarse vertex c's weight, cvwgt[c] = its members' weights summed; returns its candidate
+// entries, the members' degrees summed. Plain pointers where contract_loop writes the arrays.
+__device__ __forceinline__ long long coarse_vertex(
+    const int c, const long long* __restrict__ xadj, const int* __restrict__ vwgt,
+    const int* members, const int* mstart, int* cvwgt)
+{
+    long long degree = 0;
+    int weight = 0;
+    for (int m = mstart[c]; m < mstart[c + 1]; ++m) {
+        const int x = members[m];
+        degree += xadj[x + 1] - xadj[x];
+        weight += vwgt[x];
+    }
+    cvwgt[c] = weight;
+    return degree;
+}
 
 // Per coarse vertex c: cap[c] = its members' degrees summed, cvwgt[c] = their weights summed.
 extern "C" __global__ void coarse_vertices(
@@ -23,37 +44,23 @@ extern "C" __global__ void coarse_vertices(
     int* __restrict__ cvwgt)
 {
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c >= nc) return;
-    long long degree = 0;
-    int weight = 0;
-    for (int m = mstart[c]; m < mstart[c + 1]; ++m) {
-        const int x = members[m];
-        degree += xadj[x + 1] - xadj[x];
-        weight += vwgt[x];
-    }
-    cap[c] = degree;
-    cvwgt[c] = weight;
+    if (c < nc) cap[c] = coarse_vertex(c, xadj, vwgt, members, mstart, cvwgt);
 }
 
-// One warp per coarse vertex c with cap[c] <= WARP_CAP (launched as 32 threads per coarse
-// vertex, ROW_WARPS warps per block): c's distinct coarse neighbours (self loops dropped) with
-// their summed edge weights, in order of first appearance. fill == 0: cdeg[c] = their number;
-// fill == 1: they are written as c's coarse row from cxadj[c] on.
-extern "C" __global__ void contract_rows(
-    const int nc, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
-    const int* __restrict__ adjwgt, const int* __restrict__ members,
-    const int* __restrict__ mstart, const int* __restrict__ cmap,
-    const long long* __restrict__ cap_of, long long* __restrict__ cdeg,
-    const long long* __restrict__ cxadj, int* __restrict__ cadjncy, int* __restrict__ cadjwgt,
-    const int fill)
+// The calling warp's coarse vertex c: its distinct coarse neighbours (self loops dropped) with
+// their summed edge weights, in order of first appearance, gathered in keys/vals (WARP_CAP
+// each; incl and first are the warp's scratch for warp_member_entries). fill == 0: cdeg[c] =
+// their number; fill == 1: they are written as c's coarse row from cxadj[c] on. Plain pointers
+// where contract_loop writes the arrays before it reads them.
+__device__ __forceinline__ void contract_row(
+    const long long c, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
+    const int* __restrict__ adjwgt, const int* members, const int* mstart,
+    const int* __restrict__ cmap, long long* cdeg, const long long* cxadj, int* cadjncy,
+    int* cadjwgt, const int fill, int* keys, int* vals, int* incl, long long* first)
 {
-    __shared__ int keys[ROW_WARPS][WARP_CAP], vals[ROW_WARPS][WARP_CAP], incl[ROW_WARPS][32];
-    __shared__ long long first[ROW_WARPS][32];
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const long long c = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    if (c >= nc || cap_of[c] > WARP_CAP) return;  // the whole warp
-    WarpSums sums{keys[warp], vals[warp], 0};
-    warp_member_entries(mstart[c], mstart[c + 1], members, xadj, incl[warp], first[warp],
+    const int lane = threadIdx.x & 31;
+    WarpSums sums{keys, vals, 0};
+    warp_member_entries(mstart[c], mstart[c + 1], members, xadj, incl, first,
                         [&](const long long j) {
                             const int cu = j >= 0 ? cmap[adjncy[j]] : -1;
                             sums.add(j >= 0 && cu != c, cu, j >= 0 ? adjwgt[j] : 0);
@@ -67,6 +74,25 @@ extern "C" __global__ void contract_rows(
         cadjncy[out + i] = sums.keys[i];
         cadjwgt[out + i] = sums.vals[i];
     }
+}
+
+// One warp per coarse vertex c with cap[c] <= WARP_CAP (launched as 32 threads per coarse
+// vertex, ROW_WARPS warps per block): contract_row of c.
+extern "C" __global__ void contract_rows(
+    const int nc, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
+    const int* __restrict__ adjwgt, const int* __restrict__ members,
+    const int* __restrict__ mstart, const int* __restrict__ cmap,
+    const long long* __restrict__ cap_of, long long* __restrict__ cdeg,
+    const long long* __restrict__ cxadj, int* __restrict__ cadjncy, int* __restrict__ cadjwgt,
+    const int fill)
+{
+    __shared__ int keys[ROW_WARPS][WARP_CAP], vals[ROW_WARPS][WARP_CAP], incl[ROW_WARPS][32];
+    __shared__ long long first[ROW_WARPS][32];
+    const int warp = threadIdx.x >> 5;
+    const long long c = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (c >= nc || cap_of[c] > WARP_CAP) return;  // the whole warp
+    contract_row(c, xadj, adjncy, adjwgt, members, mstart, cmap, cdeg, cxadj, cadjncy, cadjwgt,
+                 fill, keys[warp], vals[warp], incl[warp], first[warp]);
 }
 
 // For the coarse vertices heavy[i] (cap > WARP_CAP), one block each: cdeg[c] = the number of
@@ -150,4 +176,110 @@ extern "C" __global__ void contract_fill_heavy(
         if (threadIdx.x == 0) out += before[32];
         __syncthreads();
     }
+}
+
+// The inclusive prefix sum of x over the calling block (blockDim a multiple of 32, at most
+// 1024) and, in total, the block's sum; buf holds 32 entries. Every thread of the block calls it.
+template <typename T>
+__device__ __forceinline__ T block_inclusive_scan(T x, T* buf, T& total) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int o = 1; o < 32; o <<= 1) {
+        const T y = __shfl_up_sync(FULL_MASK, x, o);
+        if (lane >= o) x += y;
+    }
+    __syncthreads();  // buf is free from the last call
+    if (lane == 31) buf[warp] = x;
+    __syncthreads();
+    T before = 0, all = 0;
+    for (int w = 0; w < (int)(blockDim.x >> 5); ++w) {
+        const T s = buf[w];
+        before += w < warp ? s : 0;
+        all += s;
+    }
+    total = all;
+    return x + before;
+}
+
+// out[0..len) = the exclusive prefix sums of in[0..len) and out[len] = their total, over the
+// whole grid (every thread calls it; it ends with a grid-wide barrier): each block sums its
+// share of the items into partial[block] (gridDim.x entries), then scans its share from the sum
+// of the shares before it. With zero_in, in[] is left zero.
+template <typename T, typename U>
+__device__ __forceinline__ void grid_exclusive_scan(
+    const cooperative_groups::grid_group& grid, const int len, T* in, U* out, const int zero_in,
+    long long* partial, long long* buf)
+{
+    const int share = (len + gridDim.x - 1) / gridDim.x;
+    const int lo = min(len, blockIdx.x * share), hi = min(len, lo + share);
+    long long sum = 0, total;
+    for (int i = lo + threadIdx.x; i < hi; i += blockDim.x) sum += in[i];
+    block_inclusive_scan(sum, buf, total);
+    if (threadIdx.x == 0) partial[blockIdx.x] = total;
+    grid.sync();
+    long long before = 0, all = 0;
+    for (int b = threadIdx.x; b < (int)gridDim.x; b += blockDim.x) {
+        before += b < (int)blockIdx.x ? partial[b] : 0;
+        all += partial[b];
+    }
+    block_inclusive_scan(before, buf, before);
+    block_inclusive_scan(all, buf, all);
+    for (int t0 = lo; t0 < hi; t0 += blockDim.x) {  // tiles of the share, in order
+        const int i = t0 + threadIdx.x;
+        const long long x = i < hi ? (long long)in[i] : 0;
+        long long tile;
+        const long long incl = block_inclusive_scan(x, buf, tile);
+        if (i < hi) {
+            out[i] = (U)(before + incl - x);
+            if (zero_in) in[i] = 0;
+        }
+        before += tile;
+    }
+    if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) out[len] = (U)all;
+    grid.sync();
+}
+
+// A small level's whole contraction in one cooperative launch (blocks of ROW_WARPS warps, every
+// block resident): the clusters' members placed by counting (in no particular order within a
+// cluster), cvwgt, each coarse row counted, cxadj scanned, the rows written as contract_rows
+// writes them. The rows hold the same neighbours and weights as the general kernels' (in
+// another order where the members came in another). count (nc) and out (2) are zero on entry;
+// partial has gridDim.x entries; cadjncy and cadjwgt have room for every adjacency entry.
+// out[0] = the coarse graph's entries; out[1] = 1 where a cluster has more than WARP_CAP
+// candidate entries, which leaves the rest undone (the general kernels take the level). Plain
+// pointers where the loop writes what a later step reads.
+extern "C" __global__ void contract_loop(
+    const int n, const int nc, const long long* __restrict__ xadj,
+    const int* __restrict__ adjncy, const int* __restrict__ adjwgt,
+    const int* __restrict__ vwgt, const int* __restrict__ cmap, int* count, int* members,
+    int* mstart, int* cvwgt, long long* cdeg, long long* cxadj, int* cadjncy, int* cadjwgt,
+    long long* partial, long long* out)
+{
+    __shared__ int keys[ROW_WARPS][WARP_CAP], vals[ROW_WARPS][WARP_CAP], incl[ROW_WARPS][32];
+    __shared__ long long first[ROW_WARPS][32], buf[32];
+    const cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    for_each_vertex(n, [&](const int v) { atomicAdd(count + cmap[v], 1); });
+    grid.sync();
+    grid_exclusive_scan(grid, nc, count, mstart, 1, partial, buf);
+    for_each_vertex(n, [&](const int v) {
+        const int c = cmap[v];
+        members[mstart[c] + atomicAdd(count + c, 1)] = v;
+    });
+    grid.sync();
+    for_each_vertex(nc, [&](const int c) {
+        if (coarse_vertex(c, xadj, vwgt, members, mstart, cvwgt) > WARP_CAP) out[1] = 1;
+    });
+    grid.sync();
+    if (out[1]) return;
+    const int warp = threadIdx.x >> 5;
+    const long long warps = (long long)gridDim.x * ROW_WARPS;
+    auto rows = [&](const int fill) {  // a warp per coarse vertex
+        for (long long c = (long long)blockIdx.x * ROW_WARPS + warp; c < nc; c += warps)
+            contract_row(c, xadj, adjncy, adjwgt, members, mstart, cmap, cdeg, cxadj, cadjncy,
+                         cadjwgt, fill, keys[warp], vals[warp], incl[warp], first[warp]);
+    };
+    rows(0);
+    grid.sync();
+    grid_exclusive_scan(grid, nc, cdeg, cxadj, 0, partial, buf);
+    rows(1);
+    if (blockIdx.x == 0 && threadIdx.x == 0) out[0] = cxadj[nc];
 }

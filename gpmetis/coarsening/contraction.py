@@ -7,11 +7,16 @@ from pathlib import Path
 
 import numpy as np
 
-from gpmetis.backend import Backend
+from gpmetis.backend import Backend, loop_blocks
 from gpmetis.device_graph import HEAVY_DEGREE, DeviceGraph
 
 CU_FILE = Path(__file__).with_name("contraction.cu")
 WARP_CAP = HEAVY_DEGREE  # as in contraction.cu: longer candidate lists get a block and a hash table
+# clusterings into at most this many coarse vertices are contracted by one cooperative kernel
+# (contract_loop) and one read back: a level's ~20 CuPy calls and three reads back took
+# ~0.5 ms of host time, whatever the level's size
+SMALL_CONTRACT = 1 << 15
+LOOP_BLOCK = 256  # contract_loop's blocks: ROW_WARPS warps, as in warp_sums.cuh
 
 
 def coarse_map(be: Backend, match):
@@ -63,11 +68,37 @@ def contract(be: Backend, g: DeviceGraph, cmap, nc: int, members=None) -> Device
     order)."""
     if be.gpu:
         if members is None:
+            coarse = _contract_small(be, g, cmap, nc) if nc <= SMALL_CONTRACT else None
+            if coarse is not None:
+                return coarse
             members = members_of(be, cmap, nc)
         return _contract_cuda(be, g, cmap, nc, members)
     cvwgt = np.bincount(cmap, weights=g.vwgt, minlength=nc)
     cxadj, cadjncy, cadjwgt = _contract_numpy(g, cmap, nc)
     return DeviceGraph(be, cxadj, cadjncy, cadjwgt, np.rint(cvwgt).astype(np.int32))
+
+
+def _contract_small(be: Backend, g: DeviceGraph, cmap, nc: int) -> DeviceGraph | None:
+    """The coarse graph from contract_loop (the general kernels' rows, maybe in another order),
+    or None where a cluster has more than WARP_CAP candidate entries."""
+    xp = be.xp
+    n = g.nvtxs
+    blocks = loop_blocks(n, LOOP_BLOCK, nc)  # a thread per vertex, a warp per coarse vertex
+    # count, mstart, members, cvwgt (int32); cdeg, cxadj, partial, out (int64)
+    narrow = xp.zeros(3 * nc + 1 + n, dtype=xp.int32)
+    wide = xp.zeros(2 * nc + 1 + blocks + 2, dtype=xp.int64)
+    cvwgt, cxadj, out = narrow[2 * nc + 1 + n:], wide[nc:2 * nc + 1], wide[-2:]
+    cadjncy = xp.empty(g.nnz, dtype=xp.int32)
+    cadjwgt = xp.empty(g.nnz, dtype=xp.int32)
+    be.launch_cooperative(
+        be.kernel(CU_FILE, "contract_loop"), blocks,
+        (np.int32(n), np.int32(nc), g.xadj, g.adjncy, g.adjwgt, g.vwgt, cmap, narrow[:nc],
+         narrow[2 * nc + 1:2 * nc + 1 + n], narrow[nc:2 * nc + 1], cvwgt, wide[:nc], cxadj,
+         cadjncy, cadjwgt, wide[2 * nc + 1:-2], out), block=LOOP_BLOCK)
+    cnnz, general = (int(x) for x in out.get())
+    if general:
+        return None
+    return DeviceGraph(be, cxadj, cadjncy[:cnnz], cadjwgt[:cnnz], cvwgt)
 
 
 def _contract_cuda(be: Backend, g: DeviceGraph, cmap, nc: int, members) -> DeviceGraph:
