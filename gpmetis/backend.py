@@ -6,6 +6,7 @@ Nothing here imports CuPy until a GPU backend is asked for, so CPU runs never lo
 from __future__ import annotations
 
 import functools
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -159,6 +160,13 @@ class Backend:
         """The compiled CUDA kernel ``name`` from ``cu_file`` (compiled and looked up once per
         process: launches are issued from Python, so each lookup saved counts)."""
         return _kernel(cu_file, name)
+
+    def carve(self, sizes: tuple[int, ...], dtype, *, zero: bool = False) -> list:
+        """Consecutive arrays of ``sizes`` elements of ``dtype`` (zero where ``zero``), views of
+        one allocation: one CuPy call instead of one per array (~5 us of host time each)."""
+        block = (self.xp.zeros if zero else self.xp.empty)(sum(sizes), dtype=dtype)
+        ends = list(itertools.accumulate(sizes))
+        return [block[end - size:end] for size, end in zip(sizes, ends)]
 
     def peak_memory(self) -> int:
         """The most bytes CuPy's memory pool has held in this process (freed blocks stay in the

@@ -105,3 +105,13 @@ def test_dropping_unit_edge_weights_frees_the_work_arrays_but_keeps_the_degree_l
     assert g.row_hash_tables()[0] is not tkeys
     g.reload()
     assert np.array_equal(g.adjwgt, np.ones(g.nnz, np.int32))
+
+
+def test_carved_arrays_are_consecutive_views_of_one_zeroed_block():
+    be = get_backend("cpu")
+    a, b, c = be.carve((3, 0, 5), np.int64, zero=True)
+    assert [len(a), len(b), len(c)] == [3, 0, 5] and a.dtype == c.dtype == np.int64
+    assert not a.any() and not c.any()
+    assert a.base is c.base is not None and np.shares_memory(a.base, c)
+    c[0] = 7
+    assert a.base[3] == 7  # c starts where a ends

@@ -84,17 +84,13 @@ def _contract_small(be: Backend, g: DeviceGraph, cmap, nc: int) -> DeviceGraph |
     xp = be.xp
     n = g.nvtxs
     blocks = loop_blocks(n, LOOP_BLOCK, nc)  # a thread per vertex, a warp per coarse vertex
-    # count, mstart, members, cvwgt (int32); cdeg, cxadj, partial, out (int64)
-    narrow = xp.zeros(3 * nc + 1 + n, dtype=xp.int32)
-    wide = xp.zeros(2 * nc + 1 + blocks + 2, dtype=xp.int64)
-    cvwgt, cxadj, out = narrow[2 * nc + 1 + n:], wide[nc:2 * nc + 1], wide[-2:]
-    cadjncy = xp.empty(g.nnz, dtype=xp.int32)
-    cadjwgt = xp.empty(g.nnz, dtype=xp.int32)
+    count, mstart, members, cvwgt = be.carve((nc, nc + 1, n, nc), xp.int32, zero=True)
+    cdeg, cxadj, partial, out = be.carve((nc, nc + 1, blocks, 2), xp.int64, zero=True)
+    cadjncy, cadjwgt = be.carve((g.nnz, g.nnz), xp.int32)
     be.launch_cooperative(
         be.kernel(CU_FILE, "contract_loop"), blocks,
-        (np.int32(n), np.int32(nc), g.xadj, g.adjncy, g.adjwgt, g.vwgt, cmap, narrow[:nc],
-         narrow[2 * nc + 1:2 * nc + 1 + n], narrow[nc:2 * nc + 1], cvwgt, wide[:nc], cxadj,
-         cadjncy, cadjwgt, wide[2 * nc + 1:-2], out), block=LOOP_BLOCK)
+        (np.int32(n), np.int32(nc), g.xadj, g.adjncy, g.adjwgt, g.vwgt, cmap, count, members,
+         mstart, cvwgt, cdeg, cxadj, cadjncy, cadjwgt, partial, out), block=LOOP_BLOCK)
     cnnz, general = (int(x) for x in out.get())
     if general:
         return None

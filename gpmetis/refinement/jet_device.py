@@ -48,26 +48,22 @@ class DeviceRefiner:
         # beside the METIS trials, twice as long): per vertex part, moved, best, dest, gain
         # (int32) and locked, next_locked (uint8); ctl, then per part pw, room, limit (int64),
         # outflow, acc and the select's histogram (uint64), all zero; roomiest and the gates
-        verts = xp.empty(5 * n, dtype=xp.int32)
-        part, moved, self.best, dest, gain = (verts[i * n:(i + 1) * n] for i in range(5))
-        locks = xp.empty(2 * n, dtype=xp.uint8)
-        wide = xp.zeros(CTL_SIZE + (5 + NUM_DIGITS) * nparts + 1, dtype=xp.int64)
-        self.ctl = wide[:CTL_SIZE]
-        pw, room, limit, outflow = (wide[CTL_SIZE + i * nparts:CTL_SIZE + (i + 1) * nparts]
-                                    for i in range(4))
-        acc = wide[CTL_SIZE + 4 * nparts:CTL_SIZE + 5 * nparts + 1].view(xp.uint64)
-        hist = wide[CTL_SIZE + 5 * nparts + 1:].view(xp.uint64)
-        small = xp.empty(1 + NUM_GATES, dtype=xp.int32)
+        part, moved, self.best, dest, gain = be.carve((n,) * 5, xp.int32)
+        locks = be.carve((n, n), xp.uint8)
+        self.ctl, pw, room, limit, outflow, acc, hist = be.carve(
+            (CTL_SIZE, *(nparts,) * 4, nparts + 1, NUM_DIGITS * nparts), xp.int64, zero=True)
+        outflow, acc, hist = (a.view(xp.uint64) for a in (outflow, acc, hist))
+        roomiest, gates = be.carve((1, NUM_GATES), xp.int32)
         # jet_loop's state in its order (the loop sets each before it reads it)
-        state = (part, moved, self.best, locks[:n], locks[n:], dest, gain, pw, self.ctl, room,
-                 small[:1], small[1:], acc)
+        state = (part, moved, self.best, *locks, dest, gain, pw, self.ctl, room, roomiest,
+                 gates, acc)
         self._args = (
             np.int32(n), np.int32(nparts), g.xadj, g.adjncy, g.adjwgt, g.vwgt, max_degree,
             *lists, xp.asarray(maxpwgt, dtype=xp.int64),
             np.int64(patience), np.int64(MAX_ITERATIONS), np.int64(c_num), np.int64(c_den),
             np.int64(INFLOW_SLACK), np.float64(1 - IMPROVEMENT),
             *(np.int32(shift) for shift in id_shifts(n)), *g.row_hash_tables(max_degree),
-            *state, hist, outflow.view(xp.uint64), limit, *select_buffers(g, nparts))
+            *state, hist, outflow, limit, *select_buffers(g, nparts))
         self._shared_mem = max(score_shared_mem(nparts), 4 * nparts * (heavy is not None))
         # a thread per vertex and digit of the selects, a warp per mid row, a block per part
         # (the parts' thresholds are found at once) and per heavy row
