@@ -1,5 +1,6 @@
-// Block-wide reductions for the kernels that give one thread block to one high-degree vertex.
-// Results are valid in thread 0. Every thread of the block must call them.
+// Block-wide reductions (results valid in thread 0) and scans (in every thread), for the kernels
+// that give one thread block to one item: a high-degree vertex, a group of a radix select, a
+// share of a grid-wide scan. Every thread of the block must call them.
 #pragma once
 
 __device__ __forceinline__ unsigned long long block_max_u64(unsigned long long x,
@@ -67,4 +68,26 @@ __device__ __forceinline__ void block_max_pair_u64(unsigned long long& hi, unsig
             keep_max_pair(hi, lo, __shfl_down_sync(0xffffffffU, hi, o),
                           __shfl_down_sync(0xffffffffU, lo, o));
     }
+}
+
+// The inclusive prefix sum of x over the calling block (blockDim a multiple of 32, at most
+// 1024) and, in total, the block's sum; buf holds 32 entries. Every thread of the block calls it.
+template <typename T>
+__device__ __forceinline__ T block_inclusive_scan(T x, T* buf, T& total) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int o = 1; o < 32; o <<= 1) {
+        const T y = __shfl_up_sync(0xffffffffU, x, o);
+        if (lane >= o) x += y;
+    }
+    __syncthreads();  // buf is free from the last call
+    if (lane == 31) buf[warp] = x;
+    __syncthreads();
+    T before = 0, all = 0;
+    for (int w = 0; w < (int)(blockDim.x >> 5); ++w) {
+        const T s = buf[w];
+        before += w < warp ? s : 0;
+        all += s;
+    }
+    total = all;
+    return x + before;
 }

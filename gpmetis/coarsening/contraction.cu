@@ -13,6 +13,7 @@
 
 #include <cooperative_groups.h>
 
+#include "../block_reduce.cuh"
 #include "../hash_table.cuh"
 #include "../resident_grid.cuh"
 #include "../warp_sums.cuh"
@@ -176,28 +177,6 @@ extern "C" __global__ void contract_fill_heavy(
         if (threadIdx.x == 0) out += before[32];
         __syncthreads();
     }
-}
-
-// The inclusive prefix sum of x over the calling block (blockDim a multiple of 32, at most
-// 1024) and, in total, the block's sum; buf holds 32 entries. Every thread of the block calls it.
-template <typename T>
-__device__ __forceinline__ T block_inclusive_scan(T x, T* buf, T& total) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    for (int o = 1; o < 32; o <<= 1) {
-        const T y = __shfl_up_sync(FULL_MASK, x, o);
-        if (lane >= o) x += y;
-    }
-    __syncthreads();  // buf is free from the last call
-    if (lane == 31) buf[warp] = x;
-    __syncthreads();
-    T before = 0, all = 0;
-    for (int w = 0; w < (int)(blockDim.x >> 5); ++w) {
-        const T s = buf[w];
-        before += w < warp ? s : 0;
-        all += s;
-    }
-    total = all;
-    return x + before;
 }
 
 // out[0..len) = the exclusive prefix sums of in[0..len) and out[len] = their total, over the

@@ -14,6 +14,7 @@
 //   prepare -> (threshold, digit_hist) x 2 -> threshold -> take          (sources)
 //           -> (threshold, digit_hist) x 2 -> threshold -> apply         (destinations)
 
+#include "../block_reduce.cuh"
 #include "../resident_grid.cuh"
 
 #define NUM_DIGITS 256      // histogram width of every level
@@ -90,7 +91,7 @@ __device__ __forceinline__ void select_threshold_group(
     const int g, const int level, const int source, const long long* __restrict__ room,
     unsigned long long* __restrict__ hist, int* __restrict__ sel, long long* __restrict__ base)
 {
-    __shared__ long long prefix[NUM_DIGITS];
+    __shared__ long long buf[32];
     __shared__ int first;
     const int i = threadIdx.x;
     unsigned long long* row = hist + (long long)g * NUM_DIGITS;
@@ -99,22 +100,15 @@ __device__ __forceinline__ void select_threshold_group(
     const bool open = level == 0 || sel[g * NUM_LEVELS + level - 1] != BEYOND;
     const long long before = level == 0 ? 0 : base[g];
     const long long limit = source ? (-room[g] > 1 ? -room[g] : 1) : room[g];
-    prefix[i] = w;
-    if (i == 0) first = BEYOND;
-    __syncthreads();
-    for (int o = 1; o < NUM_DIGITS; o <<= 1) {  // inclusive prefix sums of the row
-        const long long x = i >= o ? prefix[i - o] : 0;
-        __syncthreads();
-        prefix[i] += x;
-        __syncthreads();
-    }
-    const long long through = before + prefix[i];  // weight up to and including digit i
+    if (i == 0) first = BEYOND;  // the scan's barriers publish it
+    long long all;
+    const long long through = before + block_inclusive_scan(w, buf, all);  // to digit i, with it
     if (open && (source ? through >= limit : through > limit)) atomicMin(&first, i);
     __syncthreads();
     const int d = first;
     if (d == BEYOND ? i == 0 : i == d) {
         sel[g * NUM_LEVELS + level] = d;
-        base[g] = !open ? before : (d == BEYOND ? before + prefix[NUM_DIGITS - 1] : through - w);
+        base[g] = !open ? before : (d == BEYOND ? before + all : through - w);
     }
 }
 
