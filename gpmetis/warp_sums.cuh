@@ -9,15 +9,19 @@
 #define WARP_DEGREE_MAX 256  // the longest row a warp sums (HEAVY_DEGREE in device_graph.py)
 
 // A warp's list: keys[0..size) distinct labels, vals[0..size) their summed weights. Every lane
-// of the warp calls add with the same list; size stays the same in every lane. The caller sizes
-// keys/vals for as many labels as it will add entries.
+// of the warp calls add with the same list; size stays the same in every lane. keys/vals hold
+// cap labels: where more come, the list stops growing and overflow is set (the sums are then
+// incomplete); a caller that adds at most cap entries never sees it.
 struct WarpSums {
     int* keys;
     int* vals;
     int size;
+    int cap = WARP_DEGREE_MAX;
+    bool overflow = false;
 
     // Add w to key's sum where valid (one entry per lane).
     __device__ __forceinline__ void add(const bool valid, const int key, const int w) {
+        if (overflow) return;  // the whole warp
         const int lane = threadIdx.x & 31;
         int slot = -1;
         if (valid)
@@ -29,6 +33,10 @@ struct WarpSums {
             const unsigned int peers = __match_any_sync(FULL_MASK, fresh ? key : -1 - lane);
             const int leader = __ffs(peers) - 1;
             const unsigned int leaders = __ballot_sync(FULL_MASK, fresh && leader == lane);
+            if (size + __popc(leaders) > cap) {
+                overflow = true;
+                return;
+            }
             const int mine = size + __popc(leaders & ((1U << lane) - 1U));
             if (fresh && leader == lane) { keys[mine] = key; vals[mine] = 0; }
             const int theirs = __shfl_sync(FULL_MASK, mine, leader);

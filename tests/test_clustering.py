@@ -17,7 +17,15 @@ from gpmetis.coarsening.clustering import (
     lp_clustering,
 )
 from gpmetis.coarsening.coarsen import TARGET_SLACK, coarsen, coarsen_to
-from gpmetis.coarsening.contraction import coarse_map, contract, members_of, pair_members
+from gpmetis.coarsening.contraction import (
+    SMALL_CONTRACT,
+    WARP_CAP,
+    by_loop,
+    coarse_map,
+    contract,
+    members_of,
+    pair_members,
+)
 from gpmetis.coarsening.matching import heavy_edge_matching
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.errors import OptionError
@@ -215,3 +223,12 @@ def test_pair_members_are_the_member_lists_of_a_matching():
     assert (match != np.arange(g.nvtxs)).any()
     for a, b in zip(pair_members(CPU, match, cmap, nc), members_of(CPU, cmap, nc)):
         assert np.array_equal(a, b)
+
+
+def test_large_levels_are_contracted_by_the_loop_unless_they_have_hub_rows():
+    plain = DeviceGraph.upload(CPU, random_graph(3000, 6, seed=8))
+    hubbed = DeviceGraph.upload(CPU, random_graph(3000, 6, seed=8, hubs=2))
+    assert plain.max_degree <= WARP_CAP < hubbed.max_degree
+    large = SMALL_CONTRACT + 1
+    assert by_loop(plain, large) and not by_loop(hubbed, large)
+    assert by_loop(hubbed, SMALL_CONTRACT)

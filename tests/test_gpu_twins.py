@@ -126,12 +126,11 @@ def test_two_hop_matching_equals_twin(name, maxvwgt):
 
 
 @pytest.mark.parametrize("name", CASES)
-@pytest.mark.parametrize("small", [True, False])
-def test_contraction_equals_twin(name, small, monkeypatch):
-    # small: the cooperative contract_loop (the test graphs' matchings have fewer coarse
-    # vertices than SMALL_CONTRACT); else the general kernels
-    if not small:
-        monkeypatch.setattr(contraction, "SMALL_CONTRACT", 0)
+@pytest.mark.parametrize("loop", [True, False])
+def test_contraction_equals_twin(name, loop, monkeypatch):
+    # loop: the cooperative contract_loop and the rows' kernel; else the general kernels
+    if not loop:
+        monkeypatch.setattr(contraction, "by_loop", lambda g, nc: False)
     gc, gg = _both(_graph(name))
     match = heavy_edge_matching(gc.be, gc, 10**6, 3, True, True)
     cmap_c, nc_c = coarse_map(gc.be, match)
@@ -158,9 +157,26 @@ def test_contraction_of_large_clusters_equals_twin(size):
         assert np.array_equal(a, b)
     caps = np.bincount(cmap, weights=np.diff(gc.xadj), minlength=nc)
     assert (caps > 256).all() if size == 400 else (caps <= 256).all()
-    # contract_loop takes the level where no candidate list is longer than 256
-    assert (contraction._contract_small(gg.be, gg, gg.be.xp.asarray(cmap), nc) is None) == (
-        size == 400)
+    # contract_loop's warps take candidate lists longer than 256 with fewer neighbours
+    assert contraction._contract_loop(gg.be, gg, gg.be.xp.asarray(cmap), nc)[0] is not None
+
+
+def test_contraction_of_clusters_with_many_neighbours_equals_twin():
+    # one cluster of 600 vertices beside singletons: more than 256 distinct coarse neighbours,
+    # which contract_loop leaves to the general kernels, with the members it placed
+    gc, gg = _both(random_graph(6000, 3, seed=600, weighted=True))
+    order = np.random.default_rng(600).permutation(gc.nvtxs)
+    cmap = np.maximum(order - 599, 0).astype(np.int32)
+    nc = int(cmap.max()) + 1
+    coarse_c = contract(gc.be, gc, cmap, nc)
+    coarse_g = contract(gg.be, gg, gg.be.xp.asarray(cmap), nc)
+    for a, b in zip(coarse_c.to_host(), coarse_g.to_host()):
+        assert np.array_equal(a, b)
+    assert coarse_c.xadj[1] > 256  # cluster 0's coarse row
+    coarse, (members, mstart) = contraction._contract_loop(gg.be, gg, gg.be.xp.asarray(cmap), nc)
+    assert coarse is None
+    assert int(mstart[1]) == 600
+    assert np.array_equal(np.sort(members.get()[:600]), np.flatnonzero(cmap == 0))
 
 
 def test_contraction_of_many_member_clusters_equals_twin():
@@ -172,7 +188,7 @@ def test_contraction_of_many_member_clusters_equals_twin():
     for a, b in zip(coarse_c.to_host(), coarse_g.to_host()):
         assert np.array_equal(a, b)
     assert np.bincount(cmap, weights=np.diff(gc.xadj)).max() <= 256
-    assert contraction._contract_small(gg.be, gg, gg.be.xp.asarray(cmap), 40) is not None
+    assert contraction._contract_loop(gg.be, gg, gg.be.xp.asarray(cmap), 40)[0] is not None
 
 
 @pytest.mark.parametrize("name", CASES)

@@ -8,8 +8,9 @@
 // and contract_fill_heavy (one block each): an open-addressing hash table in
 // tkeys/tvals[hoff[i] .. hoff[i] + cap[c]) for the i-th of them, which can never overflow,
 // filled with atomicCAS (the set of keys and their sums do not depend on thread order, their
-// slots do). Rows come out unsorted. contract_loop does a small level's whole contraction in
-// one cooperative launch (members placed by atomics, so its rows' order may vary).
+// slots do). Rows come out unsorted. contract_loop does a level's members and row counts in
+// one cooperative launch and contract_rows writes its rows, a warp per coarse vertex whatever
+// cap[c] (members placed by atomics, so the rows' order may vary).
 
 #include <cooperative_groups.h>
 
@@ -51,34 +52,39 @@ extern "C" __global__ void coarse_vertices(
 // The calling warp's coarse vertex c: its distinct coarse neighbours (self loops dropped) with
 // their summed edge weights, in order of first appearance, gathered in keys/vals (WARP_CAP
 // each; incl and first are the warp's scratch for warp_member_entries). fill == 0: cdeg[c] =
-// their number; fill == 1: they are written as c's coarse row from cxadj[c] on. Plain pointers
-// where contract_loop writes the arrays before it reads them.
-__device__ __forceinline__ void contract_row(
+// their number; fill == 1: they are written as c's coarse row from cxadj[c] on. Returns 1 (and
+// does neither) where c has more than WARP_CAP distinct neighbours, which only a c of more
+// than WARP_CAP candidate entries can have. Plain pointers where contract_loop writes the
+// arrays before it reads them.
+__device__ __forceinline__ int contract_row(
     const long long c, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
     const int* __restrict__ adjwgt, const int* members, const int* mstart,
     const int* __restrict__ cmap, long long* cdeg, const long long* cxadj, int* cadjncy,
     int* cadjwgt, const int fill, int* keys, int* vals, int* incl, long long* first)
 {
     const int lane = threadIdx.x & 31;
-    WarpSums sums{keys, vals, 0};
+    WarpSums sums{keys, vals, 0, WARP_CAP};
     warp_member_entries(mstart[c], mstart[c + 1], members, xadj, incl, first,
                         [&](const long long j) {
                             const int cu = j >= 0 ? cmap[adjncy[j]] : -1;
                             sums.add(j >= 0 && cu != c, cu, j >= 0 ? adjwgt[j] : 0);
                         });
+    if (sums.overflow) return 1;
     if (!fill) {
         if (lane == 0) cdeg[c] = sums.size;
-        return;
+        return 0;
     }
     const long long out = cxadj[c];
     for (int i = lane; i < sums.size; i += 32) {
         cadjncy[out + i] = sums.keys[i];
         cadjwgt[out + i] = sums.vals[i];
     }
+    return 0;
 }
 
-// One warp per coarse vertex c with cap[c] <= WARP_CAP (launched as 32 threads per coarse
-// vertex, ROW_WARPS warps per block): contract_row of c.
+// One warp per coarse vertex c with cap[c] <= WARP_CAP, or every c where cap_of is null
+// (contract_loop found each c's list within WARP_CAP); launched as 32 threads per coarse
+// vertex, ROW_WARPS warps per block: contract_row of c.
 extern "C" __global__ void contract_rows(
     const int nc, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
     const int* __restrict__ adjwgt, const int* __restrict__ members,
@@ -91,7 +97,7 @@ extern "C" __global__ void contract_rows(
     __shared__ long long first[ROW_WARPS][32];
     const int warp = threadIdx.x >> 5;
     const long long c = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    if (c >= nc || cap_of[c] > WARP_CAP) return;  // the whole warp
+    if (c >= nc || (cap_of != nullptr && cap_of[c] > WARP_CAP)) return;  // the whole warp
     contract_row(c, xadj, adjncy, adjwgt, members, mstart, cmap, cdeg, cxadj, cadjncy, cadjwgt,
                  fill, keys[warp], vals[warp], incl[warp], first[warp]);
 }
@@ -217,21 +223,20 @@ __device__ __forceinline__ void grid_exclusive_scan(
     grid.sync();
 }
 
-// A small level's whole contraction in one cooperative launch (blocks of ROW_WARPS warps, every
-// block resident): the clusters' members placed by counting (in no particular order within a
-// cluster), cvwgt, each coarse row counted, cxadj scanned, the rows written as contract_rows
-// writes them. The rows hold the same neighbours and weights as the general kernels' (in
-// another order where the members came in another). count (nc) and out (2) are zero on entry;
-// partial has gridDim.x entries; cadjncy and cadjwgt have room for every adjacency entry.
-// out[0] = the coarse graph's entries; out[1] = 1 where a cluster has more than WARP_CAP
-// candidate entries, which leaves the rest undone (the general kernels take the level). Plain
-// pointers where the loop writes what a later step reads.
+// A level's contraction up to its rows in one cooperative launch (blocks of ROW_WARPS warps,
+// every block resident): the clusters' members placed by counting (in no particular order
+// within a cluster), cvwgt, each coarse row counted, cxadj scanned; contract_rows (cap_of null)
+// then writes the rows. count (nc) and out (2) are zero on entry; partial has gridDim.x
+// entries. out[0] = the coarse graph's entries; out[1] = 1 where a cluster has more than
+// WARP_CAP distinct coarse neighbours, which leaves cdeg and cxadj undone (the general kernels
+// take the level, with these members). Plain pointers where the loop writes what a later step
+// reads.
 extern "C" __global__ void contract_loop(
     const int n, const int nc, const long long* __restrict__ xadj,
     const int* __restrict__ adjncy, const int* __restrict__ adjwgt,
     const int* __restrict__ vwgt, const int* __restrict__ cmap, int* count, int* members,
-    int* mstart, int* cvwgt, long long* cdeg, long long* cxadj, int* cadjncy, int* cadjwgt,
-    long long* partial, long long* out)
+    int* mstart, int* cvwgt, long long* cdeg, long long* cxadj, long long* partial,
+    long long* out)
 {
     __shared__ int keys[ROW_WARPS][WARP_CAP], vals[ROW_WARPS][WARP_CAP], incl[ROW_WARPS][32];
     __shared__ long long first[ROW_WARPS][32], buf[32];
@@ -245,20 +250,17 @@ extern "C" __global__ void contract_loop(
     });
     grid.sync();
     for_each_vertex(nc, [&](const int c) {
-        if (coarse_vertex(c, xadj, vwgt, members, mstart, cvwgt) > WARP_CAP) out[1] = 1;
+        coarse_vertex(c, xadj, vwgt, members, mstart, cvwgt);
     });
-    grid.sync();
-    if (out[1]) return;
     const int warp = threadIdx.x >> 5;
     const long long warps = (long long)gridDim.x * ROW_WARPS;
-    auto rows = [&](const int fill) {  // a warp per coarse vertex
-        for (long long c = (long long)blockIdx.x * ROW_WARPS + warp; c < nc; c += warps)
-            contract_row(c, xadj, adjncy, adjwgt, members, mstart, cmap, cdeg, cxadj, cadjncy,
-                         cadjwgt, fill, keys[warp], vals[warp], incl[warp], first[warp]);
-    };
-    rows(0);
+    for (long long c = (long long)blockIdx.x * ROW_WARPS + warp; c < nc; c += warps) {
+        if (contract_row(c, xadj, adjncy, adjwgt, members, mstart, cmap, cdeg, nullptr, nullptr,
+                         nullptr, 0, keys[warp], vals[warp], incl[warp], first[warp]))
+            out[1] = 1;  // the warp's lanes alike
+    }
     grid.sync();
+    if (out[1]) return;
     grid_exclusive_scan(grid, nc, cdeg, cxadj, 0, partial, buf);
-    rows(1);
     if (blockIdx.x == 0 && threadIdx.x == 0) out[0] = cxadj[nc];
 }

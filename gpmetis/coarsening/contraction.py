@@ -7,14 +7,16 @@ from pathlib import Path
 
 import numpy as np
 
-from gpmetis.backend import Backend, loop_blocks
+from gpmetis.backend import NULL, Backend, loop_blocks
 from gpmetis.device_graph import HEAVY_DEGREE, DeviceGraph
 
 CU_FILE = Path(__file__).with_name("contraction.cu")
 WARP_CAP = HEAVY_DEGREE  # as in contraction.cu: longer candidate lists get a block and a hash table
-# clusterings into at most this many coarse vertices are contracted by one cooperative kernel
-# (contract_loop) and one read back: a level's ~20 CuPy calls and three reads back took
-# ~0.5 ms of host time, whatever the level's size
+# clusterings into at most this many coarse vertices, and those of graphs without rows longer
+# than WARP_CAP, are contracted by one cooperative kernel (contract_loop), one read back and the
+# rows' kernel: a level's ~20 CuPy calls and three reads back took ~0.5 ms of host time, whatever
+# the level's size, and a sort placed the members. Hub rows would leave lists too long for a
+# warp, and the general kernels would redo the level
 SMALL_CONTRACT = 1 << 15
 LOOP_BLOCK = 256  # contract_loop's blocks: ROW_WARPS warps, as in warp_sums.cuh
 
@@ -62,15 +64,17 @@ def _member_starts(be: Backend, cmap, nc: int):
 
 def contract(be: Backend, g: DeviceGraph, cmap, nc: int, members=None) -> DeviceGraph:
     """The coarse graph of the clusters ``cmap`` (0..nc-1, each non-empty): member weights
-    summed, parallel edges merged, self loops dropped. ``members``: ``members_of(cmap)`` when
-    the caller has it. Both backends give each row the same neighbours and weights; the NumPy
-    twin sorts them, the GPU leaves them in hash-table order (nothing downstream depends on the
-    order)."""
+    summed, parallel edges merged, self loops dropped. ``members``: (members, mstart) as
+    ``members_of(cmap)`` gives them (in any order within a cluster) when the caller has them.
+    Both backends give each row the same neighbours and weights; the NumPy twin sorts them, the
+    GPU leaves them in the order its members and hash tables give (nothing downstream depends
+    on the order)."""
     if be.gpu:
-        if members is None:
-            coarse = _contract_small(be, g, cmap, nc) if nc <= SMALL_CONTRACT else None
+        if members is None and by_loop(g, nc):
+            coarse, members = _contract_loop(be, g, cmap, nc)
             if coarse is not None:
                 return coarse
+        if members is None:
             members = members_of(be, cmap, nc)
         return _contract_cuda(be, g, cmap, nc, members)
     cvwgt = np.bincount(cmap, weights=g.vwgt, minlength=nc)
@@ -78,23 +82,36 @@ def contract(be: Backend, g: DeviceGraph, cmap, nc: int, members=None) -> Device
     return DeviceGraph(be, cxadj, cadjncy, cadjwgt, np.rint(cvwgt).astype(np.int32))
 
 
-def _contract_small(be: Backend, g: DeviceGraph, cmap, nc: int) -> DeviceGraph | None:
-    """The coarse graph from contract_loop (the general kernels' rows, maybe in another order),
-    or None where a cluster has more than WARP_CAP candidate entries."""
+def by_loop(g: DeviceGraph, nc: int) -> bool:
+    """Whether contract_loop takes the clustering of ``g`` into ``nc`` coarse vertices."""
+    return nc <= SMALL_CONTRACT or g.max_degree <= WARP_CAP
+
+
+def _contract_loop(be: Backend, g: DeviceGraph, cmap, nc: int):
+    """(coarse graph, None) from contract_loop and contract_rows (the general kernels' rows,
+    maybe in another order), or (None, (members, mstart)) where a cluster has more than
+    WARP_CAP distinct coarse neighbours."""
     xp = be.xp
     n = g.nvtxs
     blocks = loop_blocks(n, LOOP_BLOCK, nc)  # a thread per vertex, a warp per coarse vertex
-    count, mstart, members, cvwgt = be.carve((nc, nc + 1, n, nc), xp.int32, zero=True)
-    cdeg, cxadj, partial, out = be.carve((nc, nc + 1, blocks, 2), xp.int64, zero=True)
-    cadjncy, cadjwgt = be.carve((g.nnz, g.nnz), xp.int32)
+    count, mstart, members = be.carve((nc, nc + 1, n), xp.int32, zero=True)
+    cdeg, partial, out = be.carve((nc, blocks, 2), xp.int64, zero=True)
+    # cvwgt and cxadj, which the coarse graph keeps, in allocations of their own: as views they
+    # would keep the work arrays alive
+    cvwgt = xp.empty(nc, dtype=xp.int32)
+    cxadj = xp.empty(nc + 1, dtype=xp.int64)
     be.launch_cooperative(
         be.kernel(CU_FILE, "contract_loop"), blocks,
         (np.int32(n), np.int32(nc), g.xadj, g.adjncy, g.adjwgt, g.vwgt, cmap, count, members,
-         mstart, cvwgt, cdeg, cxadj, cadjncy, cadjwgt, partial, out), block=LOOP_BLOCK)
+         mstart, cvwgt, cdeg, cxadj, partial, out), block=LOOP_BLOCK)
     cnnz, general = (int(x) for x in out.get())
     if general:
-        return None
-    return DeviceGraph(be, cxadj, cadjncy[:cnnz], cadjwgt[:cnnz], cvwgt)
+        return None, (members, mstart)
+    cadjncy, cadjwgt = be.carve((cnnz, cnnz), xp.int32)
+    be.launch_warps(be.kernel(CU_FILE, "contract_rows"), nc,
+                    (np.int32(nc), g.xadj, g.adjncy, g.adjwgt, members, mstart, cmap, NULL,
+                     cdeg, cxadj, cadjncy, cadjwgt, np.int32(1)))
+    return DeviceGraph(be, cxadj, cadjncy, cadjwgt, cvwgt), None
 
 
 def _contract_cuda(be: Backend, g: DeviceGraph, cmap, nc: int, members) -> DeviceGraph:
