@@ -110,6 +110,12 @@ class DeviceGraph:
         longest, shortest = (int(x) for x in out.get())
         return (1 << 64) - 1 - shortest, longest
 
+    def know_degrees(self, degree_range: tuple[int, int], mid, heavy) -> None:
+        """Take ``degree_range`` and the degree lists of ``degree_tiers`` (int32 ids, None where
+        empty) as found by the kernel that made the rows, instead of finding them anew."""
+        self.__dict__["degree_range"] = degree_range  # the cached_property's slot
+        self._scratch["mid"], self._scratch["heavy"] = mid, heavy
+
     @property
     def max_degree(self) -> int:
         """The longest row's length."""

@@ -161,6 +161,26 @@ def test_contraction_of_large_clusters_equals_twin(size):
     assert contraction._contract_loop(gg.be, gg, gg.be.xp.asarray(cmap), nc)[0] is not None
 
 
+@pytest.mark.parametrize("degree,size", [(3, 1), (6, 2)])
+def test_contraction_knows_the_coarse_graphs_degrees(degree, size):
+    # contract_loop finds the degree range and the warp rows' list, which the coarse graph
+    # would otherwise find itself: the same values
+    gg = _both(random_graph(6000, degree, seed=degree, weighted=True, isolated=20))[1]
+    cmap = (np.random.default_rng(degree).permutation(gg.nvtxs) // size).astype(np.int32)
+    nc = int(cmap.max()) + 1
+    coarse = contract(gg.be, gg, gg.be.xp.asarray(cmap), nc)
+    fresh = DeviceGraph(gg.be, coarse.xadj, coarse.adjncy, coarse.adjwgt, coarse.vwgt)
+    assert coarse.degree_range == fresh.degree_range
+    (known_max, known_mid, known_heavy), (max_degree, mid, heavy) = (
+        coarse.degree_tiers(), fresh.degree_tiers())
+    assert known_max == max_degree and known_heavy is None and heavy is None
+    if degree == 3:  # coarse rows of at most 16 entries: none for warps
+        assert fresh.max_degree <= 16 and mid is None and known_mid is None
+    else:  # some longer
+        assert 0 < len(mid) < nc
+        _eq(mid.get(), known_mid)
+
+
 def test_contraction_of_clusters_with_many_neighbours_equals_twin():
     # one cluster of 600 vertices beside singletons: more than 256 distinct coarse neighbours,
     # which contract_loop leaves to the general kernels, with the members it placed

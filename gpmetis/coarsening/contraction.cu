@@ -188,7 +188,8 @@ extern "C" __global__ void contract_fill_heavy(
 // out[0..len) = the exclusive prefix sums of in[0..len) and out[len] = their total, over the
 // whole grid (every thread calls it; it ends with a grid-wide barrier): each block sums its
 // share of the items into partial[block] (gridDim.x entries), then scans its share from the sum
-// of the shares before it. With zero_in, in[] is left zero.
+// of the shares before it. With zero_in, in[] is left zero. in may be out (each item is read
+// by the thread that writes it, and every read of the first pass precedes the barrier).
 template <typename T, typename U>
 __device__ __forceinline__ void grid_exclusive_scan(
     const cooperative_groups::grid_group& grid, const int len, T* in, U* out, const int zero_in,
@@ -226,17 +227,19 @@ __device__ __forceinline__ void grid_exclusive_scan(
 // A level's contraction up to its rows in one cooperative launch (blocks of ROW_WARPS warps,
 // every block resident): the clusters' members placed by counting (in no particular order
 // within a cluster), cvwgt, each coarse row counted, cxadj scanned; contract_rows (cap_of null)
-// then writes the rows. count (nc) and out (2) are zero on entry; partial has gridDim.x
-// entries. out[0] = the coarse graph's entries; out[1] = 1 where a cluster has more than
-// WARP_CAP distinct coarse neighbours, which leaves cdeg and cxadj undone (the general kernels
-// take the level, with these members). Plain pointers where the loop writes what a later step
-// reads.
+// then writes the rows. Then what DeviceGraph would find in the coarse rows with two round
+// trips: out[2] = the longest row's length, out[3] = ~ the shortest's, and in mid the ids of the
+// rows of more than mid_low entries, ascending (out[4] of them; no row is longer than WARP_CAP,
+// so none is a hub). count (nc) and out (5) are zero on entry; partial has gridDim.x entries,
+// tiers nc + 1. out[0] = the coarse graph's entries; out[1] = 1 where a cluster has more than
+// WARP_CAP distinct coarse neighbours, which leaves the rest undone (the general kernels take
+// the level, with these members). Plain pointers where the loop writes what a later step reads.
 extern "C" __global__ void contract_loop(
     const int n, const int nc, const long long* __restrict__ xadj,
     const int* __restrict__ adjncy, const int* __restrict__ adjwgt,
-    const int* __restrict__ vwgt, const int* __restrict__ cmap, int* count, int* members,
-    int* mstart, int* cvwgt, long long* cdeg, long long* cxadj, long long* partial,
-    long long* out)
+    const int* __restrict__ vwgt, const int* __restrict__ cmap, const long long mid_low,
+    int* count, int* members, int* mstart, int* cvwgt, long long* cdeg, long long* cxadj,
+    long long* tiers, int* mid, long long* partial, unsigned long long* out)
 {
     __shared__ int keys[ROW_WARPS][WARP_CAP], vals[ROW_WARPS][WARP_CAP], incl[ROW_WARPS][32];
     __shared__ long long first[ROW_WARPS][32], buf[32];
@@ -262,5 +265,25 @@ extern "C" __global__ void contract_loop(
     grid.sync();
     if (out[1]) return;
     grid_exclusive_scan(grid, nc, cdeg, cxadj, 0, partial, buf);
-    if (blockIdx.x == 0 && threadIdx.x == 0) out[0] = cxadj[nc];
+    // the rows for mid counted, the counts scanned into their places in the list
+    unsigned long long longest = 0, shortest = 0;
+    for_each_vertex(nc, [&](const int c) {
+        const unsigned long long degree = cxadj[c + 1] - cxadj[c];
+        tiers[c] = degree > mid_low;
+        longest = max(longest, degree);
+        shortest = max(shortest, ~degree);
+    });
+    longest = block_max_u64(longest, (unsigned long long*)buf);
+    if (threadIdx.x == 0 && longest) atomicMax(out + 2, longest);
+    shortest = block_max_u64(shortest, (unsigned long long*)buf);
+    if (threadIdx.x == 0) atomicMax(out + 3, shortest);
+    grid.sync();
+    grid_exclusive_scan(grid, nc, tiers, tiers, 0, partial, buf);  // in place
+    for_each_vertex(nc, [&](const int c) {
+        if (tiers[c + 1] > tiers[c]) mid[tiers[c]] = c;
+    });
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        out[0] = cxadj[nc];
+        out[4] = tiers[nc];
+    }
 }

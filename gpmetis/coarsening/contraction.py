@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from gpmetis.backend import NULL, Backend, loop_blocks
-from gpmetis.device_graph import HEAVY_DEGREE, DeviceGraph
+from gpmetis.device_graph import HEAVY_DEGREE, WARP_DEGREE, DeviceGraph
 
 CU_FILE = Path(__file__).with_name("contraction.cu")
 WARP_CAP = HEAVY_DEGREE  # as in contraction.cu: longer candidate lists get a block and a hash table
@@ -89,29 +89,32 @@ def by_loop(g: DeviceGraph, nc: int) -> bool:
 
 def _contract_loop(be: Backend, g: DeviceGraph, cmap, nc: int):
     """(coarse graph, None) from contract_loop and contract_rows (the general kernels' rows,
-    maybe in another order), or (None, (members, mstart)) where a cluster has more than
-    WARP_CAP distinct coarse neighbours."""
+    maybe in another order; the graph knows its degree range and lists), or (None, (members,
+    mstart)) where a cluster has more than WARP_CAP distinct coarse neighbours."""
     xp = be.xp
     n = g.nvtxs
     blocks = loop_blocks(n, LOOP_BLOCK, nc)  # a thread per vertex, a warp per coarse vertex
     count, mstart, members = be.carve((nc, nc + 1, n), xp.int32, zero=True)
-    cdeg, partial, out = be.carve((nc, blocks, 2), xp.int64, zero=True)
-    # cvwgt and cxadj, which the coarse graph keeps, in allocations of their own: as views they
-    # would keep the work arrays alive
-    cvwgt = xp.empty(nc, dtype=xp.int32)
+    cdeg, tiers, partial, out = be.carve((nc, nc + 1, blocks, 5), xp.int64, zero=True)
+    # what the coarse graph keeps, apart from the work arrays (views would keep them alive)
+    cvwgt, mid = be.carve((nc, nc), xp.int32)
     cxadj = xp.empty(nc + 1, dtype=xp.int64)
     be.launch_cooperative(
         be.kernel(CU_FILE, "contract_loop"), blocks,
-        (np.int32(n), np.int32(nc), g.xadj, g.adjncy, g.adjwgt, g.vwgt, cmap, count, members,
-         mstart, cvwgt, cdeg, cxadj, partial, out), block=LOOP_BLOCK)
-    cnnz, general = (int(x) for x in out.get())
+        (np.int32(n), np.int32(nc), g.xadj, g.adjncy, g.adjwgt, g.vwgt, cmap,
+         np.int64(WARP_DEGREE), count, members, mstart, cvwgt, cdeg, cxadj, tiers, mid,
+         partial, out), block=LOOP_BLOCK)
+    cnnz, general, longest, shortest, nmid = (int(x) for x in out.get().view(np.uint64))
     if general:
         return None, (members, mstart)
     cadjncy, cadjwgt = be.carve((cnnz, cnnz), xp.int32)
     be.launch_warps(be.kernel(CU_FILE, "contract_rows"), nc,
                     (np.int32(nc), g.xadj, g.adjncy, g.adjwgt, members, mstart, cmap, NULL,
                      cdeg, cxadj, cadjncy, cadjwgt, np.int32(1)))
-    return DeviceGraph(be, cxadj, cadjncy, cadjwgt, cvwgt), None
+    coarse = DeviceGraph(be, cxadj, cadjncy, cadjwgt, cvwgt)
+    # no row is longer than WARP_CAP = HEAVY_DEGREE: no hubs
+    coarse.know_degrees(((1 << 64) - 1 - shortest, longest), mid[:nmid] if nmid else None, None)
+    return coarse, None
 
 
 def _contract_cuda(be: Backend, g: DeviceGraph, cmap, nc: int, members) -> DeviceGraph:
