@@ -15,7 +15,7 @@ from conftest import SMALL_GRAPHS, load_fixture, random_graph, requires_cuda
 
 from gpmetis import partition
 from gpmetis.backend import SHARED_BINS, get_backend
-from gpmetis.coarsening import contraction
+from gpmetis.coarsening import clustering, contraction
 from gpmetis.coarsening.clustering import (
     LARGE_BUCKET,
     SMALL_BUCKET,
@@ -274,6 +274,17 @@ def test_approval_of_over_subscribed_targets_equals_twin(hub_proposals, copied):
         _eq(expected, got)
         partly += 0 < expected[dest == 7].sum() < hub_proposals
     assert partly >= 2  # the hub took some of its proposals, not all
+
+
+@pytest.mark.parametrize("n", [1, 300_000])
+def test_cluster_numbering_equals_twin(n):
+    # 300k labels: the grid scan spans many blocks' shares; about 63% of the labels are used
+    labels = np.random.default_rng(n).choice(n, size=n).astype(np.int32)
+    gpu = get_backend("gpu")
+    cmap_c, nc_c = clustering._number_clusters(get_backend("cpu"), labels.copy())
+    cmap_g, nc_g = clustering._number_clusters(gpu, gpu.xp.asarray(labels))
+    _eq(cmap_c, cmap_g)
+    assert nc_c == nc_g == len(np.unique(labels))
 
 
 @pytest.mark.parametrize("name", CASES)

@@ -13,6 +13,7 @@
 
 #include "../edge_hash.cuh"
 #include "../block_reduce.cuh"
+#include "../grid_scan.cuh"
 #include "../resident_grid.cuh"
 #include "../row_sums.cuh"
 #include "../warp_sums.cuh"
@@ -39,20 +40,17 @@ extern "C" __global__ void next_step(unsigned int* plan) {
 }
 
 // The clusters' labels renumbered 0..nc-1 in label order (lp_clustering's last step; twin:
-// its NumPy lines): mark_labels sets used[cluster[v]] = 1 (used zero on entry), then, with
-// number the inclusive prefix sums of used, rank_labels replaces each label by its rank.
-extern "C" __global__ void mark_labels(const int n, const int* __restrict__ cluster,
-                                       int* __restrict__ used)
+// its NumPy lines), in one cooperative launch: used[l] = 1 for each label l in use, scanned in
+// place into each label's rank, which replaces it; used[n] = nc. used (n + 1) is zero on entry,
+// partial has gridDim.x entries.
+extern "C" __global__ void number_labels(const int n, int* cluster, int* used, long long* partial)
 {
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (v < n) used[cluster[v]] = 1;
-}
-
-extern "C" __global__ void rank_labels(const int n, int* __restrict__ cluster,
-                                       const int* __restrict__ number)
-{
-    const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (v < n) cluster[v] = number[cluster[v]] - 1;
+    __shared__ long long buf[32];
+    const cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    for_each_vertex(n, [&](const int v) { used[cluster[v]] = 1; });
+    grid.sync();
+    grid_exclusive_scan(grid, n, used, used, 0, partial, buf);
+    for_each_vertex(n, [&](const int v) { cluster[v] = used[cluster[v]]; });
 }
 
 // The order in which v ranks its adjacent clusters: first cluster_key (a valid bit, the rating
