@@ -89,6 +89,7 @@ def multilevel_partition(
     stats.initial = t2 - t1
 
     part = xp.asarray(part0, dtype=xp.int32)
+    iterations = {}  # the levels' counts, read once all are done: no level waits for the last
     for depth in range(len(levels) - 1, -1, -1):
         level = levels[depth]
         if depth < len(levels) - 1:
@@ -103,11 +104,13 @@ def multilevel_partition(
         run = refiners.pop(depth, None)
         if run is None:
             run = level_refiner(depth)
-        part, level.iterations = run(part)
+        part, iterations[depth] = run(part)
     part = fill_empty_parts(be, g, part, nparts)
     g.release_scratch()  # the finest level's work arrays: the metrics need the room
     be.synchronize()
     stats.refinement = time.perf_counter() - t2
+    for depth, count in iterations.items():
+        levels[depth].iterations = int(count)
     stats.levels = [
         {"level": i, "nvtxs": lvl.nvtxs, "nedges": lvl.nedges, "seconds": lvl.seconds,
          "refine_iterations": lvl.iterations}

@@ -189,9 +189,10 @@ def _score(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray):
 def refiner(be: Backend, g: DeviceGraph, nparts: int, maxpwgt: np.ndarray, *, finest: bool,
             patience: int) -> Callable:
     """A function from a partition of ``g`` to (the best partition Jet iterations find from
-    it, iterations run); ``maxpwgt`` holds the part weight limits (int64, on the host or the
-    backend). On the GPU the level's buffers are made now (jet_device.py runs the loop on the
-    device); the host loop here is its twin."""
+    it, iterations run: on the GPU a device scalar that ``int`` reads, so that the next level
+    can be queued before this one ends); ``maxpwgt`` holds the part weight limits (int64, on
+    the host or the backend). On the GPU the level's buffers are made now (jet_device.py runs
+    the loop on the device); the host loop here is its twin."""
     c_num, c_den = FILTER_FINEST if finest else FILTER_COARSE
     if be.gpu:
         from gpmetis.refinement.jet_device import DeviceRefiner
@@ -204,7 +205,8 @@ def refiner(be: Backend, g: DeviceGraph, nparts: int, maxpwgt: np.ndarray, *, fi
 
 def refine(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray, *,
            finest: bool, patience: int):
-    """(best partition found by Jet iterations from ``part``, iterations run)."""
+    """(best partition found by Jet iterations from ``part``, iterations run), as the
+    ``refiner`` gives them."""
     return refiner(be, g, nparts, maxpwgt, finest=finest, patience=patience)(part)
 
 

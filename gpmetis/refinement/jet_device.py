@@ -70,9 +70,11 @@ class DeviceRefiner:
         self._blocks = loop_blocks(n, NUM_DIGITS, int(lists[1]), max(nparts, int(lists[3])))
 
     def __call__(self, part):
-        """(best partition, iterations run) from ``part`` (int32, copied, not changed); the
-        best partition is this refiner's buffer, overwritten by its next call."""
+        """(best partition, iterations run) from ``part`` (int32, copied, not changed), queued
+        without waiting for the level to end: the iterations are a device scalar (``int``
+        reads it); the best partition is this refiner's buffer, overwritten by its next
+        call."""
         be = self.be
         be.launch_cooperative(be.kernel(CU_FILE, "jet_loop"), self._blocks, (*self._args, part),
                               shared_mem=self._shared_mem, block=NUM_DIGITS)
-        return self.best, int(self.ctl[CTL_ITERATIONS].get())
+        return self.best, self.ctl[CTL_ITERATIONS]
