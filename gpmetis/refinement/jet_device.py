@@ -72,8 +72,7 @@ class DeviceRefiner:
     def __call__(self, part):
         """(best partition, iterations run) from ``part`` (int32, copied, not changed), queued
         without waiting for the level to end: the iterations are a device scalar (``int``
-        reads it); the best partition is this refiner's buffer, overwritten by its next
-        call."""
+        reads it); both are this refiner's buffers, overwritten by its next call."""
         be = self.be
         be.launch_cooperative(be.kernel(CU_FILE, "jet_loop"), self._blocks, (*self._args, part),
                               shared_mem=self._shared_mem, block=NUM_DIGITS)
