@@ -15,7 +15,7 @@ import numpy as np
 
 WARP_SIZE = 32
 WARPS_PER_BLOCK = 8  # as ROW_WARPS in warp_sums.cuh
-STAGED_MIN_BYTES = 4 << 20  # arrays from this size move through pinned staging buffers
+STAGED_MIN_BYTES = 4 << 20  # arrays from this size move as ``staging`` copies them
 NULL = np.uint64(0)  # a kernel's null pointer argument: its optional array is absent
 HISTOGRAM_CU = Path(__file__).with_name("histogram.cu")
 SHARED_BINS = 6144  # bin_sums of up to this many bins sums in shared memory (48 KB a block)
@@ -52,6 +52,7 @@ class Backend:
         return self.name == "gpu"
 
     def asnumpy(self, a) -> np.ndarray:
+        """``a`` as a NumPy array (large ones in pinned memory, ``staging``)."""
         if not self.gpu:
             return np.asarray(a)
         if a.nbytes >= STAGED_MIN_BYTES and a.flags.c_contiguous:
@@ -64,8 +65,8 @@ class Backend:
         return self.xp.asarray(a, dtype=dtype)
 
     def upload(self, host: np.ndarray, dtype):
-        """``host`` as a ``dtype`` array on the backend (large arrays through pinned staging
-        buffers, ``staging``)."""
+        """``host`` as a ``dtype`` array on the backend (large arrays straight from pinned
+        memory, else through pinned staging buffers, ``staging``)."""
         host = np.ascontiguousarray(host, dtype=dtype)
         if self.gpu and host.nbytes >= STAGED_MIN_BYTES:
             from gpmetis.staging import upload

@@ -532,6 +532,15 @@ def test_staged_copies_move_every_byte(small_stage, dtype, count):
     assert np.array_equal(small_stage.download(device), host + 1)
 
 
+def test_copies_through_pinned_memory_move_every_byte(small_stage):
+    # a download lands in pinned memory, from which an upload goes straight across
+    host = np.random.default_rng(5).integers(0, 2**31, 30_011).astype(np.int64)
+    pinned = small_stage.download(small_stage.upload(host))
+    assert small_stage._pinned(pinned) and not small_stage._pinned(host)
+    assert np.array_equal(pinned, host)
+    assert np.array_equal(small_stage.upload(pinned[1:]).get(), host[1:])
+
+
 def test_gpu_engine_with_staged_copies_equals_cpu_engine(small_stage, monkeypatch):
     import gpmetis.backend as backend
 

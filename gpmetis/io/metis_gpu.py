@@ -92,11 +92,12 @@ def _parse(be: Backend, data, path: str, body: int, n: int, nnz: int, readew: in
                   (np.int64(nnz), np.int32(n), xadj, adjncy, adjwgt, np.int32(readew), flags))
     if int(flags.get()[0]) & ~FLAG_ORDER:
         return None
+    # the host copies in pinned memory: later uploads of this graph go straight across
     return Graph(
-        xadj=xadj.get(),
-        adjncy=adjncy.get(),
+        xadj=be.asnumpy(xadj),
+        adjncy=be.asnumpy(adjncy),
         vwgt=np.ones((n, 1), np.int64),
-        adjwgt=adjwgt.get() if readew else np.ones(nnz, np.int64),
+        adjwgt=be.asnumpy(adjwgt) if readew else np.ones(nnz, np.int64),
         name=path,
         has_vwgt=False,
         has_adjwgt=bool(readew),
