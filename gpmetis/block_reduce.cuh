@@ -23,6 +23,21 @@ __device__ __forceinline__ unsigned long long block_max_u64(unsigned long long x
     return x;
 }
 
+// Folds the calling block's row lengths into out[0] = max(out[0], the longest) and out[1] =
+// max(out[1], ~ the shortest): the complement, so that one atomicMax finds the minimum (out
+// starts at 0; device_graph.py's decode_degree_range reads it). A thread with no row passes 0
+// for both.
+__device__ __forceinline__ void block_degree_range(const unsigned long long longest,
+                                                   const unsigned long long shortest_complement,
+                                                   unsigned long long* buf,
+                                                   unsigned long long* out) {
+    const unsigned long long most = block_max_u64(longest, buf);
+    const unsigned long long least = block_max_u64(shortest_complement, buf);
+    if (threadIdx.x != 0) return;
+    if (most) atomicMax(out, most);
+    if (least) atomicMax(out + 1, least);
+}
+
 __device__ __forceinline__ long long block_sum_i64(long long x, long long* buf) {
     for (int o = 16; o > 0; o >>= 1) x += __shfl_down_sync(0xffffffffU, x, o);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;

@@ -2,8 +2,8 @@
 // min and max, and its comparisons for the degree lists.
 #include "block_reduce.cuh"
 
-// out[0] = max(out[0], the longest row's length), out[1] = max(out[1], ~ the shortest's) (the
-// complement, so that one atomicMax finds the minimum); out must start at 0.
+// out[0] = the longest row's length, out[1] = ~ the shortest's (block_degree_range); out must
+// start at 0.
 extern "C" __global__ void row_degree_range(
     const int n, const long long* __restrict__ xadj, unsigned long long* __restrict__ out)
 {
@@ -11,11 +11,7 @@ extern "C" __global__ void row_degree_range(
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
     const unsigned long long degree =
         v < n ? (unsigned long long)(xadj[v + 1] - xadj[v]) : 0ULL;
-    const unsigned long long longest = block_max_u64(degree, buf);
-    const unsigned long long shortest = block_max_u64(v < n ? ~degree : 0ULL, buf);
-    if (threadIdx.x != 0) return;
-    if (longest) atomicMax(out, longest);
-    atomicMax(out + 1, shortest);
+    block_degree_range(degree, v < n ? ~degree : 0ULL, buf, out);
 }
 
 // keep[v] = 1 when row v has more than low entries and, with has_high, at most high; else 0.

@@ -107,8 +107,7 @@ class DeviceGraph:
         out = self.be.xp.zeros(2, dtype=self.be.xp.uint64)
         self.be.launch(self.be.kernel(CU_FILE, "row_degree_range"), self.nvtxs,
                        (np.int32(self.nvtxs), self.xadj, out))
-        longest, shortest = (int(x) for x in out.get())
-        return (1 << 64) - 1 - shortest, longest
+        return decode_degree_range(*(int(x) for x in out.get()))
 
     def know_degrees(self, degree_range: tuple[int, int], mid, heavy) -> None:
         """Take ``degree_range`` and the degree lists of ``degree_tiers`` (int32 ids, None where
@@ -259,3 +258,9 @@ class DeviceGraph:
         order = xp.argsort(src * max(self.nvtxs, 1) + self.adjncy, kind="stable")
         return (be.asnumpy(self.xadj), be.asnumpy(self.adjncy[order]), be.asnumpy(self.vwgt),
                 be.asnumpy(self.adjwgt[order]))
+
+
+def decode_degree_range(longest: int, shortest_complement: int) -> tuple[int, int]:
+    """(the shortest row's length, the longest's) from the two uint64 that block_degree_range
+    (block_reduce.cuh) leaves: the longest, and the shortest's complement."""
+    return (1 << 64) - 1 - shortest_complement, longest

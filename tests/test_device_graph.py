@@ -3,11 +3,13 @@ them are compared with their twins in test_gpu_twins.py)."""
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 import pytest
 from conftest import load_fixture, random_graph
 
-from gpmetis.backend import get_backend
+from gpmetis.backend import Backend, get_backend
 from gpmetis.device_graph import (
     HEAVY_DEGREE,
     NO_DEGREE_LIMIT,
@@ -107,11 +109,14 @@ def test_dropping_unit_edge_weights_frees_the_work_arrays_but_keeps_the_degree_l
     assert np.array_equal(g.adjwgt, np.ones(g.nnz, np.int32))
 
 
-def test_carved_arrays_are_consecutive_views_of_one_zeroed_block():
-    be = get_backend("cpu")
-    a, b, c = be.carve((3, 0, 5), np.int64, zero=True)
+@pytest.mark.parametrize("zeroed", [0, 2, 3])
+def test_carved_arrays_are_consecutive_views_of_one_block_zeroed_as_asked(zeroed):
+    # memory as a reused block may hand it out
+    dirty = types.SimpleNamespace(empty=lambda size, dtype: np.full(size, 9, dtype=dtype))
+    be = Backend("cpu", dirty)
+    a, b, c = be.carve((3, 0, 5), np.int64, zeroed=zeroed)
     assert [len(a), len(b), len(c)] == [3, 0, 5] and a.dtype == c.dtype == np.int64
-    assert not a.any() and not c.any()
+    assert (a == 0).all() == (zeroed >= 1) and (c == 0).all() == (zeroed == 3)
     assert a.base is c.base is not None and np.shares_memory(a.base, c)
     c[0] = 7
     assert a.base[3] == 7  # c starts where a ends

@@ -235,10 +235,7 @@ extern "C" __global__ void contract_loop(
         longest = max(longest, degree);
         shortest = max(shortest, ~degree);
     });
-    longest = block_max_u64(longest, (unsigned long long*)buf);
-    if (threadIdx.x == 0 && longest) atomicMax(out + 2, longest);
-    shortest = block_max_u64(shortest, (unsigned long long*)buf);
-    if (threadIdx.x == 0) atomicMax(out + 3, shortest);
+    block_degree_range(longest, shortest, (unsigned long long*)buf, out + 2);
     grid.sync();
     grid_exclusive_scan(grid, nc, tiers, tiers, 0, partial, buf);  // in place
     for_each_vertex(nc, [&](const int c) {

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from gpmetis.backend import NULL, Backend, loop_blocks
-from gpmetis.device_graph import HEAVY_DEGREE, WARP_DEGREE, DeviceGraph
+from gpmetis.device_graph import HEAVY_DEGREE, WARP_DEGREE, DeviceGraph, decode_degree_range
 
 CU_FILE = Path(__file__).with_name("contraction.cu")
 WARP_CAP = HEAVY_DEGREE  # as in contraction.cu: longer candidate lists get a block and a hash table
@@ -94,8 +94,8 @@ def _contract_loop(be: Backend, g: DeviceGraph, cmap, nc: int):
     xp = be.xp
     n = g.nvtxs
     blocks = loop_blocks(n, LOOP_BLOCK, nc)  # a thread per vertex, a warp per coarse vertex
-    count, mstart, members = be.carve((nc, nc + 1, n), xp.int32, zero=True)
-    cdeg, tiers, partial, out = be.carve((nc, nc + 1, blocks, 5), xp.int64, zero=True)
+    count, mstart, members = be.carve((nc, nc + 1, n), xp.int32, zeroed=1)
+    out, cdeg, tiers, partial = be.carve((5, nc, nc + 1, blocks), xp.int64, zeroed=1)
     # what the coarse graph keeps, apart from the work arrays (views would keep them alive)
     cvwgt, mid = be.carve((nc, nc), xp.int32)
     cxadj = xp.empty(nc + 1, dtype=xp.int64)
@@ -113,7 +113,8 @@ def _contract_loop(be: Backend, g: DeviceGraph, cmap, nc: int):
                      cdeg, cxadj, cadjncy, cadjwgt, np.int32(1)))
     coarse = DeviceGraph(be, cxadj, cadjncy, cadjwgt, cvwgt)
     # no row is longer than WARP_CAP = HEAVY_DEGREE: no hubs
-    coarse.know_degrees(((1 << 64) - 1 - shortest, longest), mid[:nmid] if nmid else None, None)
+    coarse.know_degrees(decode_degree_range(longest, shortest), mid[:nmid] if nmid else None,
+                        None)
     return coarse, None
 
 

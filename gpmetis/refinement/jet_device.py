@@ -50,8 +50,9 @@ class DeviceRefiner:
         # outflow, acc and the select's histogram (uint64), all zero; roomiest and the gates
         part, moved, self.best, dest, gain = be.carve((n,) * 5, xp.int32)
         locks = be.carve((n, n), xp.uint8)
-        self.ctl, pw, room, limit, outflow, acc, hist = be.carve(
-            (CTL_SIZE, *(nparts,) * 4, nparts + 1, NUM_DIGITS * nparts), xp.int64, zero=True)
+        books = (CTL_SIZE, *(nparts,) * 4, nparts + 1, NUM_DIGITS * nparts)
+        self.ctl, pw, room, limit, outflow, acc, hist = be.carve(books, xp.int64,
+                                                                 zeroed=len(books))
         outflow, acc, hist = (a.view(xp.uint64) for a in (outflow, acc, hist))
         roomiest, gates = be.carve((1, NUM_GATES), xp.int32)
         # jet_loop's state in its order (the loop sets each before it reads it)
