@@ -129,23 +129,31 @@ __device__ __forceinline__ void jet_keep_best_pass(
 }
 
 // One radix select of rebalance.cu (sources or destinations, from the level-0 histogram in
-// hist) inside jet_loop: its steps as launch_select's kernels run them, a barrier after each.
+// hist) inside jet_loop: its steps as launch_select's kernels run them, a barrier after each,
+// until a level leaves no item undecided (the levels after it would select nothing: no later
+// step reads their digits). opened (NUM_LEVELS - 1 ints) is zero on entry and left zero: the
+// flag of a level is cleared in the next one, once every block has read it.
 __device__ __forceinline__ void select_in_loop(
     const cooperative_groups::grid_group& grid, const int n, const int nparts, const int source,
     const long long* room, const int* to, const int* part, const int* gain, const int* vwgt,
-    const int shift_hi, const int shift_lo, unsigned long long* hist, int* sel, long long* base)
+    const int shift_hi, const int shift_lo, unsigned long long* hist, int* sel, long long* base,
+    int* opened)
 {
     for (int level = 0; level < NUM_LEVELS; ++level) {
+        const bool last = level == NUM_LEVELS - 1;
         if (level) {
             select_digit_hist_pass(n, level, source, to, part, gain, vwgt, sel, shift_hi,
                                    shift_lo, hist);
             grid.sync();
+            if (blockIdx.x == 0 && threadIdx.x == 0) opened[level - 1] = 0;
         }
         for (int g = blockIdx.x; g < nparts; g += gridDim.x) {
-            select_threshold_group(g, level, source, room, hist, sel, base);
+            select_threshold_group(g, level, source, room, hist, sel, base,
+                                   last ? nullptr : opened + level);
             __syncthreads();  // the group's shared prefix sums are read before the next's
         }
         grid.sync();
+        if (!last && !opened[level]) return;
     }
 }
 
@@ -224,7 +232,7 @@ extern "C" __global__ void jet_loop(
     const int shift_lo,
     int* tkeys, int* tvals, int* part, int* moved, int* best, unsigned char* locked,
     unsigned char* next_locked, int* dest, int* gain, long long* pw, long long* ctl,
-    long long* room, int* roomiest, int* gates, unsigned long long* acc,
+    long long* room, int* opened, int* roomiest, int* gates, unsigned long long* acc,
     unsigned long long* hist, unsigned long long* outflow, long long* limit, int* sel,
     long long* base, const int* start)
 {
@@ -263,7 +271,7 @@ extern "C" __global__ void jet_loop(
                 inflow_limit(p, room, maxpwgt, slack, gates[GATE_LOOSE], outflow, limit);
             grid.sync();
             select_in_loop(grid, n, nparts, 0, limit, dest, part, gain, vwgt, shift_hi, shift_lo,
-                           hist, sel, base);
+                           hist, sel, base, opened);
             inflow_apply_pass(n, part, dest, gain, sel, shift_hi, shift_lo, moved, next_locked);
         } else {
             best_moves_in_loop(rows, n, nparts, xadj, adjncy, adjwgt, vwgt, part, locked, room,
@@ -272,11 +280,11 @@ extern "C" __global__ void jet_loop(
             rebalance_prepare_pass(n, part, vwgt, gain, room, roomiest, dest, hist);
             grid.sync();
             select_in_loop(grid, n, nparts, 1, room, dest, part, gain, vwgt, shift_hi, shift_lo,
-                           hist, sel, base);
+                           hist, sel, base, opened);
             rebalance_take_pass(n, part, dest, gain, vwgt, sel, shift_hi, shift_lo, hist);
             grid.sync();
             select_in_loop(grid, n, nparts, 0, room, dest, part, gain, vwgt, shift_hi, shift_lo,
-                           hist, sel, base);
+                           hist, sel, base, opened);
             rebalance_apply_pass(n, part, dest, gain, sel, shift_hi, shift_lo, moved);
             for_each_vertex(n, [&](const int v) { locked[v] = 0; });  // unread when rebalancing
         }

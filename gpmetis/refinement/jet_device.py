@@ -21,7 +21,13 @@ from gpmetis.refinement.jet import (
     MAX_SHARED_PARTS,
     score_shared_mem,
 )
-from gpmetis.refinement.rebalance import INFLOW_SLACK, NUM_DIGITS, id_shifts, select_buffers
+from gpmetis.refinement.rebalance import (
+    INFLOW_SLACK,
+    NUM_DIGITS,
+    NUM_LEVELS,
+    id_shifts,
+    select_buffers,
+)
 
 CU_FILE = Path(__file__).with_name("jet_device.cu")
 CTL_SIZE = 8
@@ -47,17 +53,18 @@ class DeviceRefiner:
         # construction's host time, which the large levels wait for and the small ones spend
         # beside the METIS trials, twice as long): per vertex part, moved, best, dest, gain
         # (int32) and locked, next_locked (uint8); ctl, then per part pw, room, limit (int64),
-        # outflow, acc and the select's histogram (uint64), all zero; roomiest and the gates
+        # outflow, acc and the select's histogram (uint64), all zero
         part, moved, self.best, dest, gain = be.carve((n,) * 5, xp.int32)
         locks = be.carve((n, n), xp.uint8)
         books = (CTL_SIZE, *(nparts,) * 4, nparts + 1, NUM_DIGITS * nparts)
         self.ctl, pw, room, limit, outflow, acc, hist = be.carve(books, xp.int64,
                                                                  zeroed=len(books))
         outflow, acc, hist = (a.view(xp.uint64) for a in (outflow, acc, hist))
-        roomiest, gates = be.carve((1, NUM_GATES), xp.int32)
+        # the selects' level flags (zero), roomiest and the gates
+        opened, roomiest, gates = be.carve((NUM_LEVELS - 1, 1, NUM_GATES), xp.int32, zeroed=1)
         # jet_loop's state in its order (the loop sets each before it reads it)
-        state = (part, moved, self.best, *locks, dest, gain, pw, self.ctl, room, roomiest,
-                 gates, acc)
+        state = (part, moved, self.best, *locks, dest, gain, pw, self.ctl, room, opened,
+                 roomiest, gates, acc)
         self._args = (
             np.int32(n), np.int32(nparts), g.xadj, g.adjncy, g.adjwgt, g.vwgt, max_degree,
             *lists, xp.asarray(maxpwgt, dtype=xp.int64),

@@ -86,10 +86,12 @@ extern "C" __global__ void rebalance_prepare(
 // >= max(-room[g], 1) for sources (`source` != 0: take until the excess is covered), > room[g]
 // for destinations (take while the moves fit). sel[g * NUM_LEVELS + level] = that digit, or
 // BEYOND; base[g] += the weight of the digits before it. The histogram row is zeroed for the
-// next level.
+// next level. Where opened is given, *opened = 1 when the group has a digit (its items on it
+// go on to the next level; without one there, every group's items are decided).
 __device__ __forceinline__ void select_threshold_group(
     const int g, const int level, const int source, const long long* __restrict__ room,
-    unsigned long long* __restrict__ hist, int* __restrict__ sel, long long* __restrict__ base)
+    unsigned long long* __restrict__ hist, int* __restrict__ sel, long long* __restrict__ base,
+    int* __restrict__ opened)
 {
     __shared__ long long buf[32];
     __shared__ int first;
@@ -109,6 +111,7 @@ __device__ __forceinline__ void select_threshold_group(
     if (d == BEYOND ? i == 0 : i == d) {
         sel[g * NUM_LEVELS + level] = d;
         base[g] = !open ? before : (d == BEYOND ? before + all : through - w);
+        if (opened != nullptr && d != BEYOND) *opened = 1;
     }
 }
 
@@ -117,7 +120,7 @@ extern "C" __global__ void select_threshold(
     const long long* __restrict__ room, unsigned long long* __restrict__ hist,
     int* __restrict__ sel, long long* __restrict__ base)
 {
-    select_threshold_group(blockIdx.x, level, source, room, hist, sel, base);
+    select_threshold_group(blockIdx.x, level, source, room, hist, sel, base, nullptr);
 }
 
 // The group of item v: its part while sources are selected, its destination after (`to` holds
