@@ -412,7 +412,10 @@ def test_tokenizer_matches_python_split_across_chunks():
         for f in fields:
             bad.append(f == "2x")
             values.append(0 if f == "2x" else int(f))
-    assert tok.line_cnt.tolist() == counts
+    dense = np.zeros(tok.nlines, np.int64)
+    dense[tok.rows] = tok.row_cnt
+    assert tok.nlines == len(counts) and dense.tolist() == counts
+    assert (tok.row_cnt > 0).all()
     assert tok.values.dtype == np.int64 and tok.values.tolist() == values
     assert tok.bad.tolist() == [bad.index(True)]
     assert tok.comment_lines.tolist() == [i for i, ln in enumerate(lines) if "%" in ln]

@@ -3,7 +3,8 @@
 The child runs the ordinary reader and sends the arrays back through a pipe (a small pickled
 header, then the raw bytes of each array); unit weights are not sent but rebuilt. A reader
 error comes back as the same InputError; if the child dies for any other reason, the parent
-reads the file itself, so the outcome never differs from ``read_graph``.
+reads the file itself, so the outcome never differs from ``read_graph``; a pipe, FIFO or device,
+which cannot be read twice, is then reported as unreadable instead.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 
 from gpmetis.errors import InputError
 from gpmetis.graph import Graph
+from gpmetis.io.source import rereadable
 
 PIPE_BYTES = 1 << 20
 _LENGTH = struct.Struct("<Q")
@@ -53,7 +55,12 @@ class PendingGraph:
             except EOFError:
                 graph = None
         os.waitpid(self.pid, 0)
-        return graph if graph is not None else _read(self.path, self.symmetrize)
+        if graph is not None:
+            return graph
+        if not rereadable(self.path):
+            raise InputError(self.path, "the process reading it failed, and a stream cannot be "
+                             "read a second time")
+        return _read(self.path, self.symmetrize)
 
 
 def _read(path: str, symmetrize: bool) -> Graph:

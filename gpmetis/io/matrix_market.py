@@ -24,11 +24,13 @@ import numpy as np
 from gpmetis.backend import sorted_unique
 from gpmetis.errors import InputError
 from gpmetis.graph import Graph
+from gpmetis.io.source import require_memory
 from gpmetis.io.tokens import Tokens, tokenize
 
 _FIELDS = {"pattern": 2, "integer": 3, "real": 3, "double": 3}
 _SYMMETRIES = ("general", "symmetric", "skew-symmetric", "hermitian")
 _INT32_MAX = np.iinfo(np.int32).max
+VERTEX_BYTES = 24  # per vertex: xadj, its degree count, unit vertex weights
 
 
 def is_matrix_market(data: bytes) -> bool:
@@ -43,17 +45,17 @@ def read_matrix_market(data: bytes, path: str, *, mtx_weights: bool = False) -> 
     tok = tokenize(data, path)
     del data
     h, nrows, nnz = _size_line(tok, path)
-    t0 = tok.first_token(h + 1)
-    cnt = tok.line_cnt[h + 1 :]
-    wrong = np.flatnonzero((cnt != 0) & (cnt != per_line))
+    t0 = int(tok.row_cnt[0])  # the size line is the first line with tokens
+    cnt = tok.row_cnt[1:]
+    wrong = np.flatnonzero(cnt != per_line)
     if len(wrong):
         k = int(cnt[wrong[0]])
         raise InputError(
             path,
             f"an entry line of a {field} matrix has {per_line} values, this one has {k}",
-            h + 2 + int(wrong[0]),
+            int(tok.rows[1 + wrong[0]]) + 1,
         )
-    found = int(np.count_nonzero(cnt))
+    found = len(cnt)
     if found != nnz:
         raise InputError(
             path, f"the size line says {nnz} entries but the file has {found} entry lines", h + 1
@@ -115,11 +117,9 @@ def _banner(data: bytes, path: str) -> str:
 
 def _size_line(tok: Tokens, path: str) -> tuple[int, int, int]:
     """(line index, N, NNZ) of the size line 'M N NNZ' of a square matrix."""
-    nonblank = tok.line_cnt > 0
-    h = int(np.argmax(nonblank))
-    if not nonblank[h]:
+    if len(tok.rows) == 0:
         raise InputError(path, "no size line 'M N NNZ'")
-    t0, k = tok.first_token(h), int(tok.line_cnt[h])
+    h, t0, k = int(tok.rows[0]), 0, int(tok.row_cnt[0])
     if k != 3:
         raise InputError(path, f"the size line must be 'M N NNZ', found {k} values", h + 1)
     tok.require_ints(t0, t0 + 3, "an integer in the size line 'M N NNZ'")
@@ -132,6 +132,8 @@ def _size_line(tok: Tokens, path: str) -> tuple[int, int, int]:
         )
     if nrows > _INT32_MAX:
         raise InputError(path, f"{nrows} vertices: at most {_INT32_MAX} are supported", h + 1)
+    require_memory((nrows + 1) * VERTEX_BYTES, path, h + 1,
+                   f"the size line's {nrows} x {nrows} matrix, a graph of {nrows} vertices,")
     return h, nrows, nnz
 
 

@@ -30,10 +30,12 @@ import numpy as np
 
 from gpmetis.errors import InputError
 from gpmetis.graph import Graph
+from gpmetis.io.source import require_memory
 from gpmetis.io.tokens import Tokens, tokenize
 from gpmetis.io.validate import validated_graph
 
 FMT_CODES = (0, 1, 10, 11, 100, 101, 110, 111)
+VERTEX_BYTES = 24  # per vertex: xadj, unit vertex weights, one array of validation's
 
 
 def read_metis(data: bytes, path: str, *, symmetrize: bool = False) -> Graph:
@@ -41,11 +43,8 @@ def read_metis(data: bytes, path: str, *, symmetrize: bool = False) -> Graph:
     tok = tokenize(data, path)
     del data  # the tokens hold what is needed; let the file go as early as possible
     h, n, m, readvs, readvw, readew, ncon = _header(tok, path)
-    lines, vertex_line = _vertex_lines(tok, h, n, path)
-
-    xadj = np.zeros(n + 1, np.int64)
-    np.cumsum(tok.line_cnt[lines], dtype=np.int64, out=xadj[1:])
-    t0 = tok.first_token(h + 1)  # the vertex lines hold exactly the tokens t0..t0+xadj[-1]
+    xadj, vertex_line = _vertex_lines(tok, h, n, path)
+    t0 = int(tok.row_cnt[0])  # the header is the first line with tokens
     tok.require_ints(t0, t0 + int(xadj[-1]))
     vals = tok.values[t0 : t0 + int(xadj[-1])]
     del tok
@@ -110,11 +109,9 @@ def read_metis(data: bytes, path: str, *, symmetrize: bool = False) -> Graph:
 
 def _header(tok: Tokens, path: str):
     """(header line index, n, m, readvs, readvw, readew, ncon) from the first non-blank line."""
-    nonblank = tok.line_cnt > 0
-    h = int(np.argmax(nonblank))
-    if not nonblank[h]:
+    if len(tok.rows) == 0:
         raise InputError(path, "no header line 'n m [fmt [ncon]]': the file has no data")
-    t0, k = tok.first_token(h), int(tok.line_cnt[h])
+    h, t0, k = int(tok.rows[0]), 0, int(tok.row_cnt[0])
     line = h + 1
     if not 2 <= k <= 4:
         raise InputError(path, f"the header must be 'n m [fmt [ncon]]', found {k} values", line)
@@ -139,8 +136,9 @@ def _header(tok: Tokens, path: str):
 
 
 def _vertex_lines(tok: Tokens, h: int, n: int, path: str):
-    """The n vertex lines after header line h (as an index array or slice) and a function from
-    vertex to 1-based line; checks that there are n of them and nothing but blank lines after."""
+    """The xadj of the n vertex lines after header line h (offsets of their tokens, from 0) and
+    a function from vertex to 1-based line; checks that there are n of them, nothing but blank
+    lines after them, and memory for the arrays of n vertices."""
     comments = tok.comment_lines[tok.comment_lines > h]
     available = tok.nlines - h - 1 - len(comments)
     if available < n:
@@ -149,30 +147,35 @@ def _vertex_lines(tok: Tokens, h: int, n: int, path: str):
             f"the header says {n} vertices but the file has only {available} vertex lines",
             tok.nlines,
         )
-    if len(comments) == 0:
-        lines = slice(h + 1, h + 1 + n)
-        last = h + n
-
-        def vertex_line(v: int) -> int:
-            return h + 2 + v
-    else:
-        is_vertex = np.ones(tok.nlines - h - 1, bool)
-        is_vertex[comments - h - 1] = False
-        lines = np.flatnonzero(is_vertex)[:n] + (h + 1)
-        last = int(lines[-1])
-
-        def vertex_line(v: int) -> int:
-            return int(lines[v]) + 1
-
-    extra = np.flatnonzero(tok.line_cnt[last + 1 :])
-    if len(extra):
+    require_memory((n + 1) * VERTEX_BYTES, path, h + 1, f"a graph of {n} vertices")
+    rows, cnt = tok.rows[1:], tok.row_cnt[1:]
+    vertex = rows - np.int64(h + 1)  # vertex of each line with tokens
+    if len(comments):
+        vertex -= np.searchsorted(comments, rows)
+    extra = int(np.searchsorted(vertex, n))
+    if extra < len(vertex):
         raise InputError(
             path,
             f"more vertex lines than the {n} vertices in the header (a line after vertex {n} "
             "is not blank)",
-            last + 2 + int(extra[0]),
+            int(rows[extra]) + 1,
         )
-    return lines, vertex_line
+    xadj = np.zeros(n + 1, np.int64)
+    xadj[vertex + 1] = cnt
+    np.cumsum(xadj, out=xadj)
+    if len(comments) == 0:
+
+        def vertex_line(v: int) -> int:
+            return h + 2 + v
+    else:
+        # vertex v is on line h + 1 + v + j (0-based), j the comment lines before it: those
+        # with comments[i] - i <= h + 1 + v
+        shifted = comments - np.arange(len(comments))
+
+        def vertex_line(v: int) -> int:
+            return h + 2 + v + int(np.searchsorted(shifted, h + 1 + v, side="right"))
+
+    return xadj, vertex_line
 
 
 def _edge_count_message(m: int, found: int) -> str:

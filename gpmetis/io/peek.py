@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import os
 
-from gpmetis.io.source import COMPRESSED_SUFFIXES
+from gpmetis.io.source import COMPRESSED_SUFFIXES, rereadable
 
 PEEK_BYTES = 1 << 16
 
 
 def peek_nedges(path: str | os.PathLike) -> int | None:
     """The edge count a file's header announces (METIS: m; Matrix Market: NNZ), or None when
-    the first 64 KiB do not show one. Never raises: the full read reports any problem."""
+    the first 64 KiB do not show one, or when ``path`` is not a regular file: a pipe or FIFO
+    is left unopened and unread, for the full read to read once. Never raises: the full read
+    reports any problem."""
     name = os.fspath(path)
-    if name.lower().endswith(COMPRESSED_SUFFIXES):
+    if name.lower().endswith(COMPRESSED_SUFFIXES) or not rereadable(name):
         return None
     try:
         with open(name, "rb") as f:

@@ -3,13 +3,18 @@
 The file is scanned with NumPy in chunks of whole lines, so that temporaries stay small and no
 Python code runs per line or per token. Definitions shared by both formats:
 
-- lines end with ``\\n``; every byte <= 0x20 (space, tab, ``\\r`` of CRLF files, other control
-  characters) is white space;
+- lines end with ``\\n``; every byte from 0x01 to 0x20 (space, tab, ``\\r`` of CRLF files, other
+  control characters) is white space; a NUL byte is an error naming its line;
 - a token is a run of non-blank bytes;
 - a comment line is a line whose first token starts with ``%``; its tokens are dropped;
-- an integer token is an optional ``+``/``-`` followed by at most 18 decimal digits. Other tokens
-  are listed in ``Tokens.bad`` (their value reads 0), so a format can reject them or read them
-  some other way (Matrix Market reals).
+- an integer token is an optional ``+``/``-`` followed by decimal digits whose value, leading
+  zeros aside, has at most 18 digits (so it fits in int64). Other tokens are listed in
+  ``Tokens.bad`` (their value reads 0), so a format can reject them or read them some other way
+  (Matrix Market reals).
+
+Chunks end at a line end, or, inside a line longer than a chunk, at a blank byte; memory grows
+with the tokens and the lines that hold them, not with blank bytes or blank lines. A token
+longer than a chunk (1 MiB) outside a comment line is an error.
 
 Integers of up to 8 digits are parsed eight bytes at a time (SWAR: one unaligned 64-bit load per
 token and three multiply-shift steps); longer and signed ones column by column.
@@ -21,6 +26,7 @@ import os
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -40,51 +46,54 @@ _M1 = np.uint64(0x00FF00FF00FF00FF)
 _M2 = np.uint64(0x0000FFFF0000FFFF)
 _M3 = np.uint64(0x00000000FFFFFFFF)
 _SHIFT = np.array([64 - 8 * k for k in range(8)] + [0], np.uint64)  # by token length
-_PERCENT, _PLUS, _MINUS, _NEWLINE = ord("%"), ord("+"), ord("-"), ord("\n")
+_PERCENT, _PLUS, _MINUS, _NEWLINE, _ZERO = ord("%"), ord("+"), ord("-"), ord("\n"), ord("0")
+# what a chunk starts in: a new line (or one holding only blanks so far), the rest of a line
+# that already holds tokens, the rest of a comment line
+_FRESH, _DATA, _COMMENT = 0, 1, 2
 
 
 @dataclass
 class Tokens:
     """The tokens of a text file, comment lines removed.
 
-    ``values[t]`` is the value of token t (int32 when every integer fits, else int64); the tokens
-    of line i (0-based) are ``values[line_tok[i]:line_tok[i + 1]]``. ``line_cnt`` (int32) holds
-    the number of tokens per line, 0 for blank and comment lines; ``comment_lines`` the sorted
-    0-based comment lines. ``bad`` lists the tokens that are not integers, in order, with the byte
-    offsets ``bad_start``/``bad_end`` of their text in ``data``.
+    ``values[t]`` is the value of token t (int32 when every integer fits, else int64). The file
+    has ``nlines`` lines; ``rows`` lists, in order, the 0-based lines that hold tokens (int32
+    when the file is under 2 GiB, else int64) and ``row_cnt`` (int32) how many each holds: the
+    tokens of ``rows[r]`` are ``values[row_tok[r]:row_tok[r + 1]]``. ``comment_lines`` holds the
+    sorted 0-based comment lines. ``bad`` lists the tokens that are not integers, in order, with
+    the byte offsets ``bad_start``/``bad_end`` of their text in ``data``.
     """
 
     path: str
     data: np.ndarray
     values: np.ndarray
-    line_cnt: np.ndarray
+    nlines: int
+    rows: np.ndarray
+    row_cnt: np.ndarray
     comment_lines: np.ndarray
     bad: np.ndarray
     bad_start: np.ndarray
     bad_end: np.ndarray
-    _line_tok: np.ndarray | None = None
+    _row_tok: np.ndarray | None = None
 
     @property
-    def nlines(self) -> int:
-        return len(self.line_cnt)
-
-    @property
-    def line_tok(self) -> np.ndarray:
-        """int64 array of nlines + 1 entries: the index of the first token of each line."""
-        if self._line_tok is None:
-            self._line_tok = np.zeros(self.nlines + 1, np.int64)
-            np.cumsum(self.line_cnt, out=self._line_tok[1:])
-        return self._line_tok
+    def row_tok(self) -> np.ndarray:
+        """int64 array of len(rows) + 1 entries: the index of the first token of each row."""
+        if self._row_tok is None:
+            self._row_tok = np.zeros(len(self.rows) + 1, np.int64)
+            np.cumsum(self.row_cnt, out=self._row_tok[1:])
+        return self._row_tok
 
     def first_token(self, line: int) -> int:
-        """Index of the first token of (0-based) ``line``: a token count, cheap for early lines."""
-        if self._line_tok is not None:
-            return int(self._line_tok[line])
-        return int(self.line_cnt[:line].sum(dtype=np.int64))
+        """Index of the first token at or after (0-based) ``line``: cheap for early lines."""
+        r = int(np.searchsorted(self.rows, line))
+        if self._row_tok is not None:
+            return int(self._row_tok[r])
+        return int(self.row_cnt[:r].sum(dtype=np.int64))
 
     def line_of(self, tok) -> np.ndarray | int:
         """1-based file line of each token index in ``tok`` (an int or an array)."""
-        return np.searchsorted(self.line_tok, tok, side="right")
+        return self.rows[np.searchsorted(self.row_tok, tok, side="right") - 1] + 1
 
     def text(self, i: int) -> str:
         """The text of the i-th bad token, for messages (shortened when long)."""
@@ -129,27 +138,69 @@ class Tokens:
 
 
 def tokenize(data: bytes, path: str) -> Tokens:
-    """Split ``data`` (bytes, or a bytes-like object with ``find`` such as an mmap) into lines
-    and tokens and parse the integer tokens (see the module docstring)."""
+    """Split ``data`` (bytes, or a bytes-like object with ``find`` and ``rfind`` such as an
+    mmap) into lines and tokens and parse the integer tokens (see the module docstring)."""
     b = np.frombuffer(data, np.uint8)
     nbytes = len(b)
     pos_t = np.int32 if nbytes < _INT32_MAX else np.int64
     # one unaligned little-endian 64-bit word starting at every byte (no copy)
     win = np.ndarray((max(nbytes - 7, 0),), "<u8", buffer=data, strides=(1,))
-    bounds = [0]
-    while bounds[-1] < nbytes:
-        bounds.append(data.find(b"\n", min(bounds[-1] + _CHUNK, nbytes) - 1) + 1 or nbytes)
 
-    out = _Output(nbytes)
+    out = _Output(nbytes, path)
     with ThreadPoolExecutor(_THREADS) as pool:
         pending: deque = deque()
-        for lo, hi in zip(bounds[:-1], bounds[1:]):
-            pending.append(pool.submit(_scan_chunk, b, win, lo, hi, pos_t))
+        for lo, hi, state in _chunks(data, b, path):
+            cont = lo > 0 and b[lo - 1] != _NEWLINE
+            pending.append((cont, pool.submit(_scan_chunk, b, win, lo, hi, pos_t, state)))
             if len(pending) > 2 * _THREADS:
-                out.add(*pending.popleft().result())
+                cont, job = pending.popleft()
+                out.add(cont, job.result())
         while pending:
-            out.add(*pending.popleft().result())
-    return out.finish(path, b)
+            cont, job = pending.popleft()
+            out.add(cont, job.result())
+    return out.finish(b)
+
+
+def _chunks(data, b: np.ndarray, path: str):
+    """(lo, hi, state) of each chunk in file order: about _CHUNK bytes, ending after a newline
+    (or, in a longer line, before a blank byte; in a comment line, anywhere); ``state`` is what
+    the chunk starts in."""
+    nbytes, lo, state = len(b), 0, _FRESH
+    while lo < nbytes:
+        target = min(lo + _CHUNK, nbytes)
+        hi = nbytes if target == nbytes else data.find(b"\n", target - 1, target + _CHUNK) + 1
+        if hi == 0:  # no newline within a chunk's length: cut the line at a blank byte
+            blank = b[target : target + _CHUNK] <= 32
+            i = int(np.argmax(blank))
+            if blank[i]:
+                hi = target + i
+            elif _state_at(data, b, lo, target, state) == _COMMENT:
+                hi = target
+            else:
+                raise InputError(path, f"a token longer than {_CHUNK} bytes", _line_at(b, target))
+        yield lo, hi, state
+        state = _FRESH if b[hi - 1] == _NEWLINE else _state_at(data, b, lo, hi, state)
+        lo = hi
+
+
+def _state_at(data, b: np.ndarray, lo: int, hi: int, state: int) -> int:
+    """What position ``hi`` is in (a _FRESH, _DATA or _COMMENT line), given ``state`` at lo."""
+    newline = data.rfind(b"\n", lo, hi)
+    if newline < 0 and state != _FRESH:
+        return state
+    seg = b[max(newline + 1, lo) : hi]
+    i = int(np.argmax(seg > 32))
+    if len(seg) == 0 or seg[i] <= 32:
+        return _FRESH
+    return _COMMENT if seg[i] == _PERCENT else _DATA
+
+
+def _line_at(b: np.ndarray, pos: int) -> int:
+    """1-based line of byte ``pos`` (newlines counted a chunk at a time)."""
+    return 1 + sum(
+        int(np.count_nonzero(b[i : min(i + _CHUNK, pos)] == _NEWLINE))
+        for i in range(0, pos, _CHUNK)
+    )
 
 
 def _first_non_float(text: np.ndarray) -> int:
@@ -165,44 +216,79 @@ def _first_non_float(text: np.ndarray) -> int:
     return lo
 
 
+class _Chunk(NamedTuple):
+    """What one chunk holds: token values, the chunk's lines (0-based within it; the first
+    continues the previous chunk's last line when the chunk starts inside a line)."""
+
+    vals: np.ndarray  # int64, comment tokens dropped
+    rows: np.ndarray  # int64: lines holding tokens
+    cnt: np.ndarray  # int32: tokens on each of those lines
+    nlines: int  # newlines, plus one when the chunk ends inside a line
+    comment: np.ndarray  # comment lines
+    bad: np.ndarray  # indices into vals of the tokens that are not integers
+    bad_start: np.ndarray  # their byte offsets in the file
+    bad_end: np.ndarray
+    wide: bool  # some values may need more than 8 digits
+    nul_line: int = -1  # the line of the first NUL byte, if any (then nothing else is set)
+
+    def after_lines(self, k: int) -> _Chunk:
+        """The same chunk, preceded by ``k`` lines without tokens."""
+        return self._replace(rows=self.rows + k, nlines=self.nlines + k,
+                             comment=self.comment + k)
+
+
 class _Output:
     """Accumulates the per-chunk results, in file order."""
 
-    def __init__(self, nbytes: int) -> None:
+    def __init__(self, nbytes: int, path: str) -> None:
         # at most one token per two bytes: the untouched tail of the buffer is never paged in
         self.values = np.empty(nbytes // 2 + 1, np.int32)
+        self.path = path
+        self.row_t = np.int32 if nbytes < _INT32_MAX else np.int64  # nlines <= nbytes + 1
         self.ntok = 0
         self.nline = 0
-        self.line_cnt: list[np.ndarray] = []
+        self.rows: list[np.ndarray] = []
+        self.cnt: list[np.ndarray] = []
         self.comments: list[np.ndarray] = []
         self.bad: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
-    def add(self, vals, cnt, comment_lines, bad, bad_start, bad_end, wide: bool) -> None:
-        """Append one chunk; ``wide``: some values may need more than 8 digits."""
-        k = len(vals)
-        if wide and self.values.dtype == np.int32 and k:
-            if vals.min() < -_INT32_MAX - 1 or vals.max() > _INT32_MAX:
+    def add(self, cont: bool, c: _Chunk) -> None:
+        """Append one chunk; ``cont``: its first line continues the last line so far."""
+        base = self.nline - cont  # file line of the chunk's first line
+        if c.nul_line >= 0:
+            raise InputError(self.path, "a NUL byte: not a text file", base + c.nul_line + 1)
+        k = len(c.vals)
+        if c.wide and self.values.dtype == np.int32 and k:
+            if c.vals.min() < -_INT32_MAX - 1 or c.vals.max() > _INT32_MAX:
                 wider = np.empty(len(self.values), np.int64)
                 wider[: self.ntok] = self.values[: self.ntok]
                 self.values = wider
-        self.values[self.ntok : self.ntok + k] = vals
-        if len(comment_lines):
-            self.comments.append(comment_lines + self.nline)
-        if len(bad):
-            self.bad.append((bad + self.ntok, bad_start, bad_end))
-        self.line_cnt.append(cnt)
+        self.values[self.ntok : self.ntok + k] = c.vals
+        if len(c.comment):
+            self.comments.append(c.comment + base)
+        if len(c.bad):
+            self.bad.append((c.bad + self.ntok, c.bad_start, c.bad_end))
+        rows, cnt = (c.rows + base).astype(self.row_t), c.cnt
+        if len(rows) and self.rows and self.rows[-1][-1] == rows[0]:  # a line across chunks
+            self.cnt[-1][-1] += cnt[0]
+            rows, cnt = rows[1:], cnt[1:]
+        if len(rows):
+            self.rows.append(rows)
+            self.cnt.append(cnt)
         self.ntok += k
-        self.nline += len(cnt)
+        self.nline = base + c.nlines
 
-    def finish(self, path: str, b: np.ndarray) -> Tokens:
+    def finish(self, b: np.ndarray) -> Tokens:
         def cat(parts, dtype=np.int64):
             return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
 
         return Tokens(
-            path=path,
+            path=self.path,
             data=b,
             values=self.values[: self.ntok],
-            line_cnt=cat(self.line_cnt, np.int32),
+            nlines=self.nline,
+            rows=cat(self.rows, self.row_t),
+            row_cnt=cat(self.cnt, np.int32),
             comment_lines=cat(self.comments),
             bad=cat([x[0] for x in self.bad]),
             bad_start=cat([x[1] for x in self.bad]),
@@ -210,9 +296,21 @@ class _Output:
         )
 
 
-def _scan_chunk(b, win, lo: int, hi: int, pos_t) -> tuple:
-    """Tokenize the whole lines in b[lo:hi]: the arguments of ``_Output.add``."""
+def _scan_chunk(b, win, lo: int, hi: int, pos_t, state: int) -> _Chunk:
+    """Tokenize b[lo:hi], which starts in ``state`` and ends at a line end or a blank byte."""
     seg = b[lo:hi]
+    if seg.min() == 0:
+        nul = int(np.argmin(seg))
+        return _Chunk(_NONE, _NONE, _NONE32, 0, _NONE, _NONE, _NONE, _NONE, False,
+                      int(np.count_nonzero(seg[:nul] == _NEWLINE)))
+    if state == _COMMENT:  # the rest of a comment line holds no tokens
+        newline = seg == _NEWLINE
+        i = int(np.argmax(newline))
+        if not newline[i]:
+            return _Chunk(_NONE, _NONE, _NONE32, 1, _NONE, _NONE, _NONE, _NONE, False)
+        if lo + i + 1 == hi:
+            return _Chunk(_NONE, _NONE, _NONE32, 1, _NONE, _NONE, _NONE, _NONE, False)
+        return _scan_chunk(b, win, lo + i + 1, hi, pos_t, _FRESH).after_lines(1)
     size = hi - lo
     nonblank = seg > 32
     edges = np.flatnonzero(nonblank[1:] != nonblank[:-1]).astype(pos_t)
@@ -226,6 +324,7 @@ def _scan_chunk(b, win, lo: int, hi: int, pos_t) -> tuple:
     del edges
 
     cnt, token_line = _lines(seg, start, end, pos_t)
+    nlines = len(cnt)
 
     vals = _parse_unsigned(b, win, start + lo, length)
     wide = len(start) > 0 and int(length.max()) > 8
@@ -233,7 +332,8 @@ def _scan_chunk(b, win, lo: int, hi: int, pos_t) -> tuple:
     oddbyte &= nonblank
     long_tok = length > _MAX_DIGITS
     if not (oddbyte.any() or long_tok.any()):
-        return vals, cnt, _NONE, _NONE, _NONE, _NONE, wide
+        rows = np.flatnonzero(cnt)
+        return _Chunk(vals, rows, cnt[rows], nlines, _NONE, _NONE, _NONE, _NONE, wide)
 
     odd = np.flatnonzero(oddbyte)
     tok = np.searchsorted(start, odd, side="right") - 1  # token of each odd byte
@@ -242,29 +342,56 @@ def _scan_chunk(b, win, lo: int, hi: int, pos_t) -> tuple:
     np.cumsum(cnt, out=tok_before[1:])
     at_start = odd == start[tok]
     is_comment = at_start & (seg[odd] == _PERCENT) & (tok == tok_before[line])
+    if state == _DATA:  # the first line's first token came before the chunk
+        is_comment &= line > 0
     comment = np.unique(line[is_comment])
     keep = _outside(comment, tok_before, len(start))
     odd_kept = keep[tok]
     tok, odd, at_start = tok[odd_kept], odd[odd_kept], at_start[odd_kept]
     cnt[comment] = 0
 
-    # a signed integer: its only odd byte is a leading '+'/'-' followed by 1..18 digits
+    # an integer: digits, or a leading '+'/'-' (its only odd byte) and digits
     utok, first, nodd = np.unique(tok, return_index=True, return_counts=True)
     sign = seg[odd[first]]
     signed = (nodd == 1) & at_start[first] & ((sign == _PLUS) | (sign == _MINUS))
-    signed &= (length[utok] >= 2) & (length[utok] <= _MAX_DIGITS + 1)
-    st = utok[signed]
-    mag = _parse_digits(b, start[st] + lo + 1, length[st] - 1)
-    vals[st] = np.where(sign[signed] == _MINUS, -mag, mag)
-    long_tok[st] = False
-    long_tok &= keep
-    bad = np.union1d(utok[~signed], np.flatnonzero(long_tok))
+    signed &= length[utok] >= 2
+    has_odd = np.zeros(len(start), bool)
+    has_odd[utok] = True
+    plain_long = np.flatnonzero(long_tok & keep & ~has_odd)
+    num = np.concatenate([utok[signed], plain_long])
+    neg = np.concatenate([sign[signed] == _MINUS, np.zeros(len(plain_long), bool)])
+    skip = np.concatenate([np.ones(np.count_nonzero(signed), np.int64),
+                           np.zeros(len(plain_long), np.int64)])
+    digits_at, ndigits = start[num] + skip, (length[num] - skip).astype(np.int64)
+    _skip_leading_zeros(seg, digits_at, ndigits)
+    fits = ndigits <= _MAX_DIGITS
+    mag = _parse_digits(b, digits_at[fits] + lo, ndigits[fits])
+    vals[num[fits]] = np.where(neg[fits], -mag, mag)
+    bad_tok = np.zeros(len(start), bool)
+    bad_tok[utok[~signed]] = True
+    bad_tok[num[~fits]] = True
+    bad = np.flatnonzero(bad_tok)
     vals[bad] = 0
     new_index = np.cumsum(keep) - 1  # token numbers once the comment lines are dropped
-    return vals[keep], cnt, comment, new_index[bad], start[bad] + lo, end[bad] + lo, True
+    rows = np.flatnonzero(cnt)
+    return _Chunk(vals[keep], rows, cnt[rows], nlines, comment, new_index[bad], start[bad] + lo,
+                  end[bad] + lo, True)
+
+
+def _skip_leading_zeros(seg: np.ndarray, at: np.ndarray, n: np.ndarray) -> None:
+    """Move the digit strings seg[at:at+n] longer than _MAX_DIGITS past their leading zeros
+    (in place), so that only significant digits are counted."""
+    long = np.flatnonzero(n > _MAX_DIGITS)
+    if len(long) == 0:
+        return
+    stop = at[long] + n[long]
+    nonzero = np.append(np.flatnonzero(seg != _ZERO), len(seg))
+    first = np.minimum(nonzero[np.searchsorted(nonzero, at[long])], stop)
+    at[long], n[long] = first, stop - first
 
 
 _NONE = np.zeros(0, np.int64)
+_NONE32 = np.zeros(0, np.int32)
 
 
 def _lines(seg, start, end, pos_t):
