@@ -4,18 +4,55 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import signal
+import stat
 import sys
 import time
 
 import click
 
-from gpmetis.options import CTYPES, ENGINES, IPTYPES, OBJTYPES, PTYPES, RTYPES
+from gpmetis.options import (
+    CTYPES,
+    ENGINES,
+    INT_OPTION_RANGES,
+    IPTYPES,
+    NPARTS_MAX,
+    OBJTYPES,
+    PTYPES,
+    RTYPES,
+)
 
 CONTEXT = {"help_option_names": ["-help", "--help", "-h"], "max_content_width": 100}
 
 
 def _choice(values: tuple[str, ...]) -> click.Choice:
     return click.Choice(values, case_sensitive=False)
+
+
+class MetisInt(click.ParamType):
+    """An integer in ASCII digits (a leading '-' where ``low`` < 0) within [low, high]; click's
+    own int also takes '1_000', '+5' and non-ASCII digits."""
+
+    name = "integer"
+
+    def __init__(self, low: int, high: int) -> None:
+        self.low, self.high = low, high
+
+    def convert(self, value, param, ctx) -> int:
+        if isinstance(value, int):
+            number = value
+        elif re.fullmatch(r"-?[0-9]+" if self.low < 0 else r"[0-9]+", value):
+            number = int(value)
+        else:
+            self.fail(f"'{value}' is not an integer written in the digits 0-9", param, ctx)
+        if not self.low <= number <= self.high:
+            self.fail(f"{number} is not between {self.low} and {self.high}", param, ctx)
+        return number
+
+
+def _int(name: str) -> MetisInt:
+    return MetisInt(*INT_OPTION_RANGES[name])
 
 
 def _strip_equals(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -45,18 +82,18 @@ class MetisStyleCommand(click.Command):
 
 @click.command(cls=MetisStyleCommand, context_settings=CONTEXT)
 @click.argument("graphfile", type=click.Path(dir_okay=True))
-@click.argument("nparts", type=click.IntRange(min=1))
+@click.argument("nparts", type=MetisInt(1, NPARTS_MAX))
 @click.option("-ptype", type=_choice(PTYPES), default="kway", help="rb | kway (default)")
 @click.option("-objtype", type=_choice(OBJTYPES), default="cut", help="cut (default) | vol")
 @click.option("-ctype", type=_choice(CTYPES), default=None,
               help="rm | shem (METIS's default) | lp (clusters; default of the gpu/cpu engines)")
 @click.option("-iptype", type=_choice(IPTYPES), default=None, help="initial partitioning scheme")
 @click.option("-rtype", type=_choice(RTYPES), default=None, help="refinement scheme (METIS only)")
-@click.option("-ufactor", type=click.IntRange(min=1), default=None,
+@click.option("-ufactor", type=_int("ufactor"), default=None,
               help="allowed imbalance 1+x/1000 (default 30 for kway, 1 for rb)")
-@click.option("-niter", type=click.IntRange(min=1), default=10, help="refinement iterations")
-@click.option("-ncuts", type=click.IntRange(min=1), default=1, help="best of this many runs")
-@click.option("-seed", type=int, default=-1, help="random seed")
+@click.option("-niter", type=_int("niter"), default=10, help="refinement iterations")
+@click.option("-ncuts", type=_int("ncuts"), default=1, help="best of this many runs")
+@click.option("-seed", type=_int("seed"), default=-1, help="random seed")
 @click.option("-no2hop", is_flag=True, help="no 2-hop matching during coarsening")
 @click.option("-minconn", is_flag=True, help="minimise subdomain connectivity (METIS only)")
 @click.option("-contig", is_flag=True, help="contiguous partitions (METIS only)")
@@ -64,7 +101,7 @@ class MetisStyleCommand(click.Command):
 @click.option("-nooutput", is_flag=True, help="write no partition file")
 @click.option("-tpwgts", type=str, default=None, help="file of target partition weights")
 @click.option("-ubvec", type=str, default=None, help="per-constraint imbalance, e.g. '1.02 1.2'")
-@click.option("-dbglvl", type=click.IntRange(min=0), default=0, help="> 0: per-phase timing")
+@click.option("-dbglvl", type=_int("dbglvl"), default=0, help="> 0: per-phase timing")
 @click.option("-time", "show_time", is_flag=True, help="print per-phase and per-level timing")
 @click.option("-engine", type=_choice(ENGINES), default="auto",
               help="auto (default) | gpu | cpu | metis")
@@ -85,65 +122,143 @@ def main(graphfile: str, nparts: int, show_time: bool, json_file: str | None, **
         if show_time and opts["dbglvl"] == 0:
             opts["dbglvl"] = 2
         options = Options(json=json_file, **opts).validate()
+        _check_paths(graphfile, nparts, options)
         _run(graphfile, nparts, options)
     except GpmetisError as exc:
         click.echo(f"gpmetis: error: {exc}", err=True)
         sys.exit(exc.exit_code)
 
 
+def _output_path(graphfile: str, nparts: int, options) -> str | None:
+    return None if options.nooutput else options.output or f"{graphfile}.part.{nparts}"
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether writing ``a`` would replace the file ``b``: the same existing file, or the same
+    resolved path. Devices never count: they are written into, not replaced."""
+    try:
+        if stat.S_ISCHR(os.stat(a).st_mode):
+            return False
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _check_paths(graphfile: str, nparts: int, options) -> None:
+    """OptionError when an output would overwrite the input graph or the other output."""
+    from gpmetis.errors import OptionError
+
+    output = _output_path(graphfile, nparts, options)
+    if output is not None and _same_file(output, graphfile):
+        raise OptionError("o", f"'{output}' is the input graph; writing it would destroy it")
+    if options.json is not None:
+        if _same_file(options.json, graphfile):
+            raise OptionError("json", f"'{options.json}' is the input graph; writing it would "
+                                      "destroy it")
+        if output is not None and _same_file(options.json, output):
+            raise OptionError("json", f"'{options.json}' is also the partition file")
+
+
 def _run(graphfile: str, nparts: int, options) -> None:
-    from gpmetis.io import read_graph, write_partition
+    """Read, check NPARTS, partition, print the summary, then write the files: all of them or
+    none, and only when everything before succeeded."""
+    from gpmetis.io import read_graph
+    from gpmetis.io.partfile import partition_bytes, staged_files
+    from gpmetis.options import check_nparts, check_ubvec_ncon
     from gpmetis.partitioning import warmup
     from gpmetis.partitioning.driver import partition
     from gpmetis.report import Timing, format_summary, report_dict
 
+    if not options.quiet and sys.stdout is None:
+        raise _stdout_error("it is closed")
     t0 = time.perf_counter()
     pending = warmup.start(graphfile, options)  # GPU start-up overlaps the read
     graph = pending.result() if pending else read_graph(graphfile, symmetrize=options.symmetrize)
     t1 = time.perf_counter()
     for warning in graph.warnings:
         click.echo(f"gpmetis: warning: {warning}", err=True)
+    check_nparts(nparts, graph.nvtxs)
+    check_ubvec_ncon(options.ubvec, graph.ncon)
     result = partition(graph, nparts, options)
     t2 = time.perf_counter()
-    if not options.nooutput:
-        write_partition(options.output or f"{graphfile}.part.{nparts}", result.part)
+    files = []
+    output = _output_path(graphfile, nparts, options)
+    if output is not None:
+        files.append((output, partition_bytes(result.part)))
     t3 = time.perf_counter()
     # partition() times the engine alone; the rest of its time went to the metrics (reporting).
     timing = Timing(io=(t1 - t0) + (t3 - t2), partitioning=result.seconds,
                     reporting=(t2 - t1) - result.seconds)
     if options.json:
-        _write_json(options.json, report_dict(graph, result, options, timing))
-    if not options.quiet:
-        _print(format_summary(graph, result, options, timing))
+        report = report_dict(graph, result, options, timing)
+        files.append((options.json, json.dumps(report, indent=2).encode()))
+    with staged_files(files):  # written once the summary is out
+        if not options.quiet:
+            _print(format_summary(graph, result, options, timing))
 
 
-def _write_json(path: str, report: dict) -> None:
-    from gpmetis.io.partfile import atomic_write
+def _stdout_error(why: str):
+    from gpmetis.errors import GpmetisError
 
-    atomic_write(path, json.dumps(report, indent=2).encode())
+    return GpmetisError(f"cannot print the summary on standard output: {why} (-quiet prints "
+                        "nothing)")
 
 
 def _print(text: str) -> None:
-    if sys.stdout.isatty():
-        from rich.console import Console
+    """Print and flush the summary; GpmetisError when standard output cannot take it."""
+    try:
+        if sys.stdout.isatty():
+            from rich.console import Console
 
-        Console(highlight=True, soft_wrap=True).print(text, markup=False)
-    else:
-        click.echo(text)
+            Console(highlight=True, soft_wrap=True).print(text, markup=False)
+        else:
+            click.echo(text)
+        sys.stdout.flush()
+    except OSError as e:
+        raise _stdout_error(e.strerror or str(e)) from None
+
+
+class Interrupted(BaseException):
+    """SIGINT (Ctrl-C) in the ``gpmetis`` process. Not a KeyboardInterrupt, which click turns
+    into "Aborted!" and exit status 1; every file being written is discarded on the way out."""
+
+
+def _interrupt(signum: int, frame) -> None:
+    raise Interrupted
+
+
+def _guard_standard_fds() -> None:
+    """Point a closed stdin, stdout or stderr at /dev/null, so that no file this process opens
+    takes its number (METIS would print into it). ``sys.stdout`` stays None when stdout was
+    closed: a summary then fails with a message."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
 
 
 def run() -> None:
     """The ``gpmetis`` process: ``main``, then an exit that skips the interpreter's teardown
     (freeing the GPU memory pool and context, joining the METIS workers: ~0.4 s after a
     large run). Output is flushed first and the METIS workers are stopped, so nothing is lost
-    and nothing is left running."""
+    and nothing is left running. SIGINT ends the run with status 130 and writes no file."""
     from gpmetis.initial_partitioning.workers import stop_workers
 
+    _guard_standard_fds()
+    signal.signal(signal.SIGINT, _interrupt)
     try:
         main()
         code = 0
     except SystemExit as exc:
         code = exc.code
+    except Interrupted:
+        print("gpmetis: interrupted", file=sys.stderr)
+        code = 130
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the teardown below is not interrupted
     if isinstance(code, str):
         print(code, file=sys.stderr)
         code = 1
@@ -151,7 +266,7 @@ def run() -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):
+        except (OSError, ValueError, AttributeError):
             pass
     os._exit(code or 0)
 

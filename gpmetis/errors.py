@@ -27,7 +27,7 @@ class OptionError(GpmetisError):
 
     def __init__(self, option: str, message: str) -> None:
         self.option = option
-        super().__init__(f"option -{option}: {message}")
+        super().__init__(f"{'NPARTS' if option == 'nparts' else f'option -{option}'}: {message}")
 
 
 class PartitionError(GpmetisError):

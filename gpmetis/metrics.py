@@ -18,8 +18,20 @@ def edgecut(be: Backend, src, adjncy, adjwgt, part) -> int:
     return int(cut) // 2
 
 
+FLOAT_EXACT = 2**53  # float64 sums of integers below this are exact
+
+
 def part_weights(be: Backend, vwgt, part, nparts: int):
-    """(nparts, ncon) int64 sums of vertex weights per part."""
+    """(nparts, ncon) int64 sums of vertex weights per part, exact while each constraint's
+    total fits an int64 (NumPy's bincount sums in float64: above 2^53 the host sums by sort)."""
+    n = vwgt.shape[0]
+    if not be.gpu and n and int(vwgt.max()) * n >= FLOAT_EXACT:
+        order = np.argsort(part, kind="stable")
+        p = part[order]
+        first = np.flatnonzero(np.concatenate(([True], p[1:] != p[:-1])))
+        sums = np.zeros((nparts, vwgt.shape[1]), np.int64)
+        sums[p[first]] = np.add.reduceat(vwgt[order].astype(np.int64), first, axis=0)
+        return sums
     return be.xp.stack([be.bin_sums(part, nparts, vwgt[:, c]) for c in range(vwgt.shape[1])],
                        axis=1)
 
@@ -170,8 +182,8 @@ def compute_metrics(
     safe_total = np.maximum(total, 1)
     ratios = pw / (tpwgts * safe_total)
     imbalance = ratios.max(axis=0)
-    heaviest = be.asnumpy(vwgt.max(axis=0)) if n else np.zeros(pw.shape[1])
-    vertex_bound = nparts * heaviest / safe_total
+    heaviest = be.asnumpy(vwgt.max(axis=0)).astype(np.float64) if n else np.zeros(pw.shape[1])
+    vertex_bound = nparts * heaviest / safe_total  # in float64: NPARTS * weight may pass int64
     k = int(np.argmax(ratios[:, 0]))
 
     if part_pairs is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from numbers import Integral
 
 from gpmetis.errors import OptionError
 
@@ -12,6 +13,31 @@ CTYPES = ("rm", "shem", "lp")  # lp: gpmetis's label-propagation clusters, not M
 IPTYPES = ("grow", "random", "edge", "node", "metisrb")
 RTYPES = ("fm", "greedy", "sep2sided", "sep1sided")
 ENGINES = ("auto", "gpu", "cpu", "metis")
+
+# Ranges of the integer options, checked when parsed (CLI) and by ``Options.validate`` (API).
+# METIS keeps its options in idx_t and the gpu/cpu engines in int32, so no value passes 2^31-1;
+# -ncuts is bounded by what a run can afford: each cut is a whole partitioning run.
+INT_OPTION_MAX = 2**31 - 1
+NCUTS_MAX = 1000
+INT_OPTION_RANGES = {
+    "ufactor": (1, INT_OPTION_MAX),
+    "niter": (1, INT_OPTION_MAX),
+    "ncuts": (1, NCUTS_MAX),
+    "seed": (-INT_OPTION_MAX - 1, INT_OPTION_MAX),  # negative: the engine's default seed
+    "dbglvl": (0, INT_OPTION_MAX),
+}
+# -ubvec entries are imbalances 1 + ufactor/1000, so they share -ufactor's range.
+UBVEC_MAX = 1.0 + INT_OPTION_MAX / 1000.0
+# The smallest target part weight (fraction of a constraint's total) accepted: far below the
+# 1/(2^31-1) of a uniform split, far above where METIS's real_t arithmetic stops working (a
+# fraction of 1e-300 makes METIS fail).
+MIN_TPWGT = 1e-30
+# NPARTS: part ids are int32 everywhere (engines, part file), so at most 2^31-1; and at most
+# max(nvtxs, NPARTS_SPARE). Parts beyond the vertex count stay empty whatever the engine, yet
+# every engine's memory and time grow with NPARTS; up to NPARTS_SPARE of them are allowed so
+# that a script can run one NPARTS over graphs of every size.
+NPARTS_MAX = 2**31 - 1
+NPARTS_SPARE = 1024
 
 
 @dataclass(frozen=True)
@@ -61,16 +87,15 @@ class Options:
             raise OptionError("iptype", f"'{self.iptype}' is not one of {', '.join(IPTYPES)}")
         if self.rtype is not None and self.rtype not in RTYPES:
             raise OptionError("rtype", f"'{self.rtype}' is not one of {', '.join(RTYPES)}")
-        if self.ufactor is not None and self.ufactor < 1:
-            raise OptionError("ufactor", f"must be a positive integer, got {self.ufactor}")
-        if self.niter < 1:
-            raise OptionError("niter", f"must be >= 1, got {self.niter}")
-        if self.ncuts < 1:
-            raise OptionError("ncuts", f"must be >= 1, got {self.ncuts}")
-        if self.dbglvl < 0:
-            raise OptionError("dbglvl", f"must be >= 0, got {self.dbglvl}")
-        if self.ubvec is not None and any(not (u > 1.0) for u in self.ubvec):
-            raise OptionError("ubvec", "every entry must be a number greater than 1.0")
+        for name, (low, high) in INT_OPTION_RANGES.items():
+            value = getattr(self, name)
+            if value is not None:
+                check_int_option(name, value, low, high)
+        if self.ubvec is not None:
+            check_ubvec(self.ubvec)
+        for name in ("output", "json", "tpwgts"):
+            if getattr(self, name) == "":
+                raise OptionError(name, "needs a file name, got an empty one")
         if self.objtype == "vol" and self.ptype == "rb":
             raise OptionError("objtype", "'vol' applies only to -ptype=kway, as in METIS")
         return self
@@ -104,10 +129,7 @@ class Options:
     def ubfactors(self, ncon: int) -> list[float]:
         """Allowed imbalance per constraint (``ubvec`` wins over ``ufactor``, as in METIS)."""
         if self.ubvec is not None:
-            if len(self.ubvec) != ncon:
-                raise OptionError(
-                    "ubvec", f"has {len(self.ubvec)} entries but the graph has {ncon} constraints"
-                )
+            check_ubvec_ncon(self.ubvec, ncon)
             return list(self.ubvec)
         return [1.0 + self.effective_ufactor / 1000.0] * ncon
 
@@ -126,12 +148,53 @@ class Options:
         return cls(**kwargs).validate()
 
 
+def check_int_option(name: str, value: object, low: int, high: int) -> None:
+    """OptionError naming ``name`` unless ``value`` is an integer (not a bool) in [low, high]."""
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise OptionError(name, f"must be an integer, got {value!r}")
+    if not low <= value <= high:
+        raise OptionError(name, f"must be between {low} and {high}, got {value}")
+
+
+def check_ubvec(ubvec: tuple[float, ...]) -> None:
+    """OptionError unless every entry is a finite number in (1, UBVEC_MAX]."""
+    for u in ubvec:
+        if not 1.0 < u <= UBVEC_MAX:  # false for nan and inf too
+            raise OptionError(
+                "ubvec", f"every entry must be a number greater than 1.0 and at most "
+                         f"{UBVEC_MAX:g}, got {u}")
+
+
+def check_ubvec_ncon(ubvec: tuple[float, ...] | None, ncon: int) -> None:
+    """OptionError unless ``ubvec`` (when given) has one entry per constraint."""
+    if ubvec is not None and len(ubvec) != ncon:
+        raise OptionError(
+            "ubvec", f"has {len(ubvec)} entries but the graph has {ncon} "
+                     f"constraint{'s' if ncon > 1 else ''}")
+
+
+def check_nparts(nparts: int, nvtxs: int) -> None:
+    """OptionError named "nparts" unless 1 <= nparts <= min(NPARTS_MAX, max(nvtxs,
+    NPARTS_SPARE)): no memory then grows with NPARTS beyond the graph's and NPARTS_SPARE."""
+    if isinstance(nparts, bool) or not isinstance(nparts, Integral) or nparts < 1:
+        raise OptionError("nparts", f"must be a positive integer, got {nparts!r}")
+    if nparts > NPARTS_MAX:
+        raise OptionError("nparts", f"must be at most {NPARTS_MAX} (part ids are 32-bit), got "
+                                    f"{nparts}")
+    if nparts > max(nvtxs, NPARTS_SPARE):
+        raise OptionError("nparts", f"{nparts} parts for a graph of {nvtxs} "
+                                    f"vert{'ex' if nvtxs == 1 else 'ices'}: more parts than "
+                                    f"vertices are allowed only up to {NPARTS_SPARE}")
+
+
 def parse_ubvec(text: str) -> tuple[float, ...]:
-    """Parse METIS's space-separated ``-ubvec`` string."""
+    """Parse METIS's space-separated ``-ubvec`` string; OptionError for anything but finite
+    numbers in (1, UBVEC_MAX]."""
     try:
         values = tuple(float(t) for t in text.split())
     except ValueError:
         raise OptionError("ubvec", f"'{text}' is not a list of numbers") from None
     if not values:
         raise OptionError("ubvec", "is empty")
+    check_ubvec(values)
     return values

@@ -5,24 +5,33 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 import tempfile
+from collections.abc import Iterator
 
 import numpy as np
 
 from gpmetis.errors import GpmetisError, InputError
 from gpmetis.io.source import read_bytes
+from gpmetis.options import MIN_TPWGT
 
 
 def write_partition(path: str | os.PathLike, part) -> None:
     """Write one 0-based part id per line, atomically: the file appears complete or not at all,
     and an existing file is left untouched when anything fails. GpmetisError when it cannot be
     written; ValueError when ``part`` is not a 1-D array of non-negative integers."""
+    atomic_write(path, partition_bytes(part))
+
+
+def partition_bytes(part) -> bytes:
+    """The partition file's content: one 0-based part id per line. ValueError when ``part`` is
+    not a 1-D array of non-negative integers."""
     part = np.asarray(part)
     if part.ndim != 1 or (part.size and not np.issubdtype(part.dtype, np.integer)):
         raise ValueError("part must be a 1-D array of integers")
     if part.size and part.min() < 0:
         raise ValueError("part ids must not be negative")
-    atomic_write(path, _decimal_lines(part))
+    return _decimal_lines(part)
 
 
 def _decimal_lines(values: np.ndarray) -> bytes:
@@ -43,35 +52,94 @@ def _decimal_lines(values: np.ndarray) -> bytes:
 
 
 def atomic_write(path: str | os.PathLike, payload: bytes) -> None:
-    """Write ``payload`` to a temporary file next to ``path``, fsync it and rename it over
-    ``path``; on any failure remove the temporary file and leave ``path`` as it was."""
-    name = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(name))
+    """``write_files`` of one file."""
+    write_files([(path, payload)])
+
+
+def write_files(files: list[tuple[str | os.PathLike, bytes]]) -> None:
+    """Write every (path, payload), all or none (see ``staged_files``)."""
+    with staged_files(files):
+        pass
+
+
+@contextlib.contextmanager
+def staged_files(files: list[tuple[str | os.PathLike, bytes]]) -> Iterator[None]:
+    """Write every (path, payload) when the ``with`` body succeeds, all or none: each regular
+    file goes first to a temporary file beside it, synced; only when all of them are complete
+    and the body has returned are they renamed over their paths, and an existing file is left
+    as it was when anything before the renames fails or raises. A path naming a FIFO or a device
+    is written in place, never replaced, just before the renames. GpmetisError (naming the path)
+    when one cannot be written."""
+    staged: list[_Staged] = []
     try:
-        fd, tmp = tempfile.mkstemp(
-            prefix=f".{os.path.basename(name)}.", suffix=".tmp", dir=directory
-        )
-    except OSError as e:
-        raise GpmetisError(f"{name}: cannot write the file: {e.strerror or e}") from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            os.fchmod(f.fileno(), _new_file_mode(name))
-            f.write(payload)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, name)
-    except BaseException as e:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        if isinstance(e, OSError):
-            raise GpmetisError(f"{name}: cannot write the file: {e.strerror or e}") from None
+        for path, payload in files:
+            staged.append(_Staged(os.fspath(path), payload))
+        yield
+        for item in sorted(staged, key=lambda item: item.tmp is not None):
+            item.commit()
+    except BaseException:
+        for item in staged:
+            item.discard()
         raise
-    with contextlib.suppress(OSError):  # make the rename durable too
-        dfd = os.open(directory, os.O_RDONLY)
+
+
+class _Staged:
+    """One file of ``write_files``: a regular file's content in a synced temporary file beside
+    it (``tmp``), or a FIFO's or device's content held for ``commit`` (``tmp`` None)."""
+
+    def __init__(self, name: str, payload: bytes) -> None:
+        self.name, self.payload, self.tmp = name, payload, None
         try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+            mode = os.stat(name).st_mode
+        except OSError:
+            mode = None
+        if mode is not None and stat.S_ISDIR(mode):
+            raise GpmetisError(f"{name}: cannot write the file: it is a directory")
+        if mode is not None and not stat.S_ISREG(mode):
+            return  # a FIFO or a device: written in place by commit
+        directory = os.path.dirname(os.path.abspath(name))
+        try:
+            fd, self.tmp = tempfile.mkstemp(
+                prefix=f".{os.path.basename(name)}.", suffix=".tmp", dir=directory
+            )
+        except OSError as e:
+            raise GpmetisError(f"{name}: cannot write the file: {e.strerror or e}") from None
+        try:
+            with os.fdopen(fd, "wb") as f:
+                os.fchmod(f.fileno(), _new_file_mode(name))
+                f.write(payload)
+                f.flush()
+                os.fsync(f.fileno())
+        except BaseException as e:
+            self.discard()
+            if isinstance(e, OSError):
+                raise GpmetisError(f"{name}: cannot write the file: {e.strerror or e}") from None
+            raise
+
+    def commit(self) -> None:
+        try:
+            if self.tmp is None:
+                fd = os.open(self.name, os.O_WRONLY)  # no O_CREAT: the FIFO or device must stay
+                with os.fdopen(fd, "wb") as f:
+                    f.write(self.payload)
+                return
+            os.replace(self.tmp, self.name)
+        except OSError as e:
+            raise GpmetisError(f"{self.name}: cannot write the file: {e.strerror or e}") from None
+        self.tmp = None
+        directory = os.path.dirname(os.path.abspath(self.name))
+        with contextlib.suppress(OSError):  # make the rename durable too
+            dfd = os.open(directory, os.O_RDONLY)
+            try:
+                os.fsync(dfd)
+            finally:
+                os.close(dfd)
+
+    def discard(self) -> None:
+        if self.tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.tmp)
+            self.tmp = None
 
 
 def _new_file_mode(name: str) -> int:
@@ -92,9 +160,10 @@ def read_tpwgts(path: str | os.PathLike, nparts: int, ncon: int = 1) -> np.ndarr
 
     Each line is ``part[-part][:constraint[-constraint]] = fraction`` (ids 0-based, ranges
     inclusive, no constraint = all of them; white space ignored; blank and ``%`` lines skipped)
-    with 0 < fraction < 1; a later line overrides an earlier one. As in METIS, the parts left
-    out of a constraint share what the listed ones leave of 1 equally, and a constraint that
-    lists every part is rescaled to sum to 1. InputError (with the line) on anything else.
+    with MIN_TPWGT <= fraction < 1; a later line overrides an earlier one. As in METIS, the
+    parts left out of a constraint share what the listed ones leave of 1 equally, and a
+    constraint that lists every part is rescaled to sum to 1. Every resulting target is at
+    least MIN_TPWGT. InputError (with the line) on anything else.
     """
     name = os.fspath(path)
     try:
@@ -134,8 +203,11 @@ def read_tpwgts(path: str | os.PathLike, nparts: int, ncon: int = 1) -> np.ndarr
             fraction = float(value)
         except ValueError:
             raise InputError(name, f"'{value}' is not a number", lineno) from None
-        if not 0.0 < fraction < 1.0:
-            raise InputError(name, f"the fraction {value} is not between 0 and 1", lineno)
+        if not MIN_TPWGT <= fraction < 1.0:
+            raise InputError(
+                name, f"the fraction {value} is not between {MIN_TPWGT:g} and 1 (1 excluded)",
+                lineno,
+            )
         tpwgts[first : last + 1, c_first : c_last + 1] = fraction
 
     for c in range(ncon):
@@ -152,4 +224,8 @@ def read_tpwgts(path: str | os.PathLike, nparts: int, ncon: int = 1) -> np.ndarr
             )
         else:
             tpwgts[~given, c] = (1.0 - total) / nleft
+        if tpwgts[:, c].min() < MIN_TPWGT:
+            raise InputError(
+                name, f"constraint {c}: a part's target weight comes to "
+                      f"{tpwgts[:, c].min():g}, below the smallest allowed, {MIN_TPWGT:g}")
     return tpwgts

@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -92,6 +93,7 @@ def validated_graph(
 
     warnings: list[str] = []
     xadj, adjncy, adjwgt_arr = _canonical(xadj, adjncy, adjwgt_arr, where, warnings, symmetrize)
+    check_weight_totals(weight_totals(xadj, vwgt_arr, adjwgt_arr, vsize_arr), where.path)
     return Graph(
         xadj=xadj,
         adjncy=adjncy,
@@ -103,6 +105,77 @@ def validated_graph(
         has_adjwgt=adjwgt is not None,
         warnings=warnings,
     )
+
+
+# ----------------------------------------------------------------------------- weight totals
+
+INT64_MAX = 2**63 - 1
+_LIMB_BITS = 16  # exact_total's slow path: 16-bit limbs ...
+_LIMB_CHUNK = 1 << 15  # ... summed over this many entries at a time: below 2^16 * 2^31 * 2^15
+
+
+@dataclass(frozen=True)
+class WeightTotals:
+    """Exact totals (Python ints) that bound every sum a partition's metrics or an engine forms:
+    ``vwgt`` per constraint, ``adjwgt`` over all adjacency entries (each edge counted twice,
+    as METIS sums them), ``volume`` = sum of vsize * degree (no partition's communication
+    volume exceeds it) and ``heaviest``, the largest vertex weight of any constraint."""
+
+    vwgt: tuple[int, ...]
+    adjwgt: int
+    volume: int
+    heaviest: int
+
+
+def exact_total(values: np.ndarray, factor: np.ndarray | None = None) -> int:
+    """The exact sum of ``values`` (times ``factor``, entry by entry) as a Python int; both
+    1-D, non-negative and integer, ``factor`` below 2^31. One int64 pass when the largest
+    entries show that nothing can wrap; else 16-bit limbs summed in chunks too short to wrap."""
+    if len(values) == 0:
+        return 0
+    fmax = 1 if factor is None else int(factor.max())
+    if int(values.max()) * fmax * len(values) <= INT64_MAX:
+        values = values.astype(np.int64, copy=False)
+        return int(values.sum() if factor is None else np.dot(values, factor.astype(np.int64)))
+    starts = np.arange(0, len(values), _LIMB_CHUNK)
+    total = 0
+    for shift in range(0, 64, _LIMB_BITS):
+        limb = (values.astype(np.uint64) >> np.uint64(shift)).astype(np.int64) & 0xFFFF
+        if factor is not None:
+            limb *= factor
+        total += sum(np.add.reduceat(limb, starts).tolist()) << shift
+    return total
+
+
+def weight_totals(xadj: np.ndarray, vwgt: np.ndarray | None, adjwgt: np.ndarray | None,
+                  vsize: np.ndarray | None) -> WeightTotals:
+    """The graph's ``WeightTotals``; None weights are all ones."""
+    n, nnz = len(xadj) - 1, int(xadj[-1])
+    if vwgt is None:
+        vtotals, heaviest = (n,), int(n > 0)
+    else:
+        vtotals = tuple(exact_total(vwgt[:, c]) for c in range(vwgt.shape[1]))
+        heaviest = int(vwgt.max()) if vwgt.size else 0
+    etotal = nnz if adjwgt is None else exact_total(adjwgt)
+    volume = nnz if vsize is None else exact_total(vsize, np.diff(xadj))
+    return WeightTotals(vtotals, etotal, volume, heaviest)
+
+
+def check_weight_totals(totals: WeightTotals, path: str) -> None:
+    """InputError naming ``path`` when a total passes 2^63-1, the most an int64 (METIS's idx_t
+    in pymetis, every sum of gpmetis's metrics) holds."""
+    for c, total in enumerate(totals.vwgt):
+        if total > INT64_MAX:
+            which = f" of constraint {c}" if len(totals.vwgt) > 1 else ""
+            raise InputError(path, f"the vertex weights{which} add up to {total}, beyond "
+                                   f"2^63-1 = {INT64_MAX}")
+    if totals.adjwgt > INT64_MAX:
+        raise InputError(path, f"the edge weights add up to {totals.adjwgt} (each edge counted "
+                               f"in both directions), beyond 2^63-1 = {INT64_MAX}")
+    if totals.volume > INT64_MAX:
+        raise InputError(path, f"the vertex sizes times the degrees add up to {totals.volume} "
+                               f"(the largest communication volume), beyond 2^63-1 = "
+                               f"{INT64_MAX}")
 
 
 # ----------------------------------------------------------------------------- dtypes, ranges

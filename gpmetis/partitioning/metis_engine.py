@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpmetis.errors import OptionError
+from gpmetis.errors import OptionError, PartitionError
 from gpmetis.graph import Graph
-from gpmetis.options import CTYPES, IPTYPES, OBJTYPES, RTYPES, Options
+from gpmetis.options import CTYPES, IPTYPES, OBJTYPES, RTYPES, Options, check_ubvec_ncon
 
 
 def metis_partition(graph: Graph, nparts: int, options: Options, tpwgts: np.ndarray | None):
@@ -19,6 +19,7 @@ def metis_partition(graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
         raise OptionError("ctype", "'lp' is gpmetis's own coarsening; METIS has rm and shem")
     ubvec = options.ubvec
     ufactor = options.effective_ufactor
+    check_ubvec_ncon(ubvec, graph.ncon)
     if ubvec is not None:
         if len(set(ubvec)) > 1:
             raise OptionError("ubvec", "different imbalances per constraint are not supported yet")
@@ -42,13 +43,16 @@ def metis_partition(graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
         opts.rtype = RTYPES.index(options.rtype)
     vweights = graph.vwgt.reshape(-1) if graph.has_vwgt else None
     eweights = graph.adjwgt if graph.has_adjwgt else None
-    result = pymetis.part_graph(
-        nparts,
-        pymetis.CSRAdjacency(graph.xadj, graph.adjncy),
-        vweights=vweights,
-        eweights=eweights,
-        tpwgts=None if tpwgts is None else [float(x) for x in tpwgts.reshape(-1)],
-        recursive=options.ptype == "rb",
-        options=opts,
-    )
+    try:
+        result = pymetis.part_graph(
+            nparts,
+            pymetis.CSRAdjacency(graph.xadj, graph.adjncy),
+            vweights=vweights,
+            eweights=eweights,
+            tpwgts=None if tpwgts is None else tpwgts.reshape(-1).tolist(),
+            recursive=options.ptype == "rb",
+            options=opts,
+        )
+    except (RuntimeError, MemoryError) as exc:  # METIS's error codes, as pymetis raises them
+        raise PartitionError(f"METIS failed on this graph and options ({exc})") from None
     return np.asarray(result.vertex_part, dtype=np.int32)
