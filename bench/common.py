@@ -54,6 +54,7 @@ def run_metis(prefix: list[str], path: Path, k: int) -> dict:
         "io": float(re.search(r"I/O:\s+([\d.]+)", out).group(1)),
         "wall": wall,
         "imbalance": float(re.search(r"constraint #0:\s+([\d.]+)", out).group(1)),
+        "imbalances": [float(x) for x in re.findall(r"constraint #\d+:\s+([\d.]+)", out)],
     }
 
 

@@ -14,8 +14,8 @@ from gpmetis.initial_partitioning.metis_trials import (
     IPTYPE_RANDOM,
     THIN_DEGREE,
     _induced,
-    _trial,
     initial_partition,
+    metis_trial,
 )
 from gpmetis.initial_partitioning.thinning import heaviest_edges
 from gpmetis.initial_partitioning.workers import start_workers, stop_workers
@@ -57,7 +57,7 @@ def _run(dg, graph, **kw):
 
 def _trials(graph, recursive: bool, ufactor: int = 30, iptype: int = IPTYPE_GROW,
             nparts: int = NPARTS):
-    return [_trial((*graph, nparts, None, 3 + t, ufactor, 10, iptype, recursive))[0]
+    return [metis_trial((*graph, nparts, None, 3 + t, ufactor, 10, iptype, recursive))[0]
             for t in range(4)]
 
 
@@ -115,10 +115,10 @@ def _recorded(monkeypatch) -> list:
     calls = []
 
     def record(args):
-        calls.append((args, _trial(args)))
+        calls.append((args, metis_trial(args)))
         return calls[-1][1]
 
-    monkeypatch.setattr(metis_trials, "_trial", record)
+    monkeypatch.setattr(metis_trials, "metis_trial", record)
     stop_workers()
     return calls
 
@@ -147,7 +147,7 @@ def test_bisection_tree_each_piece_takes_its_lowest_cut_trial(fixture4elt, graph
         assert [args[4:7] for args in rounds] == [(8, None, 3), (8, None, 4)]
         for a, b in zip(rounds[0][:4], sub):
             np.testing.assert_array_equal(a, b)
-        trials = [_trial((*sub, 8, None, 3 + t, 30, 10, IPTYPE_GROW, True))[0] for t in (0, 1)]
+        trials = [metis_trial((*sub, 8, None, 3 + t, 30, 10, IPTYPE_GROW, True))[0] for t in (0, 1)]
         best = _lowest(trials, sub)
         np.testing.assert_array_equal(part[sides == side], 8 * side + best)
         total += _cut(sub, best)
@@ -251,12 +251,12 @@ def _slow_trial(args):
     import time
 
     time.sleep(0.3)
-    return _trial(args)
+    return metis_trial(args)
 
 
 def test_meanwhile_steps_run_while_the_workers_compute(fixture4elt, graph, monkeypatch):
     monkeypatch.setattr(workers.os, "cpu_count", lambda: 4)
-    monkeypatch.setattr(metis_trials, "_trial", _slow_trial)
+    monkeypatch.setattr(metis_trials, "metis_trial", _slow_trial)
     done, seen = [], []
     results = workers._Pending.results
     monkeypatch.setattr(workers._Pending, "results",
@@ -299,7 +299,7 @@ def test_a_failing_meanwhile_step_stops_the_workers(fixture4elt, graph, monkeypa
 def _failing_trial(args):
     if args[6] == 4:  # the second trial's seed
         raise ValueError("trial failed")
-    return _trial(args)
+    return metis_trial(args)
 
 
 def test_a_failed_trial_raises_and_the_next_call_starts_fresh_workers(fixture4elt, graph,
@@ -307,13 +307,13 @@ def test_a_failed_trial_raises_and_the_next_call_starts_fresh_workers(fixture4el
     monkeypatch.setattr(workers.os, "cpu_count", lambda: 4)
     serial = _run(fixture4elt, graph)
     stop_workers()
-    monkeypatch.setattr(metis_trials, "_trial", _failing_trial)
+    monkeypatch.setattr(metis_trials, "metis_trial", _failing_trial)
     start_workers(4)
     try:
         with pytest.raises(ValueError, match="trial failed"):
             _run(fixture4elt, graph)
         assert workers._workers is None  # the other answers were never read
-        monkeypatch.setattr(metis_trials, "_trial", _trial)
+        monkeypatch.setattr(metis_trials, "metis_trial", metis_trial)
         start_workers(4)
         np.testing.assert_array_equal(_run(fixture4elt, graph), serial)
     finally:
@@ -378,7 +378,7 @@ def test_metis_gets_arrays_of_its_index_width(graph, monkeypatch):
 
     monkeypatch.setattr(pymetis, "part_graph", spy)
     narrow = tuple(a.astype(np.int32) for a in graph)
-    part, cut = _trial((*narrow, NPARTS, None, 3, 30, 10, IPTYPE_GROW, True))
+    part, cut = metis_trial((*narrow, NPARTS, None, 3, 30, 10, IPTYPE_GROW, True))
     assert all(a.dtype.itemsize * 8 == _idx_type_width() for a in seen[0])
     monkeypatch.setattr(pymetis, "part_graph", real)
     expected = pymetis.part_graph(NPARTS, pymetis.CSRAdjacency(*narrow[:2]), vweights=narrow[2],
@@ -454,7 +454,8 @@ def test_thinning_keeps_the_heaviest_edges_of_either_end(degree):
 def test_dense_graphs_metis_sees_the_thinned_graph_the_winner_is_the_lowest_full_cut(monkeypatch):
     dense = _device(random_graph(1500, 80, seed=4, weighted=True))
     seen = []
-    monkeypatch.setattr(metis_trials, "_trial", lambda args: seen.append(args) or _trial(args))
+    monkeypatch.setattr(metis_trials, "metis_trial",
+                        lambda args: seen.append(args) or metis_trial(args))
     stop_workers()
     maxpwgt = np.full(4, dense.total_vwgt / 4 * 1.03)
     part = initial_partition(dense, 4, maxpwgt, None, seed=3, ntrials=6, ufactor=30, niter=10,
@@ -465,7 +466,7 @@ def test_dense_graphs_metis_sees_the_thinned_graph_the_winner_is_the_lowest_full
         for a, b in zip(args[:4], thin):
             np.testing.assert_array_equal(a, b)
     full = dense.to_host()
-    trials = [_trial(args)[0] for args in seen]
+    trials = [metis_trial(args)[0] for args in seen]
     fits = [bool((np.bincount(p, full[2], 4) <= maxpwgt).all()) for p in trials]
     full_cuts = [_cut(full, p) if ok else np.inf for p, ok in zip(trials, fits)]
     thin_cuts = [_cut(thin, p) if ok else np.inf for p, ok in zip(trials, fits)]

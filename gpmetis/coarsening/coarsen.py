@@ -48,20 +48,22 @@ def coarsen_to(nvtxs: int, nparts: int) -> int:
 
 
 def coarsen(
-    be: Backend, graph: DeviceGraph, nparts: int, seed: int, ctype: str, two_hop: bool
+    be: Backend, graph: DeviceGraph, nparts: int, seed: int, ctype: str, two_hop: bool,
+    maxvwgt: int | None = None,
 ) -> list[Level]:
     """The hierarchy, finest first; the last level has no cmap and is the coarsest graph.
 
     ``ctype``: "lp" clusters by label propagation, "shem" matches heavy edges, "rm" matches at
     random. Stops when the graph has at most 1.1 * ``coarsen_to`` vertices, or a level shrinks
-    it by less than 10%. A coarse vertex never weighs more than METIS's limit of
-    1.5 * total / coarsen_to (unless it is one heavier fine vertex).
+    it by less than 10%. A coarse vertex never weighs more than ``maxvwgt``, by default METIS's
+    limit of 1.5 * total / coarsen_to (unless it is one heavier fine vertex).
     """
     target = coarsen_to(graph.nvtxs, nparts)
     enough = int(TARGET_SLACK * target)
     input_bytes = graph.nbytes  # before the finest level drops any array
     budget = LEVEL_MEMORY_BUDGET * input_bytes
-    maxvwgt = max(int(1.5 * graph.total_vwgt / target), 1)
+    if maxvwgt is None:
+        maxvwgt = max(int(1.5 * graph.total_vwgt / target), 1)
     levels = [Level(graph)]
     while graph.nvtxs > enough and len(levels) < MAX_LEVELS:
         start = time.perf_counter()

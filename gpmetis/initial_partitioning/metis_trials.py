@@ -58,7 +58,7 @@ def bisection_rounds(nparts: int) -> int:
     return max(1, math.ceil(math.log2(nparts / PIECE_PARTS)))
 
 
-def _trial(args: tuple) -> tuple[np.ndarray, int]:
+def metis_trial(args: tuple) -> tuple[np.ndarray, int]:
     """One METIS run: its partition (int32) and its edge cut of the graph it was given."""
     import pymetis
 
@@ -135,7 +135,7 @@ class _Trials:
                  ) -> list[list[tuple[np.ndarray, int]]]:
         """For each (xadj, adjncy, vwgt, adjwgt, nparts, tpwgts): its trials' (part, cut)."""
         count = ntrials or self.ntrials
-        jobs = [(_trial, (*g, self.seed + t, *self.settings, recursive))
+        jobs = [(metis_trial, (*g, self.seed + t, *self.settings, recursive))
                 for g in graphs for t in range(count)]
         results = run_jobs(jobs, self.steps, self.parallel)
         return [results[i:i + count] for i in range(0, len(results), count)]

@@ -39,6 +39,7 @@ class Result:
     metrics: PartitionMetrics
     seconds: float
     stats: dict = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # e.g. a part over its balance limit
 
     @property
     def edgecut(self) -> int:
@@ -72,15 +73,20 @@ def unsupported_by_multilevel(graph: Graph, options: Options) -> list[tuple[str,
         problems.append(("rtype", "the gpu/cpu engines refine with Jet; use -engine=metis"))
     if options.ondisk:
         problems.append(("ondisk", "is not supported: the graph is always held in memory"))
-    if graph.ncon > 1:
-        problems.append(("ncon", "multi-constraint graphs run only with -engine=metis"))
     return problems
 
 
 def choose_engine(graph: Graph, options: Options) -> str:
-    """The engine that will run: ``auto`` -> gpu for large graphs when CUDA is usable."""
+    """The engine that will run: ``auto`` -> gpu for large graphs when CUDA is usable, and
+    for every multi-constraint graph (cpu without CUDA): pymetis gives METIS one weight per
+    vertex, so the metis engine cannot balance several."""
     engine = options.engine
-    if engine == "auto":
+    if engine == "metis" and graph.ncon > 1:
+        raise OptionError("engine", f"'metis' (pymetis) balances one weight per vertex; this "
+                                    f"graph has {graph.ncon} constraints: use -engine=gpu or cpu")
+    if engine == "auto" and graph.ncon > 1:
+        engine = "gpu" if cuda_available() else "cpu"
+    elif engine == "auto":
         large = graph.nedges >= AUTO_GPU_MIN_EDGES
         # Small graphs never touch CUDA: importing CuPy alone costs more than METIS's run.
         usable = large and not unsupported_by_multilevel(graph, options) and cuda_available()
@@ -132,7 +138,7 @@ def partition(graph: Graph, nparts: int, options: Options | None = None, **kwarg
         try:
             part, stats, metrics = _best_of_cuts(graph, nparts, options, tpwgts, engine, seed)
         except PartitionError as exc:
-            if options.engine != "auto":
+            if options.engine != "auto" or graph.ncon > 1:
                 raise
             # auto chose the GPU and it ran out of memory: METIS on the CPU still answers.
             stats = {"fallback": str(exc)}
@@ -144,58 +150,112 @@ def partition(graph: Graph, nparts: int, options: Options | None = None, **kwarg
                                   nparts, tpwgts, graph.vsize)
     else:
         seconds -= stats.pop("metrics_seconds", 0.0)
-    return Result(part, nparts, engine, metrics, seconds, stats)
+    warnings = balance_warnings(graph, metrics, tpwgts, options.ubfactors(graph.ncon))
+    return Result(part, nparts, engine, metrics, seconds, stats, warnings)
 
 
 def _metis(graph: Graph, nparts: int, options: Options, tpwgts: np.ndarray) -> np.ndarray:
+    """METIS's partition, with one vertex moved into each part it left empty (n >= nparts):
+    no empty part is part of our contract, not of METIS's."""
+    from gpmetis.backend import get_backend
+    from gpmetis.device_graph import DeviceGraph
     from gpmetis.partitioning.metis_engine import metis_partition
+    from gpmetis.refinement.rebalance import fill_empty_parts
 
-    return metis_partition(graph, nparts, options, None if options.tpwgts is None else tpwgts)
+    part = metis_partition(graph, nparts, options, None if options.tpwgts is None else tpwgts)
+    cpu = get_backend("cpu")
+    host = DeviceGraph(cpu, graph.xadj, graph.adjncy, graph.adjwgt, graph.vwgt[:, 0])
+    return fill_empty_parts(cpu, host, part, nparts)
+
+
+def balance_warnings(graph: Graph, metrics: PartitionMetrics, tpwgts: np.ndarray,
+                     ubfactors: list[float]) -> list[str]:
+    """One line per constraint with a part above its limit (METIS's: ubvec x target, at
+    least the target rounded up): the worst part, by how much, and the heaviest vertex."""
+    pwgts = np.asarray(metrics.pwgts, dtype=np.int64).reshape(-1, graph.ncon)
+    totals = graph.vwgt.sum(axis=0, dtype=np.int64)
+    limits = max_part_weights(totals, tpwgts, ubfactors)
+    lines = []
+    for c in np.flatnonzero((pwgts > limits).any(axis=0)):
+        p = int(np.argmax(pwgts[:, c] - limits[:, c]))
+        heaviest = int(graph.vwgt[:, c].max())
+        lines.append(
+            f"constraint {c}: part {p} weighs {pwgts[p, c]}, {pwgts[p, c] - limits[p, c]} above "
+            f"its limit {limits[p, c]} (ubvec {ubfactors[c]:g}); the heaviest vertex weighs "
+            f"{heaviest}")
+    return lines
 
 
 def _best_of_cuts(graph: Graph, nparts, options, tpwgts, engine: str, seed: int):
-    """The best of ``ncuts`` multilevel runs: (part on the host, stats, metrics)."""
+    """The best of ``ncuts`` multilevel runs (least overweight, then lowest cut): (part on the
+    host, stats, metrics)."""
     from gpmetis.backend import get_backend
-    from gpmetis.device_graph import DeviceGraph
-    from gpmetis.partitioning.multilevel import multilevel_partition
-    from gpmetis.refinement.jet import partition_state
 
     be = get_backend(engine)
     try:
-        g = DeviceGraph.upload(be, graph)
-        part, run = multilevel_partition(g, nparts, options, tpwgts, seed)
-        if options.ncuts > 1:  # the least overweight, then lowest cut, of the runs
-            limits = max_part_weights(np.array([g.total_vwgt]), tpwgts,
-                                      options.ubfactors(1))[:, 0]
-
-            def score(part) -> tuple[int, int]:
-                cut, pw = partition_state(be, g, part, nparts)
-                return int(np.maximum(pw - limits, 0).sum()), cut
-
-            best = (score(part), part, run)
+        g, vwgt, run, score = _multilevel(be, graph, nparts, options, tpwgts)
+        part, stats = run(seed)
+        if options.ncuts > 1:
+            best = (score(part), part, stats)
             for trial in range(1, options.ncuts):
-                part, run = multilevel_partition(g, nparts, options, tpwgts,
-                                                 seed + trial * CUT_SEED_STRIDE)
+                part, stats = run(seed + trial * CUT_SEED_STRIDE)
                 if (trial_score := score(part)) < best[0]:
-                    best = (trial_score, part, run)
-            _, part, run = best
+                    best = (trial_score, part, stats)
+            _, part, stats = best
         metrics_start = time.perf_counter()
         be.release_free_memory()  # the metrics' arrays from fresh blocks, not the pool's fragments
-        metrics = compute_metrics(g.xadj, g.adjncy, g.vwgt[:, None], g.adjwgt, part, nparts,
-                                  tpwgts, None if graph.vsize is None else
-                                  be.asarray(graph.vsize), be)
+        metrics = compute_metrics(g.xadj, g.adjncy, vwgt, g.adjwgt, part, nparts, tpwgts,
+                                  None if graph.vsize is None else be.asarray(graph.vsize), be)
         metrics_seconds = time.perf_counter() - metrics_start
     except MemoryError as exc:
         raise PartitionError(
             f"the graph does not fit in {engine.upper()} memory ({exc}); try -engine=metis"
         ) from exc
-    stats = {
-        "levels": run.levels,
-        "coarsening": run.coarsening,
-        "initial": run.initial,
-        "refinement": run.refinement,
+    run_stats = {
+        "levels": stats.levels,
+        "coarsening": stats.coarsening,
+        "initial": stats.initial,
+        "refinement": stats.refinement,
         "peak_gpu_bytes": be.peak_memory(),  # the metrics' arrays included
         "ncuts": options.ncuts,
         "metrics_seconds": metrics_seconds,
     }
-    return be.asnumpy(part).astype(np.int32, copy=False), stats, metrics
+    return be.asnumpy(part).astype(np.int32, copy=False), run_stats, metrics
+
+
+def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndarray):
+    """(device graph, its (n, ncon) weights for the metrics, run: seed -> (part, RunStats),
+    score: part -> (excess, edgecut), smaller is better) for the graph's number of
+    constraints."""
+    from gpmetis.device_graph import DeviceGraph
+    from gpmetis.refinement.jet import partition_state
+
+    if graph.ncon > 1:
+        from gpmetis.multiconstraint.pipeline import multiconstraint_partition, upload
+        from gpmetis.multiconstraint.refinement import score_state
+        from gpmetis.multiconstraint.weights import Balance
+
+        wg = upload(be, graph, nparts)
+        balance = Balance.of(wg.totals, tpwgts, options.ubfactors(graph.ncon))
+
+        def run(seed: int):
+            return multiconstraint_partition(wg, nparts, options, tpwgts, seed)
+
+        def score(part) -> tuple[float, int]:
+            return score_state(be, wg.graph, wg.weights, part, nparts, balance)[0]
+
+        return wg.graph, wg.weights.T, run, score
+
+    from gpmetis.partitioning.multilevel import multilevel_partition
+
+    g = DeviceGraph.upload(be, graph)
+    limits = max_part_weights(np.array([g.total_vwgt]), tpwgts, options.ubfactors(1))[:, 0]
+
+    def run(seed: int):
+        return multilevel_partition(g, nparts, options, tpwgts, seed)
+
+    def score(part) -> tuple[int, int]:
+        cut, pw = partition_state(be, g, part, nparts)
+        return int(np.maximum(pw - limits, 0).sum()), cut
+
+    return g, g.vwgt[:, None], run, score

@@ -1,0 +1,104 @@
+"""``make quality`` (multi-constraint part): our cut and per-constraint balance against METIS
+5.1's ``gpmetis`` on the shared graphs given 2 and 3 vertex weights (1, the degree, and a
+seeded random 1-5), run side by side at each k.
+
+Prints graph, ncon, k, our cut, METIS's cut, the ratio, both worst constraint balances and
+times, then the geometric mean ratio per ncon and the worst row. Needs METIS's binary
+(docs/performance.md says how to unpack it); without it only our columns are filled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import ROOT, geomean, metis_binary, print_table, run_metis
+
+RANDOM_SEED = 1
+
+
+def constraint_weights(graph, ncon: int) -> np.ndarray:
+    """(n, ncon) int64: 1, the degree, a seeded random 1-5 (the first ``ncon`` of them)."""
+    rng = np.random.default_rng(RANDOM_SEED)
+    columns = [np.ones(graph.nvtxs, np.int64), np.maximum(graph.degrees(), 1),
+               rng.integers(1, 6, graph.nvtxs)]
+    return np.stack(columns[:ncon], axis=1)
+
+
+def write_metis(path: Path, graph, vwgt: np.ndarray) -> None:
+    """``graph`` with ``vwgt`` as a METIS file (fmt 011 or 010 with ncon weights)."""
+    ncon = vwgt.shape[1]
+    fmt = "011" if graph.has_adjwgt else "010"
+    lines = [f"{graph.nvtxs} {graph.nedges} {fmt} {ncon}"]
+    for v in range(graph.nvtxs):  # a benchmark's input file, written once per graph
+        row = graph.adjncy[graph.xadj[v]:graph.xadj[v + 1]] + 1
+        if graph.has_adjwgt:
+            wts = graph.adjwgt[graph.xadj[v]:graph.xadj[v + 1]]
+            row = np.column_stack((row, wts)).reshape(-1)
+        lines.append(" ".join(map(str, [*vwgt[v], *row])))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def main() -> None:
+    import gpmetis
+    from gpmetis.graph import Graph
+
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--engine", default="cpu")
+    parser.add_argument("--ks", default="2,8,64")
+    parser.add_argument("--ncons", default="2,3")
+    parser.add_argument("--graphs", default=None, help="comma-separated shared graph names")
+    parser.add_argument("--workdir", default=str(ROOT / ".bench"))
+    args = parser.parse_args()
+    workdir = Path(args.workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    names = (args.graphs.split(",") if args.graphs else
+             sorted(p.stem for p in (ROOT / "fixtures").glob("*.graph")))
+    metis = metis_binary()
+    rows = []
+    for name in names:
+        base = gpmetis.read_graph(ROOT / "fixtures" / f"{name}.graph")
+        for ncon in (int(c) for c in args.ncons.split(",")):
+            vwgt = constraint_weights(base, ncon)
+            graph = Graph.from_csr(base.xadj, base.adjncy, vwgt,
+                                   base.adjwgt if base.has_adjwgt else None, name=name)
+            path = workdir / f"{name}.ncon{ncon}.graph"
+            if metis:
+                write_metis(path, base, vwgt)
+            for k in (int(x) for x in args.ks.split(",")):
+                ref = run_metis(metis, path, k) if metis else None
+                start = time.perf_counter()
+                result = gpmetis.partition(graph, k, engine=args.engine)
+                seconds = time.perf_counter() - start
+                rows.append({
+                    "graph": name, "ncon": ncon, "k": k, "cut": result.edgecut,
+                    "metis": ref["cut"] if ref else None,
+                    "ratio": result.edgecut / max(ref["cut"], 1) if ref else None,
+                    "imb": max(result.metrics.imbalance),
+                    "metis_imb": max(ref["imbalances"]) if ref else None,
+                    "seconds": seconds, "metis_seconds": ref["seconds"] if ref else None,
+                })
+    print_table(rows, [("graph", "graph", ""), ("ncon", "ncon", "d"), ("k", "k", "d"),
+                       ("cut", "our cut", "d"), ("metis", "METIS cut", "d"),
+                       ("ratio", "ratio", ".3f"), ("imb", "our max balance", ".3f"),
+                       ("metis_imb", "METIS max balance", ".3f"), ("seconds", "our s", ".2f"),
+                       ("metis_seconds", "METIS s", ".3f")])
+    print()
+    for ncon in sorted({r["ncon"] for r in rows}):
+        print(f"geometric mean ratio ncon={ncon}: "
+              f"{geomean(r['ratio'] for r in rows if r['ncon'] == ncon):.3f}")
+    print(f"geometric mean ratio all: {geomean(r['ratio'] for r in rows):.3f}")
+    worst = max(rows, key=lambda r: r["ratio"] or 0)
+    print(f"worst: {worst['graph']} ncon={worst['ncon']} k={worst['k']} "
+          f"{worst['ratio'] or float('nan'):.3f}; max balance ours "
+          f"{max(r['imb'] for r in rows):.4f}")
+
+
+if __name__ == "__main__":
+    main()

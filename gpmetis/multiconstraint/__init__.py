@@ -1,0 +1,7 @@
+"""Multi-constraint partitioning (ncon >= 2) for the gpu and cpu engines.
+
+Each level keeps its vertex weights as an (ncon, n) array beside a single "guide" weight that
+lets the single-constraint coarsening keep every constraint within METIS's cluster limit; the
+coarsest graph is split by METIS trials on scalarised weights, each repaired and refined by the
+multi-constraint refinement, which then refines every level on the engine's backend.
+"""

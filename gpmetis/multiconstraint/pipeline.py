@@ -1,0 +1,102 @@
+"""The multilevel pipeline for multi-constraint graphs (same code on both backends).
+
+upload (guide weights + (ncon, n) weights) -> coarsen with the guide as the single weight
+(clusters within every constraint's limit) -> each level's weight vectors summed over its cmap
+-> trials on the coarsest graph (``initial``) -> project and refine level by level
+(``refinement``) -> fill empty parts -> part on the backend.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+
+from gpmetis.backend import Backend
+from gpmetis.coarsening.coarsen import coarsen, coarsen_to
+from gpmetis.device_graph import DeviceGraph
+from gpmetis.graph import Graph
+from gpmetis.initial_partitioning.workers import start_workers
+from gpmetis.multiconstraint.initial import initial_partition
+from gpmetis.multiconstraint.refinement import refine
+from gpmetis.multiconstraint.weights import (
+    Balance,
+    coarse_weights,
+    guide_weights,
+    upload_weights,
+)
+from gpmetis.options import Options
+from gpmetis.partitioning.multilevel import INITIAL_TRIALS, RunStats
+from gpmetis.refinement.rebalance import fill_empty_parts
+
+CLUSTER_LIMIT = 1.5  # METIS's: a coarse vertex within 1.5 * total / coarsen_to per constraint
+
+
+@dataclasses.dataclass
+class WeightedGraph:
+    """A multi-constraint graph on a backend: ``graph`` carries the guide weights that
+    coarsening uses; ``weights`` the (ncon, n) int32 constraint weights; ``scale`` the guide's
+    cluster limit."""
+
+    graph: DeviceGraph
+    weights: object
+    totals: np.ndarray
+    scale: int
+
+
+def upload(be: Backend, graph: Graph, nparts: int) -> WeightedGraph:
+    """``graph`` (ncon >= 2) on ``be``."""
+    weights, totals = upload_weights(be, graph.vwgt)
+    target = coarsen_to(graph.nvtxs, nparts)
+    guide, scale = guide_weights(graph.vwgt, CLUSTER_LIMIT * totals / target)
+    single = dataclasses.replace(graph, vwgt=guide[:, None], has_vwgt=True, warnings=[])
+    return WeightedGraph(DeviceGraph.upload(be, single), weights, totals, scale)
+
+
+def multiconstraint_partition(wg: WeightedGraph, nparts: int, options: Options,
+                              tpwgts: np.ndarray, seed: int):
+    """(part int32 on the backend, RunStats) for ``wg`` into ``nparts`` parts of targets
+    ``tpwgts`` (nparts, ncon), every constraint within ``options.ubfactors``."""
+    g, be = wg.graph, wg.graph.be
+    stats = RunStats()
+    start_workers(INITIAL_TRIALS)
+    balance = Balance.of(wg.totals, tpwgts, options.ubfactors(len(wg.totals)))
+    t0 = time.perf_counter()
+    levels = coarsen(be, g, nparts, seed, options.effective_ctype(be.name), not options.no2hop,
+                     maxvwgt=wg.scale)
+    weights = [wg.weights]
+    for level, coarser in zip(levels, levels[1:]):
+        weights.append(coarse_weights(be, weights[-1], level.cmap, coarser.nvtxs))
+    t1 = time.perf_counter()
+    stats.coarsening = t1 - t0
+
+    patience = options.niter + 2
+    coarsest = levels[-1].graph
+    coarsest.reload()
+    part = initial_partition(coarsest, weights[-1], nparts, balance, tpwgts, seed=seed,
+                             ntrials=INITIAL_TRIALS, ufactor=options.effective_ufactor,
+                             niter=options.niter, patience=patience)
+    t2 = time.perf_counter()
+    stats.initial = t2 - t1
+
+    part = be.asarray(part, dtype=be.xp.int32)
+    for depth in range(len(levels) - 1, -1, -1):
+        level = levels[depth]
+        if depth < len(levels) - 1:
+            levels[depth + 1].graph = None
+            weights[depth + 1] = None
+            level.graph.reload()
+            part = part[level.cmap]
+            level.cmap = None
+        part, level.iterations = refine(be, level.graph, weights[depth], part, nparts, balance,
+                                        finest=depth == 0, patience=patience)
+    part = fill_empty_parts(be, g, part, nparts)
+    be.synchronize()
+    stats.refinement = time.perf_counter() - t2
+    stats.levels = [
+        {"level": i, "nvtxs": lvl.nvtxs, "nedges": lvl.nedges, "seconds": lvl.seconds,
+         "refine_iterations": lvl.iterations}
+        for i, lvl in enumerate(levels)
+    ]
+    return part, stats

@@ -1,0 +1,243 @@
+"""Multi-constraint refinement: Jet's label propagation with every move checked against each
+constraint's limit, and rebalancing out of parts that are over in any constraint.
+
+A label-propagation step takes Jet's candidate moves (``best_moves`` and the ``afterburner``
+of the single-constraint refinement: they look at edges only) and keeps, per destination part,
+the highest gains first while every constraint's weight moved in fits the part's room (in a
+loose step, its room plus some slack, which rebalancing then takes back). A rebalancing step
+gives each vertex that weighs in an over constraint of its part the best adjacent destination
+where it fits in every constraint (else the roomiest part), ranks the vertices of each part by
+cut lost per unit of excess repaired (each constraint normalised by its total), takes them in
+that order until every constraint's excess is covered, and caps what each destination receives
+in the same way. The loop keeps the best state (least excess, then lowest cut) and stops after
+``patience`` iterations without a > 0.1% improvement. Every step is array code that runs the
+same on NumPy and CuPy, and every order is decided by values and vertex ids, so both engines
+take the same moves.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpmetis.backend import Backend
+from gpmetis.device_graph import DeviceGraph
+from gpmetis.multiconstraint.weights import Balance, part_weights
+from gpmetis.refinement.jet import (
+    FILTER_COARSE,
+    FILTER_FINEST,
+    IMPROVEMENT,
+    MAX_ITERATIONS,
+    MoveRequest,
+    afterburner,
+    best_moves,
+    partition_state,
+)
+
+INFLOW_SLACK = 5  # a loose step may fill a constraint of a part up to limit + limit // 5
+PRIORITY_BITS = 32
+
+
+def cap_moves(be: Backend, weights, cand, to, priority, room):
+    """Mask over the moves ``cand`` -> ``to`` of those kept: per destination part, in order of
+    ``priority`` (higher first; |priority| < 2^31; ties: the earlier move), while every
+    constraint's weight moved in stays within ``room`` ((ncon, nparts) int64 on ``be``)."""
+    xp = be.xp
+    if len(cand) == 0:
+        return xp.zeros(0, dtype=bool)
+    key = to.astype(xp.int64) * (1 << PRIORITY_BITS) + (
+        (1 << (PRIORITY_BITS - 1)) - 1 - priority.astype(xp.int64))
+    order = be.argsort_stable(key)
+    dest = to[order]
+    movers = cand[order]
+    first = xp.searchsorted(dest, dest, side="left")  # each move's segment start
+    fits = xp.ones(len(cand), dtype=bool)
+    for w, r in zip(weights, room):
+        w = w[movers].astype(xp.int64)
+        moved_in = xp.cumsum(w)
+        moved_in -= moved_in[first] - w[first]
+        fits &= moved_in <= r[dest]
+    keep = xp.empty_like(fits)
+    keep[order] = fits
+    return keep
+
+
+def lp_step(be: Backend, g: DeviceGraph, weights, part, nparts: int, room, locked,
+            c_num: int, c_den: int):
+    """(new partition, new locks): one label-propagation step whose inflow fits ``room``."""
+    xp = be.xp
+    dest, gain = best_moves(be, g, part, nparts, MoveRequest(0, locked, c_num, c_den))
+    _, moved = afterburner(be, g, part, dest, gain, nparts)
+    cand = xp.flatnonzero(moved != part)
+    to = moved[cand]
+    keep = cap_moves(be, weights, cand, to, gain[cand], be.asarray(room))
+    cand, to = cand[keep], to[keep]
+    part = part.copy()
+    part[cand] = to
+    locked = xp.zeros(g.nvtxs, dtype=xp.uint8)
+    locked[cand] = 1
+    return part, locked
+
+
+def rebalance_step(be: Backend, g: DeviceGraph, weights, part, nparts: int,
+                   balance: Balance, pwgts: np.ndarray, relaxed: bool = False):
+    """A new partition with vertices moved out of the parts over in any constraint (``part``
+    itself when none is, or when no move lowers the total excess). ``relaxed``: a move only
+    has to lower the excess of the constraints its source is over in (the destination may go
+    over in others, to be repaired by the next step: two such steps make the swaps that a
+    partition whose parts are full in different constraints needs)."""
+    xp = be.xp
+    excess_h = np.maximum(pwgts - balance.limits, 0)
+    if not excess_h.any():
+        return part
+    excess = be.asarray(excess_h)
+    n = g.nvtxs
+    active = xp.zeros(n, dtype=bool)
+    for c, w in enumerate(weights):
+        active |= (excess[c][part] > 0) & (w > 0)
+
+    # each active vertex's adjacent parts and its connectivity to them
+    on = active[g.src]
+    s, p, w = g.src[on], part[g.adjncy[on]], g.adjwgt[on]
+    own = p == part[s]
+    own_conn = be.bin_sums(s[own], n, w[own])
+    other = ~own
+    pairs, inverse = xp.unique(s[other].astype(xp.int64) * nparts + p[other],
+                               return_inverse=True)
+    conn = be.bin_sums(inverse.reshape(-1), len(pairs), w[other])
+    vs, ps = pairs // nparts, pairs % nparts
+    # ... and, unconnected, each constraint's part with the most room (relative to its target)
+    share = (balance.limits - pwgts) / np.maximum(balance.limits, 1)
+    for roomiest in sorted({int(np.argmax(row)) for row in share}):
+        alone = xp.flatnonzero(active & (part != roomiest))
+        vs = xp.concatenate((vs, alone))
+        ps = xp.concatenate((ps, xp.full(len(alone), roomiest, dtype=xp.int64)))
+        conn = xp.concatenate((conn, xp.zeros(len(alone), dtype=xp.int64)))
+
+    # a move is a candidate when it lowers the total excess; its cost is the cut it adds per
+    # unit of excess it removes
+    gain = _excess_drop(be, weights, vs, part[vs], ps, balance, pwgts, relaxed)
+    ok = gain > 0
+    vs, ps, conn, gain = vs[ok], ps[ok], conn[ok], gain[ok]
+    cost = (own_conn[vs] - conn) / gain
+    # each vertex's cheapest move (ties: the lower part; the connected move before the lone)
+    order = be.argsort_stable(cost)
+    order = order[be.argsort_stable(vs[order])]
+    first = xp.flatnonzero(xp.concatenate((xp.ones(min(len(order), 1), dtype=bool),
+                                           vs[order][1:] != vs[order][:-1])))
+    best = order[first]
+    movers, dest, cost = vs[best], ps[best], cost[best]
+
+    # per source part, the cheapest first until every constraint's excess is covered
+    source = part[movers]
+    order = be.argsort_stable(cost)
+    order = order[be.argsort_stable(source[order])]
+    movers, dest, source, cost = movers[order], dest[order], source[order], cost[order]
+    first = xp.searchsorted(source, source, side="left")
+    take = xp.zeros(len(movers), dtype=bool)
+    for c, wc in enumerate(weights):
+        wm = wc[movers].astype(xp.int64)
+        before = xp.cumsum(wm) - wm  # weight ranked ahead of each vertex in its part
+        before -= before[first]
+        take |= (wm > 0) & (before < excess[c][source])
+    movers, dest, cost = movers[take], dest[take], cost[take]
+    keep = _destination_cap(be, weights, movers, dest, cost, pwgts, balance, relaxed)
+    if not bool(keep.any()):
+        return part
+    part = part.copy()
+    part[movers[keep]] = dest[keep].astype(xp.int32)
+    return part
+
+
+def _destination_cap(be: Backend, weights, movers, dest, cost, pwgts: np.ndarray,
+                     balance: Balance, relaxed: bool):
+    """Mask of the moves kept: per destination, cheapest first, its first move (which alone
+    lowers the excess) and, unless ``relaxed``, the moves up to where the destination's room
+    runs out in some constraint."""
+    xp = be.xp
+    if len(movers) == 0:
+        return xp.zeros(0, dtype=bool)
+    order = be.argsort_stable(cost)
+    order = order[be.argsort_stable(dest[order])]
+    movers, dest = movers[order], dest[order]
+    first = xp.searchsorted(dest, dest, side="left")
+    kept = first == xp.arange(len(first))
+    if not relaxed:
+        pw, limits = be.asarray(pwgts), be.asarray(balance.limits)
+        fits = xp.ones(len(movers), dtype=bool)
+        for c, wc in enumerate(weights):
+            moved_in = _segment_cumsum(xp, wc[movers].astype(xp.int64), first)
+            fits &= pw[c][dest] + moved_in <= limits[c][dest]
+        kept |= fits
+    keep = xp.empty(len(movers), dtype=bool)
+    keep[order] = kept
+    return keep
+
+
+def _segment_cumsum(xp, values, first):
+    """Inclusive running sums of int64 ``values`` restarting at each segment's ``first``."""
+    sums = xp.cumsum(values)
+    return sums - (sums[first] - values[first])
+
+
+def _excess_drop(be: Backend, weights, v, source, dest, balance: Balance, pwgts: np.ndarray,
+                 relaxed: bool):
+    """How much moving each vertex ``v`` from ``source`` to ``dest`` lowers the total excess
+    (float64; each constraint's excess over its total); ``relaxed``: of the constraints that
+    ``source`` is over in."""
+    xp = be.xp
+    pw, limits = be.asarray(pwgts), be.asarray(balance.limits)
+    drop = xp.zeros(len(v), dtype=xp.float64)
+    for c, wc in enumerate(weights):
+        w = wc[v].astype(xp.int64)
+        over_s = pw[c][source] - limits[c][source]
+        over_d = pw[c][dest] - limits[c][dest]
+        added = xp.maximum(over_d + w, 0) - xp.maximum(over_d, 0)
+        if relaxed:
+            added *= over_s > 0
+        change = xp.maximum(over_s, 0) - xp.maximum(over_s - w, 0) - added
+        drop += change / float(max(balance.totals[c], 1))
+    return drop
+
+
+def score_state(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance: Balance):
+    """((excess, edgecut), part weights (ncon, nparts) on the host)."""
+    cut, _ = partition_state(be, g, part, nparts)
+    pwgts = be.asnumpy(part_weights(be, weights, part, nparts))
+    return (balance.excess(pwgts), cut), pwgts
+
+
+def refine(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance: Balance, *,
+           finest: bool, patience: int):
+    """(the best partition the iterations find from ``part`` (a new int32 array), iterations
+    run); ``weights`` (ncon, n) int32 on ``be``."""
+    xp = be.xp
+    c_num, c_den = FILTER_FINEST if finest else FILTER_COARSE
+    slack = balance.limits // INFLOW_SLACK
+    locked = xp.zeros(g.nvtxs, dtype=xp.uint8)
+    score, pwgts = score_state(be, g, weights, part, nparts, balance)
+    best, best_score = part, score
+    stale = iterations = 0
+    loose = False
+    while iterations < MAX_ITERATIONS and stale < patience:
+        iterations += 1
+        cut = score[1]
+        lp = score[0] == 0
+        if lp:
+            room = balance.limits - pwgts + (slack if loose else 0)
+            part, locked = lp_step(be, g, weights, part, nparts, room, locked, c_num, c_den)
+        else:
+            moved = rebalance_step(be, g, weights, part, nparts, balance, pwgts)
+            if moved is part:  # no move lowers the excess: trade constraints
+                moved = rebalance_step(be, g, weights, part, nparts, balance, pwgts, True)
+            part = moved
+            locked[:] = 0
+        score, pwgts = score_state(be, g, weights, part, nparts, balance)
+        if lp:
+            loose = not loose and score[1] >= (1 - IMPROVEMENT) * cut
+        if score < best_score:
+            big = score[0] < best_score[0] or score[1] < (1 - IMPROVEMENT) * best_score[1]
+            best, best_score = part, score
+            stale = 0 if big else stale + 1
+        else:
+            stale += 1
+    return best.astype(xp.int32, copy=False), iterations

@@ -1,0 +1,93 @@
+"""The weights of a multi-constraint graph as the pipeline holds them, and their limits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpmetis.backend import Backend
+from gpmetis.balance import max_part_weights
+from gpmetis.errors import PartitionError
+
+INT32_MAX = np.iinfo(np.int32).max
+GUIDE_SCALE_MAX = 1 << 20
+GUIDE_SCALE_MIN = 64  # below this the guide's rounding would distort the cluster limits
+
+
+@dataclass(frozen=True)
+class Balance:
+    """Per-constraint part weight limits (ncon, nparts) and totals (ncon,), int64 on the host.
+
+    ``excess`` measures how far part weights are over their limits in a single number: each
+    constraint's excess over its total, summed (METIS normalises constraints the same way)."""
+
+    limits: np.ndarray
+    totals: np.ndarray
+
+    @classmethod
+    def of(cls, totals: np.ndarray, tpwgts: np.ndarray, ubvec) -> Balance:
+        """``tpwgts`` (nparts, ncon) fractions, ``ubvec`` one imbalance factor per constraint."""
+        totals = np.asarray(totals, dtype=np.int64)
+        return cls(max_part_weights(totals, tpwgts, ubvec).T.copy(), totals)
+
+    @property
+    def ncon(self) -> int:
+        return len(self.totals)
+
+    def excess(self, pwgts: np.ndarray) -> float:
+        over = np.maximum(pwgts - self.limits, 0)
+        return float((over / np.maximum(self.totals, 1)[:, None]).sum())
+
+    def slack_share(self) -> float:
+        """The smallest allowed imbalance of any constraint, as a share of its total (e.g.
+        0.03 for ubvec 1.03): the excess scale of one whole part's slack, times nparts."""
+        targets = np.maximum(self.limits.sum(axis=1), 1)
+        return float(min(1.0, (targets / np.maximum(self.totals, 1)).min() - 1.0))
+
+    def overweight(self, pwgts: np.ndarray) -> list[tuple[int, int, int, int]]:
+        """(constraint, part, weight, limit) of every part over its limit."""
+        cons, parts = np.nonzero(pwgts > self.limits)
+        return [(int(c), int(p), int(pwgts[c, p]), int(self.limits[c, p]))
+                for c, p in zip(cons, parts)]
+
+
+def upload_weights(be: Backend, vwgt: np.ndarray):
+    """The (n, ncon) int64 host weights as an (ncon, n) int32 array on ``be`` (each
+    constraint's total must stay below 2^31, as the single-constraint engines require)."""
+    totals = vwgt.sum(axis=0, dtype=np.int64) if len(vwgt) else np.zeros(vwgt.shape[1], np.int64)
+    if (totals > INT32_MAX).any():
+        raise PartitionError("a constraint's total vertex weight exceeds 2^31-1, beyond the gpu "
+                             "and cpu engines")
+    return be.upload(np.ascontiguousarray(vwgt.T), np.int32), totals
+
+
+def guide_weights(vwgt: np.ndarray, cluster_limits: np.ndarray) -> tuple[np.ndarray, int]:
+    """(guide, scale): guide[v] = ceil(scale * max_c vwgt[v, c] / cluster_limits[c]) (int64).
+
+    A cluster whose guide weights sum to at most ``scale`` is within every constraint's cluster
+    limit, so single-weight coarsening with maxvwgt = scale honours all of them. ``scale`` keeps
+    the guide's total below 2^31."""
+    n = len(vwgt)
+    limits = np.maximum(np.asarray(cluster_limits, dtype=np.float64), 1.0)
+    per_unit = vwgt.sum(axis=0) / limits  # guide total per unit of scale, at most
+    scale = int(min(GUIDE_SCALE_MAX, (INT32_MAX - n) // max(2 * per_unit.sum(), 1.0)))
+    if scale < GUIDE_SCALE_MIN:
+        raise PartitionError("the graph is too large for the multi-constraint coarsening's "
+                             "32-bit cluster weights")
+    ratio = np.zeros(n)
+    for c in range(vwgt.shape[1]):
+        ratio = np.maximum(ratio, vwgt[:, c] / limits[c])
+    return np.ceil(ratio * scale).astype(np.int64), scale
+
+
+def coarse_weights(be: Backend, weights, cmap, nc: int):
+    """The (ncon, nc) int32 weights of the next coarser level: each constraint summed over
+    ``cmap``."""
+    xp = be.xp
+    return xp.stack([be.bin_sums(cmap, nc, w).astype(xp.int32) for w in weights])
+
+
+def part_weights(be: Backend, weights, part, nparts: int):
+    """(ncon, nparts) int64 part weights on ``be``."""
+    return be.xp.stack([be.bin_sums(part, nparts, w) for w in weights])

@@ -1,0 +1,178 @@
+"""Multi-constraint graphs (ncon >= 2) through the cpu engine, the twin of the gpu engine."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import FIXTURES, load_fixture, random_graph
+
+from gpmetis import partition
+from gpmetis.backend import get_backend
+from gpmetis.balance import max_part_weights, uniform_tpwgts
+from gpmetis.errors import OptionError
+from gpmetis.graph import Graph
+from gpmetis.multiconstraint.pipeline import upload
+from gpmetis.multiconstraint.refinement import cap_moves, rebalance_step, score_state
+from gpmetis.multiconstraint.weights import Balance, guide_weights
+
+CPU = get_backend("cpu")
+
+
+def with_weights(graph: Graph, ncon: int, seed: int = 1) -> Graph:
+    """``graph`` with ncon weights per vertex: 1, the degree, a seeded random 1-5."""
+    rng = np.random.default_rng(seed)
+    columns = [np.ones(graph.nvtxs, np.int64), np.maximum(graph.degrees(), 1),
+               rng.integers(1, 6, graph.nvtxs)]
+    return Graph.from_csr(graph.xadj, graph.adjncy, np.stack(columns[:ncon], axis=1),
+                          graph.adjwgt if graph.has_adjwgt else None)
+
+
+def part_weights(graph: Graph, part: np.ndarray, nparts: int) -> np.ndarray:
+    """(nparts, ncon) int64, recomputed here from the part array."""
+    return np.stack([np.bincount(part, weights=graph.vwgt[:, c], minlength=nparts)
+                     for c in range(graph.ncon)], axis=1).astype(np.int64)
+
+
+def assert_balanced(graph: Graph, part: np.ndarray, nparts: int, ubvec, tpwgts=None) -> None:
+    """Every constraint of every part within METIS's limit (ubvec x target, at least the
+    target rounded up), valid ids, no empty part."""
+    assert part.min() >= 0 and part.max() < nparts
+    assert (np.bincount(part, minlength=nparts) > 0).all()
+    tpwgts = uniform_tpwgts(nparts, graph.ncon) if tpwgts is None else tpwgts
+    limits = max_part_weights(graph.vwgt.sum(axis=0), tpwgts, ubvec)
+    pw = part_weights(graph, part, nparts)
+    assert (pw <= limits).all(), (pw - limits).max(axis=0)
+
+
+@pytest.mark.parametrize("ncon", [2, 3])
+@pytest.mark.parametrize("name,nparts", [("4elt", 8), ("4elt", 64), ("crack", 16)])
+def test_every_constraint_is_balanced(name, nparts, ncon):
+    graph = with_weights(load_fixture(name), ncon)
+    result = partition(graph, nparts, engine="cpu")
+    assert_balanced(graph, result.part, nparts, [1.03] * ncon)
+    assert result.warnings == []
+    # the reported metrics are the part file's
+    pw = part_weights(graph, result.part, nparts)
+    assert result.metrics.pwgts == pw.tolist()
+    cut = int(graph.adjwgt[result.part[graph.sources()] != result.part[graph.adjncy]].sum()) // 2
+    assert result.edgecut == cut
+    assert len(result.metrics.imbalance) == ncon
+
+
+def test_ubvec_per_constraint():
+    graph = with_weights(load_fixture("crack"), 2)
+    result = partition(graph, 8, engine="cpu", ubvec=(1.01, 1.2))
+    assert_balanced(graph, result.part, 8, [1.01, 1.2])
+
+
+def test_tpwgts_per_part_and_constraint(tmp_path):
+    graph = with_weights(load_fixture("crack"), 2)
+    path = tmp_path / "tpwgts"
+    path.write_text("0:0-1 = 0.4\n1:0 = 0.2\n1:1 = 0.2\n")  # the rest share what is left
+    result = partition(graph, 4, engine="cpu", tpwgts=str(path))
+    targets = np.array([[0.4, 0.4], [0.2, 0.2], [0.2, 0.2], [0.2, 0.2]])
+    assert_balanced(graph, result.part, 4, [1.03, 1.03], targets)
+
+
+def test_same_seed_same_partition_and_seeds_differ():
+    graph = with_weights(random_graph(3000, 6, seed=5), 3)
+    a, b = (partition(graph, 16, engine="cpu", seed=7).part for _ in range(2))
+    assert np.array_equal(a, b)
+    assert not np.array_equal(a, partition(graph, 16, engine="cpu", seed=8).part)
+
+
+def test_a_constraint_of_zero_weights_is_balanced_trivially():
+    base = load_fixture("3elt")
+    vwgt = np.stack([np.ones(base.nvtxs, np.int64), np.zeros(base.nvtxs, np.int64)], axis=1)
+    graph = Graph.from_csr(base.xadj, base.adjncy, vwgt)
+    result = partition(graph, 8, engine="cpu")
+    assert_balanced(graph, result.part, 8, [1.03, 1.03])
+
+
+def test_a_vertex_heavier_than_a_part_is_reported():
+    base = load_fixture("3elt")
+    vwgt = np.ones((base.nvtxs, 2), np.int64)
+    vwgt[0, 1] = base.nvtxs  # half of constraint 1's total: no 8-part split can hold it
+    graph = Graph.from_csr(base.xadj, base.adjncy, vwgt)
+    result = partition(graph, 8, engine="cpu")
+    assert len(result.warnings) == 1
+    assert result.warnings[0].startswith("constraint 1: part ")
+    assert f"the heaviest vertex weighs {base.nvtxs}" in result.warnings[0]
+
+
+def test_the_metis_engine_refuses_and_auto_runs_ours():
+    graph = with_weights(load_fixture("3elt"), 2)
+    with pytest.raises(OptionError, match="constraints"):
+        partition(graph, 4, engine="metis")
+    result = partition(graph, 4)  # no CUDA here: auto runs the cpu engine
+    assert result.engine == "cpu"
+    assert_balanced(graph, result.part, 4, [1.03, 1.03])
+
+
+@pytest.mark.parametrize("ubvec,message", [((1.03,), "constraints"),
+                                           ((1.03, 1.03, 1.03), "constraints"),
+                                           ((1.03, 0.9), "greater than 1")])
+def test_bad_ubvec(ubvec, message):
+    graph = with_weights(load_fixture("3elt"), 2)
+    with pytest.raises(OptionError, match=message):
+        partition(graph, 4, engine="cpu", ubvec=ubvec)
+
+
+def test_cli_multi_constraint_run_and_refusals(tmp_path):
+    graph_path = tmp_path / "two.graph"
+    graph_path.write_text("4 4 010 2\n1 2 2 4\n1 1 1 3\n2 1 2 4\n1 2 1 3\n")
+    run = [sys.executable, "-m", "cli.main"]
+    ok = subprocess.run([*run, str(graph_path), "2", "-engine=cpu"], capture_output=True,
+                        text=True, cwd=FIXTURES.parent)
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.count("constraint #") == 2
+    assert (tmp_path / "two.graph.part.2").exists()
+    metis = subprocess.run([*run, str(graph_path), "2", "-engine=metis"], capture_output=True,
+                           text=True, cwd=FIXTURES.parent)
+    assert metis.returncode == 2 and "constraints" in metis.stderr
+    tpw = tmp_path / "t"
+    tpw.write_text("0:2 = 0.5\n")  # constraint 2 does not exist
+    bad = subprocess.run([*run, str(graph_path), "2", "-engine=cpu", f"-tpwgts={tpw}"],
+                         capture_output=True, text=True, cwd=FIXTURES.parent)
+    assert bad.returncode in (1, 2) and "Traceback" not in bad.stderr
+    assert str(tpw) in bad.stderr
+
+
+def test_guide_weights_keep_every_constraint_within_its_cluster_limit():
+    rng = np.random.default_rng(3)
+    vwgt = rng.integers(0, 50, (1000, 3))
+    limits = np.array([100.0, 70.0, 300.0])
+    guide, scale = guide_weights(vwgt, limits)
+    # any set of vertices whose guide weights fit the scale fits every limit
+    order = rng.permutation(1000)
+    fits = np.cumsum(guide[order]) <= scale
+    members = order[fits]
+    assert (vwgt[members].sum(axis=0) <= limits).all()
+    assert guide.sum() < 2**31
+
+
+def test_cap_moves_keeps_the_best_moves_that_fit_per_destination():
+    weights = np.array([[1, 1, 1, 1, 5], [3, 1, 1, 1, 0]], dtype=np.int32)
+    cand = np.arange(5)
+    to = np.array([0, 0, 0, 1, 1])
+    priority = np.array([5, 9, 7, 1, 2])
+    room = np.array([[2, 5], [10, 0]], dtype=np.int64)
+    keep = cap_moves(CPU, weights, cand, to, priority, room)
+    # part 0 takes 1 (prio 9) then 2 (prio 7), then its constraint-0 room of 2 is full;
+    # part 1 takes 4 (weight 5, 0), not 3 (constraint 1 has no room)
+    assert keep.tolist() == [False, True, True, False, True]
+
+
+def test_rebalancing_lowers_the_excess():
+    graph = with_weights(load_fixture("crack"), 2)
+    wg = upload(CPU, graph, 8)
+    balance = Balance.of(wg.totals, uniform_tpwgts(8, 2), [1.03, 1.03])
+    part = (np.arange(graph.nvtxs) * 8 // graph.nvtxs).astype(np.int32)
+    part[: graph.nvtxs // 4] = 0  # part 0 far over in both constraints
+    (excess, _), pw = score_state(CPU, wg.graph, wg.weights, part, 8, balance)
+    moved = rebalance_step(CPU, wg.graph, wg.weights, part, 8, balance, pw)
+    (after, _), _ = score_state(CPU, wg.graph, wg.weights, moved, 8, balance)
+    assert excess > 0 and after < excess
