@@ -32,17 +32,28 @@ def constraint_weights(graph, ncon: int) -> np.ndarray:
 
 
 def write_metis(path: Path, graph, vwgt: np.ndarray) -> None:
-    """``graph`` with ``vwgt`` as a METIS file (fmt 011 or 010 with ncon weights)."""
-    ncon = vwgt.shape[1]
+    """``graph`` with ``vwgt`` as a METIS file (fmt 011 or 010 with ncon weights), written by
+    laying every line's tokens out in one array."""
+    n, ncon = vwgt.shape
+    per_entry = 2 if graph.has_adjwgt else 1
+    degree = np.diff(graph.xadj)
+    length = ncon + per_entry * degree  # tokens per line
+    ends = np.cumsum(length)
+    tokens = np.empty(int(ends[-1]) if n else 0, dtype=np.int64)
+    starts = ends - length
+    row_of_token = np.repeat(np.arange(n), length)
+    offset = np.arange(len(tokens)) - starts[row_of_token]
+    is_weight = offset < ncon
+    tokens[is_weight] = vwgt[row_of_token[is_weight], offset[is_weight]]
+    entry = graph.xadj[row_of_token[~is_weight]] + (offset[~is_weight] - ncon) // per_entry
+    neighbour = (offset[~is_weight] - ncon) % per_entry == 0
+    tokens[~is_weight] = np.where(neighbour, graph.adjncy[entry] + 1,
+                                  graph.adjwgt[entry] if graph.has_adjwgt else 0)
+    separators = np.full(len(tokens), " ")
+    separators[ends - 1] = "\n"
     fmt = "011" if graph.has_adjwgt else "010"
-    lines = [f"{graph.nvtxs} {graph.nedges} {fmt} {ncon}"]
-    for v in range(graph.nvtxs):  # a benchmark's input file, written once per graph
-        row = graph.adjncy[graph.xadj[v]:graph.xadj[v + 1]] + 1
-        if graph.has_adjwgt:
-            wts = graph.adjwgt[graph.xadj[v]:graph.xadj[v + 1]]
-            row = np.column_stack((row, wts)).reshape(-1)
-        lines.append(" ".join(map(str, [*vwgt[v], *row])))
-    path.write_text("\n".join(lines) + "\n")
+    body = "".join(np.char.add(tokens.astype(str), separators))
+    path.write_text(f"{graph.nvtxs} {graph.nedges} {fmt} {ncon}\n{body}")
 
 
 def main() -> None:
@@ -54,6 +65,11 @@ def main() -> None:
     parser.add_argument("--ks", default="2,8,64")
     parser.add_argument("--ncons", default="2,3")
     parser.add_argument("--graphs", default=None, help="comma-separated shared graph names")
+    parser.add_argument("--generated", default=None,
+                        help="gen_graph.py graphs as KIND:SIZE:NCON,... (timed in process: "
+                             "median of --repeat runs after a warm-up, single-constraint "
+                             "time alongside)")
+    parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--workdir", default=str(ROOT / ".bench"))
     args = parser.parse_args()
     workdir = Path(args.workdir)
@@ -61,6 +77,9 @@ def main() -> None:
     names = (args.graphs.split(",") if args.graphs else
              sorted(p.stem for p in (ROOT / "fixtures").glob("*.graph")))
     metis = metis_binary()
+    if args.generated:
+        _generated(gpmetis, Graph, args, metis, workdir)
+        return
     rows = []
     for name in names:
         base = gpmetis.read_graph(ROOT / "fixtures" / f"{name}.graph")
@@ -98,6 +117,48 @@ def main() -> None:
     print(f"worst: {worst['graph']} ncon={worst['ncon']} k={worst['k']} "
           f"{worst['ratio'] or float('nan'):.3f}; max balance ours "
           f"{max(r['imb'] for r in rows):.4f}")
+
+
+def _generated(gpmetis, Graph, args, metis, workdir: Path) -> None:
+    """The speed table: ours (ncon weights and the plain graph) against METIS 5.1."""
+    from bench.common import generated_graph
+
+    rows = []
+    for spec in args.generated.split(","):
+        kind, size, ncon = spec.split(":")
+        base_path = generated_graph(kind, int(size), workdir)
+        base = gpmetis.read_graph(base_path)
+        vwgt = constraint_weights(base, int(ncon))
+        graph = Graph.from_csr(base.xadj, base.adjncy, vwgt,
+                               base.adjwgt if base.has_adjwgt else None)
+        path = workdir / f"{kind}{size}.ncon{ncon}.graph"
+        if metis and not path.exists():
+            write_metis(path, base, vwgt)
+        for k in (int(x) for x in args.ks.split(",")):
+            ref = run_metis(metis, path, k) if metis else None
+            timed = {}
+            for label, g in (("mc", graph), ("plain", base)):
+                gpmetis.partition(g, k, engine=args.engine)  # warm-up
+                runs = [gpmetis.partition(g, k, engine=args.engine) for _ in range(args.repeat)]
+                timed[label] = sorted(runs, key=lambda r: r.seconds)[len(runs) // 2]
+            ours = timed["mc"]
+            rows.append({
+                "graph": f"{kind} {size}", "ncon": int(ncon), "k": k, "cut": ours.edgecut,
+                "metis": ref["cut"] if ref else None,
+                "ratio": ours.edgecut / ref["cut"] if ref else None,
+                "imb": max(ours.metrics.imbalance),
+                "metis_imb": max(ref["imbalances"]) if ref else None,
+                "seconds": ours.seconds, "plain": timed["plain"].seconds,
+                "metis_seconds": ref["seconds"] if ref else None,
+                "speedup": ref["seconds"] / ours.seconds if ref else None,
+                "vs_plain": ours.seconds / timed["plain"].seconds,
+            })
+    print_table(rows, [("graph", "graph", ""), ("ncon", "ncon", "d"), ("k", "k", "d"),
+                       ("cut", "our cut", "d"), ("metis", "METIS cut", "d"),
+                       ("ratio", "cut / METIS", ".3f"), ("imb", "our max balance", ".3f"),
+                       ("metis_imb", "METIS max balance", ".3f"), ("seconds", "ours s", ".3f"),
+                       ("plain", "ours ncon=1 s", ".3f"), ("vs_plain", "x ncon=1", ".2f"),
+                       ("metis_seconds", "METIS s", ".2f"), ("speedup", "x METIS", ".1f")])
 
 
 if __name__ == "__main__":

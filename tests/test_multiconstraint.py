@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import FIXTURES, load_fixture, random_graph
+from conftest import FIXTURES, load_fixture, random_graph, requires_cuda
 
 from gpmetis import partition
 from gpmetis.backend import get_backend
@@ -176,3 +176,15 @@ def test_rebalancing_lowers_the_excess():
     moved = rebalance_step(CPU, wg.graph, wg.weights, part, 8, balance, pw)
     (after, _), _ = score_state(CPU, wg.graph, wg.weights, moved, 8, balance)
     assert excess > 0 and after < excess
+
+
+@pytest.mark.gpu
+@requires_cuda
+@pytest.mark.parametrize("ncon,nparts", [(2, 8), (3, 64)])
+def test_gpu_engine_equals_cpu_engine(ncon, nparts):
+    for graph in (with_weights(load_fixture("4elt"), ncon),
+                  with_weights(random_graph(20000, 8, seed=2, hubs=2), ncon)):
+        gpu = partition(graph, nparts, engine="gpu", seed=3)
+        cpu = partition(graph, nparts, engine="cpu", seed=3)
+        assert np.array_equal(gpu.part, cpu.part)
+        assert gpu.edgecut == cpu.edgecut and gpu.metrics.pwgts == cpu.metrics.pwgts
