@@ -181,6 +181,8 @@ def _run(graphfile: str, nparts: int, options) -> None:
     check_ubvec_ncon(options.ubvec, graph.ncon)
     result = partition(graph, nparts, options)
     t2 = time.perf_counter()
+    for warning in result.warnings:
+        click.echo(f"gpmetis: warning: {warning}", err=True)
     files = []
     output = _output_path(graphfile, nparts, options)
     if output is not None:

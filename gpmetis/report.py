@@ -51,7 +51,7 @@ def report_dict(graph: Graph, result: Result, options: Options, timing: Timing) 
         "levels": result.stats.get("levels", []),
         "phases": {k: result.stats[k] for k in ("coarsening", "initial", "refinement")
                    if k in result.stats},
-        "warnings": list(graph.warnings),
+        "warnings": [*graph.warnings, *result.warnings],
     }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -188,3 +189,17 @@ def test_gpu_engine_equals_cpu_engine(ncon, nparts):
         cpu = partition(graph, nparts, engine="cpu", seed=3)
         assert np.array_equal(gpu.part, cpu.part)
         assert gpu.edgecut == cpu.edgecut and gpu.metrics.pwgts == cpu.metrics.pwgts
+
+
+def test_cli_says_when_a_constraint_is_over_its_limit(tmp_path):
+    path = tmp_path / "heavy.graph"
+    # a path of 4 vertices; vertex 0 holds most of constraint 1: no 2-way split balances it
+    path.write_text("4 3 010 2\n1 9 2\n1 1 1 3\n1 1 2 4\n1 1 3\n")
+    proc = subprocess.run([sys.executable, "-m", "cli.main", str(path), "2", "-engine=cpu",
+                           f"-json={tmp_path / 'r.json'}"], capture_output=True, text=True,
+                          cwd=FIXTURES.parent)
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: constraint 1: part" in proc.stderr
+    assert "heaviest vertex weighs 9" in proc.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert any(w.startswith("constraint 1") for w in report["warnings"])
