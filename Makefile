@@ -33,6 +33,7 @@ bench:
 
 quality: setup
 	$(PY) bench/quality.py
+	$(PY) bench/multiconstraint.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache fixtures/*.part.*
