@@ -41,10 +41,13 @@ def start(path: str | os.PathLike, options: Options) -> PendingGraph | GpuRead |
     global _started, _thread
     from gpmetis.initial_partitioning.workers import start_workers
     from gpmetis.io.peek import peek_nedges
+    from gpmetis.io.source import rereadable
     from gpmetis.partitioning.driver import AUTO_GPU_MIN_EDGES
     from gpmetis.partitioning.multilevel import INITIAL_TRIALS
 
     if _started or options.engine not in ("gpu", "auto"):
+        return None
+    if not rereadable(path):  # a stream is read once, by the plain reader
         return None
     if options.engine == "auto" and (peek_nedges(path) or 0) < AUTO_GPU_MIN_EDGES:
         return None
