@@ -15,8 +15,9 @@ from gpmetis.backend import cuda_available
 from gpmetis.balance import max_part_weights, uniform_tpwgts
 from gpmetis.errors import OptionError, PartitionError
 from gpmetis.graph import Graph
+from gpmetis.limits import check_limits, multilevel_fits
 from gpmetis.metrics import PartitionMetrics, compute_metrics
-from gpmetis.options import Options
+from gpmetis.options import MIN_TPWGT, Options, check_nparts
 from gpmetis.partitioning import warmup
 
 # The GPU's start-up (CuPy's import, the CUDA context, the kernels' first load: ~1.2 s on the
@@ -89,7 +90,8 @@ def choose_engine(graph: Graph, options: Options) -> str:
     elif engine == "auto":
         large = graph.nedges >= AUTO_GPU_MIN_EDGES
         # Small graphs never touch CUDA: importing CuPy alone costs more than METIS's run.
-        usable = large and not unsupported_by_multilevel(graph, options) and cuda_available()
+        usable = (large and not unsupported_by_multilevel(graph, options)
+                  and multilevel_fits(graph) and cuda_available())
         engine = "gpu" if usable else "metis"
     if engine in ("gpu", "cpu"):
         problems = unsupported_by_multilevel(graph, options)
@@ -110,7 +112,7 @@ def load_tpwgts(options: Options, nparts: int, ncon: int) -> np.ndarray:
 
         return read_tpwgts(options.tpwgts, nparts, ncon)
     values = np.asarray(options.tpwgts, dtype=np.float64)
-    if values.size != nparts * ncon or not (np.isfinite(values) & (values > 0)).all():
+    if values.size != nparts * ncon or not (np.isfinite(values) & (values >= MIN_TPWGT)).all():
         # METIS rejects a part of zero target weight too (its -tpwgts file needs 0 < f < 1)
         raise OptionError("tpwgts", f"needs {nparts * ncon} positive fractions")
     values = values.reshape(nparts, ncon)
@@ -121,10 +123,10 @@ def partition(graph: Graph, nparts: int, options: Options | None = None, **kwarg
     """Partition ``graph`` into ``nparts`` parts; ``kwargs`` are METIS option names."""
     options = (options or Options()).with_(**kwargs) if kwargs else (options or Options())
     options.validate()
-    if nparts < 1:
-        raise OptionError("nparts", f"must be at least 1, got {nparts}")
+    check_nparts(nparts, graph.nvtxs)
     warmup.wait()
     engine = choose_engine(graph, options)
+    check_limits(graph, nparts, engine)
     tpwgts = load_tpwgts(options, nparts, graph.ncon)
     seed = options.seed if options.seed >= 0 else DEFAULT_SEED
     start = time.perf_counter()
