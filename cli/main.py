@@ -81,7 +81,7 @@ class MetisStyleCommand(click.Command):
 
 
 @click.command(cls=MetisStyleCommand, context_settings=CONTEXT)
-@click.argument("graphfile", type=click.Path(dir_okay=True))
+@click.argument("graphfile", type=click.Path(dir_okay=True, readable=False))
 @click.argument("nparts", type=MetisInt(1, NPARTS_MAX))
 @click.option("-ptype", type=_choice(PTYPES), default="kway", help="rb | kway (default)")
 @click.option("-objtype", type=_choice(OBJTYPES), default="cut", help="cut (default) | vol")
