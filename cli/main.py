@@ -110,6 +110,8 @@ class MetisStyleCommand(click.Command):
 @click.option("-json", "json_file", type=str, default=None, help="also write the report as JSON")
 @click.option("-quiet", is_flag=True, help="print nothing but errors and warnings")
 @click.option("-symmetrize", is_flag=True, help="add missing reverse edges instead of failing")
+@click.option("-edgepart", is_flag=True,
+              help="partition the edges (SPAC) and write GRAPHFILE.edgepart.NPARTS")
 def main(graphfile: str, nparts: int, show_time: bool, json_file: str | None, **opts) -> None:
     """Partition GRAPHFILE (METIS graph or Matrix Market, optionally .gz/.bz2/.xz) into NPARTS
     parts and write GRAPHFILE.part.NPARTS, like METIS's gpmetis."""
@@ -121,7 +123,13 @@ def main(graphfile: str, nparts: int, show_time: bool, json_file: str | None, **
             opts["ubvec"] = parse_ubvec(opts["ubvec"])
         if show_time and opts["dbglvl"] == 0:
             opts["dbglvl"] = 2
+        edgepart = opts.pop("edgepart")
         options = Options(json=json_file, **opts).validate()
+        if edgepart:
+            from gpmetis.edge_partitioning.command import run_edgepart
+
+            run_edgepart(graphfile, nparts, options, _same_file, _print)
+            return
         _check_paths(graphfile, nparts, options)
         _run(graphfile, nparts, options)
     except GpmetisError as exc:

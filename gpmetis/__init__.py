@@ -16,6 +16,7 @@ _EXPORTS = {
     "Options": "gpmetis.options",
     "Result": "gpmetis.partitioning.driver",
     "partition": "gpmetis.partitioning.driver",
+    "partition_edges": "gpmetis.edge_partitioning",
     "part_graph": "gpmetis.api",
     "read_graph": "gpmetis.io",
     "write_partition": "gpmetis.io",

@@ -1,0 +1,160 @@
+"""From a partition of the split graph to one part per edge, balanced, and what it costs.
+
+Everything here is the same array code on both backends (NumPy and CuPy): stable sorts,
+prefix sums and searches only, so the gpu and cpu engines give the same edge parts. Loops run
+per round or per part, never per edge.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpmetis.backend import Backend
+
+BALANCE_ROUNDS = 8  # rounds of moves out of overweight parts; each leaves no receiver over
+
+
+@dataclass
+class EdgeSlots:
+    """The input's edges in graph-file order (vertices in order, for vertex u its neighbours
+    v > u in the order of u's row): ``slot`` (int64) the edge's slot in its lower endpoint's
+    row, ``other`` (int64) its slot in the higher endpoint's row, ``load`` (int64) its weight;
+    ``edge_of_slot`` (int64) the edge of every slot."""
+
+    slot: object
+    other: object
+    load: object
+    edge_of_slot: object
+
+    @classmethod
+    def of(cls, be: Backend, src, adjncy, partner, loads) -> EdgeSlots:
+        xp = be.xp
+        upper = src < adjncy
+        slot = xp.flatnonzero(upper)
+        rank = xp.cumsum(upper, dtype=xp.int64) - 1
+        edge_of_slot = xp.where(upper, rank, rank[partner])
+        load = (xp.ones(len(slot), dtype=xp.int64) if loads is None
+                else loads[slot].astype(xp.int64))
+        return cls(slot, partner[slot].astype(xp.int64), load, edge_of_slot)
+
+
+@dataclass
+class EdgeMetrics:
+    """What an edge partition costs: ``copies`` (vertex copies: distinct (vertex, part) pairs
+    over the vertices that have an edge), ``vertices`` (how many have one), part ``loads``
+    (int64 NumPy) and ``limit`` (the balance limit of one part)."""
+
+    copies: int
+    vertices: int
+    loads: np.ndarray
+    limit: int
+
+    @property
+    def replication_factor(self) -> float:
+        return self.copies / self.vertices if self.vertices else 0.0
+
+    @property
+    def copies_beyond_one(self) -> int:
+        return self.copies - self.vertices
+
+    @property
+    def edge_balance(self) -> float:
+        """The largest part's load over the average."""
+        total = int(self.loads.sum())
+        return float(self.loads.max()) * len(self.loads) / total if total else 0.0
+
+
+def edge_parts(be: Backend, edges: EdgeSlots, split_part, nparts: int, limit: int):
+    """(int32 part per edge on ``be``, dominant edges cut): each edge takes the part of its
+    lower endpoint's slot; then ``balance_edges`` and ``fill_empty_parts``."""
+    xp = be.xp
+    part = split_part[edges.slot].astype(xp.int32)
+    other = split_part[edges.other].astype(xp.int32)
+    cut = int((part != other).sum())
+    part = balance_edges(be, part, other, edges.load, nparts, limit)
+    return fill_empty_parts(be, part, edges.load, nparts), cut
+
+
+def _within_groups(be: Backend, keys, values):
+    """Inclusive prefix sums of ``values`` restarting at every run of equal ``keys`` (sorted)."""
+    xp = be.xp
+    total = xp.cumsum(values)
+    first = xp.searchsorted(keys, keys, side="left")
+    return total - (total[first] - values[first])
+
+
+def balance_edges(be: Backend, part, other, load, nparts: int, limit: int):
+    """Edge parts with every part's load within ``limit`` where moves allow it.
+
+    Each round first moves edges whose other slot lies in a part with room (a cut dominant edge:
+    the move adds no copy of its lower endpoint that the split graph did not have), then, for
+    what is still over, the first edges (in edge order) of each overweight part into the parts
+    with room, in part order. A part receives at most its room, so no receiver goes over (with
+    unit loads every limit then holds; a heavy edge may leave one over, which the metrics show).
+    """
+    xp = be.xp
+    part, other = part.copy(), other.copy()
+    for _ in range(BALANCE_ROUNDS):
+        loads = be.bin_sums(part, nparts, load)
+        excess = loads - limit
+        if not bool((excess > 0).any()):
+            break
+        room = xp.maximum(-excess, 0)
+        # free moves: to the part of the edge's other slot
+        cand = xp.flatnonzero((part != other) & (excess[part] > 0) & (room[other] > 0))
+        cand = cand[be.argsort_stable(part[cand])]
+        need = _within_groups(be, part[cand], load[cand]) - load[cand] < excess[part[cand]]
+        cand = cand[need]
+        cand = cand[be.argsort_stable(other[cand])]
+        fits = _within_groups(be, other[cand], load[cand]) <= room[other[cand]]
+        moved = cand[fits]
+        if len(moved):
+            part[moved], other[moved] = other[moved], part[moved]
+            continue
+        # forced moves: the first edges of each overweight part fill the parts with room
+        cand = xp.flatnonzero(excess[part] > 0)
+        cand = cand[be.argsort_stable(part[cand])]
+        need = _within_groups(be, part[cand], load[cand]) - load[cand] < excess[part[cand]]
+        cand = cand[need]
+        ends = xp.cumsum(room)
+        dest = xp.searchsorted(ends, xp.cumsum(load[cand]), side="left")
+        keep = dest < nparts
+        moved, dest = cand[keep], dest[keep].astype(xp.int32)
+        if not len(moved):
+            break
+        other[moved] = part[moved]
+        part[moved] = dest
+    return part
+
+
+def fill_empty_parts(be: Backend, part, load, nparts: int):
+    """Edge parts with no part empty (there are at least ``nparts`` edges): the j-th empty
+    part takes the j-th spare edge, spare edges being those after the first of their part,
+    ordered by their part's load (heaviest first), then part id, then edge order."""
+    xp = be.xp
+    counts = be.counts(part, nparts)
+    empty = xp.flatnonzero(counts == 0)
+    if not len(empty):
+        return part
+    loads = be.bin_sums(part, nparts, load)
+    order = be.argsort_stable(part)
+    by_part = part[order]
+    first = xp.searchsorted(by_part, by_part, side="left")
+    spare = order[xp.arange(len(order)) != first]
+    spare = spare[be.argsort_stable(-loads[part[spare]])]
+    part = part.copy()
+    part[spare[:len(empty)]] = empty.astype(xp.int32)
+    return part
+
+
+def edge_metrics(be: Backend, edges: EdgeSlots, src, part, nparts: int, limit: int,
+                 nvertices_with_edges: int) -> EdgeMetrics:
+    """The copies of ``part`` (per edge) counted over every slot's (vertex, part) pair."""
+    xp = be.xp
+    keys = src.astype(xp.int64) * nparts + part[edges.edge_of_slot]
+    keys = xp.sort(keys)
+    copies = int((keys[1:] != keys[:-1]).sum()) + 1 if len(keys) else 0
+    loads = be.asnumpy(be.bin_sums(part, nparts, edges.load))
+    return EdgeMetrics(copies, nvertices_with_edges, loads, limit)
