@@ -42,7 +42,7 @@ def report_dict(graph: Graph, result: Result, options: Options, timing: Timing) 
                   "ncon": graph.ncon},
         "nparts": result.nparts,
         "engine": result.engine,
-        "options": _options_dict(options, result.engine),
+        "options": _options_dict(options, result),
         "metrics": result.metrics.as_dict(),
         "timing": {"io": timing.io, "partitioning": timing.partitioning,
                    "reporting": timing.reporting},
@@ -55,13 +55,39 @@ def report_dict(graph: Graph, result: Result, options: Options, timing: Timing) 
     }
 
 
-def _options_dict(options: Options, engine: str) -> dict:
+def ran_rtype(options: Options, engine: str) -> str:
+    """The refinement that ran: Jet on the gpu and cpu engines (they refuse -rtype), METIS's
+    own scheme on the metis engine."""
+    return "jet" if engine in ("gpu", "cpu") else options.effective_rtype
+
+
+def ran_iptype(options: Options, engine: str) -> str:
+    """The initial partitioning that ran. On the gpu and cpu engines: k-way starts from METIS
+    recursive bisections of the coarsest graph (metisrb), whose bisections grow regions, or
+    start from random ones with -iptype=random (metisrb-random); each bisection of -ptype=rb
+    starts from grown regions (grow) or random ones (random)."""
+    if engine not in ("gpu", "cpu"):
+        return options.effective_iptype
+    random = options.iptype == "random"
+    if options.ptype == "rb":
+        return "random" if random else "grow"
+    return "metisrb-random" if random else "metisrb"
+
+
+def contig_ran(options: Options, result: Result) -> bool:
+    """-contig was asked for and honoured (not dropped for a disconnected graph)."""
+    return options.contig and "contig" not in result.stats
+
+
+def _options_dict(options: Options, result: Result) -> dict:
+    engine = result.engine
     return {
         "ptype": options.ptype, "objtype": options.objtype,
         "ctype": options.effective_ctype(engine),
-        "rtype": options.effective_rtype, "iptype": options.effective_iptype,
+        "rtype": ran_rtype(options, engine), "iptype": ran_iptype(options, engine),
         "dbglvl": options.dbglvl, "ufactor": options.effective_ufactor,
-        "no2hop": options.no2hop, "minconn": options.minconn, "contig": options.contig,
+        "no2hop": options.no2hop, "minconn": options.minconn,
+        "contig": contig_ran(options, result),
         "nooutput": options.nooutput, "seed": options.seed, "niter": options.niter,
         "ncuts": options.ncuts, "engine": options.engine,
     }
@@ -86,9 +112,10 @@ def format_summary(graph: Graph, result: Result, options: Options, timing: Timin
         "",
         _section("Options"),
         f" ptype={o.ptype}, objtype={o.objtype}, ctype={o.effective_ctype(result.engine)}, "
-        f"rtype={o.effective_rtype}, iptype={o.effective_iptype}",
+        f"rtype={ran_rtype(o, result.engine)}, iptype={ran_iptype(o, result.engine)}",
         f" dbglvl={o.dbglvl}, ufactor={ub:.3f}, no2hop={_yes(o.no2hop)}, "
-        f"minconn={_yes(o.minconn)}, contig={_yes(o.contig)}, nooutput={_yes(o.nooutput)}",
+        f"minconn={_yes(o.minconn)}, contig={_yes(contig_ran(o, result))}, "
+        f"nooutput={_yes(o.nooutput)}",
         f" seed={o.seed}, niter={o.niter}, ncuts={o.ncuts}",
         f" engine={o.engine} (ran: {result.engine})",
         *([f" note: {result.stats['fallback']}; METIS ran instead"]

@@ -26,6 +26,8 @@ from gpmetis.partitioning import warmup
 # machine: road 20, 1.2M edges, 2.41 s gpu vs 2.43 s metis; delaunay 20, 3.1M edges, 3.09 vs
 # 3.17 s). Below 2M edges the GPU never pays; small graphs never import CuPy.
 AUTO_GPU_MIN_EDGES = 2_000_000
+# METIS 5.1's gpmetis drops -contig on a graph of several components, and so do we, saying so
+CONTIG_IGNORED = "the input graph is not connected: -contig is ignored, as in METIS 5.1"
 DEFAULT_SEED = 4321
 CUT_SEED_STRIDE = 7919
 
@@ -58,16 +60,18 @@ class Result:
 def unsupported_by_multilevel(graph: Graph, options: Options) -> list[tuple[str, str]]:
     """(option, reason) pairs that the gpu/cpu engines cannot honour for this graph."""
     problems = []
-    if options.ptype == "rb":
-        problems.append(("ptype", "'rb' (recursive bisection) runs only with -engine=metis"))
+    if options.ptype == "rb" and graph.ncon > 1:
+        problems.append(("ptype", "'rb' (recursive bisection) of a multi-constraint graph is "
+                                  "not implemented on the gpu/cpu engines; use -ptype=kway"))
     if options.objtype == "vol":
         problems.append(("objtype", "'vol' runs only with -engine=metis"))
     if options.iptype in ("edge", "node"):
         problems.append(("iptype", f"'{options.iptype}' (a separator's start, as for ndmetis) "
                                    "runs only with -engine=metis; the gpu/cpu engines' bisections "
                                    "start from grown regions (grow, metisrb) or random ones"))
-    if options.contig:
-        problems.append(("contig", "runs only with -engine=metis"))
+    if options.contig and graph.ncon > 1:
+        problems.append(("contig", "of a multi-constraint graph is not implemented on the "
+                                   "gpu/cpu engines"))
     if options.minconn:
         problems.append(("minconn", "runs only with -engine=metis"))
     if options.rtype is not None:
@@ -152,7 +156,14 @@ def partition(graph: Graph, nparts: int, options: Options | None = None, **kwarg
                                   nparts, tpwgts, graph.vsize)
     else:
         seconds -= stats.pop("metrics_seconds", 0.0)
-    warnings = balance_warnings(graph, metrics, tpwgts, options.ubfactors(graph.ncon))
+    if options.ptype == "rb" and graph.ncon == 1:
+        from gpmetis.partitioning.recursive import bisection_balance
+
+        warnings = bisection_balance(metrics.pwgts, tpwgts, options.ubfactors(1)[0])[1]
+    else:
+        warnings = balance_warnings(graph, metrics, tpwgts, options.ubfactors(graph.ncon))
+    if stats.get("contig") == CONTIG_IGNORED:
+        warnings.insert(0, CONTIG_IGNORED)
     return Result(part, nparts, engine, metrics, seconds, stats, warnings)
 
 
@@ -195,7 +206,7 @@ def _best_of_cuts(graph: Graph, nparts, options, tpwgts, engine: str, seed: int)
 
     be = get_backend(engine)
     try:
-        g, vwgt, run, score = _multilevel(be, graph, nparts, options, tpwgts)
+        g, vwgt, run, score, notes = _multilevel(be, graph, nparts, options, tpwgts)
         part, stats = run(seed)
         if options.ncuts > 1:
             best = (score(part), part, stats)
@@ -221,14 +232,16 @@ def _best_of_cuts(graph: Graph, nparts, options, tpwgts, engine: str, seed: int)
         "peak_gpu_bytes": be.peak_memory(),  # the metrics' arrays included
         "ncuts": options.ncuts,
         "metrics_seconds": metrics_seconds,
+        **notes,
     }
     return be.asnumpy(part).astype(np.int32, copy=False), run_stats, metrics
 
 
 def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndarray):
     """(device graph, its (n, ncon) weights for the metrics, run: seed -> (part, RunStats),
-    score: part -> (excess, edgecut), smaller is better) for the graph's number of
-    constraints."""
+    score: part -> (excess, edgecut), smaller is better, notes for the run's stats: whether
+    -contig was ignored, the last run's contiguity rounds) for the graph's number of
+    constraints, ``-ptype`` and ``-contig``."""
     from gpmetis.device_graph import DeviceGraph
     from gpmetis.refinement.jet import partition_state
 
@@ -246,18 +259,34 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
         def score(part) -> tuple[float, int]:
             return score_state(be, wg.graph, wg.weights, part, nparts, balance)[0]
 
-        return wg.graph, wg.weights.T, run, score
+        return wg.graph, wg.weights.T, run, score, {}
 
+    from gpmetis.metrics import count_components
     from gpmetis.partitioning.multilevel import multilevel_partition
+    from gpmetis.partitioning.recursive import bisection_balance, recursive_partition
+    from gpmetis.refinement.contiguity import make_contiguous
 
     g = DeviceGraph.upload(be, graph)
-    limits = max_part_weights(np.array([g.total_vwgt]), tpwgts, options.ubfactors(1))[:, 0]
+    ub = options.ubfactors(1)
+    limits = max_part_weights(np.array([g.total_vwgt]), tpwgts, ub)[:, 0]
+    pipeline = recursive_partition if options.ptype == "rb" else multilevel_partition
+    contig = options.contig and count_components(be, g.xadj, g.adjncy) == 1
+    notes = {"contig": CONTIG_IGNORED} if options.contig and not contig else {}
 
     def run(seed: int):
-        return multilevel_partition(g, nparts, options, tpwgts, seed)
+        part, stats = pipeline(g, nparts, options, tpwgts, seed)
+        if contig:
+            t0 = time.perf_counter()
+            part, rounds = make_contiguous(be, g, part, nparts, limits)
+            be.synchronize()
+            stats.refinement += time.perf_counter() - t0
+            notes["contig_rounds"] = {"merging": rounds[0], "rebalancing": rounds[1]}
+        return part, stats
 
     def score(part) -> tuple[int, int]:
         cut, pw = partition_state(be, g, part, nparts)
+        if options.ptype == "rb":
+            return bisection_balance(pw, tpwgts, ub[0])[0], cut
         return int(np.maximum(pw - limits, 0).sum()), cut
 
-    return g, g.vwgt[:, None], run, score
+    return g, g.vwgt[:, None], run, score, notes

@@ -1,0 +1,194 @@
+"""-ptype=rb and -contig on the cpu engine (issue 38), checked by independent means: the
+bisection tree's balance recomputed from the part weights, every part's connectivity by
+scipy's connected_components."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import check_partition, load_fixture, random_graph
+from scipy.sparse.csgraph import connected_components
+
+from gpmetis import partition
+from gpmetis.backend import get_backend
+from gpmetis.device_graph import DeviceGraph
+from gpmetis.errors import OptionError
+from gpmetis.graph import Graph
+from gpmetis.refinement.contiguity import make_contiguous, rebalance_connected
+
+
+def part_components(graph: Graph, part: np.ndarray, nparts: int) -> np.ndarray:
+    """Number of connected components of each part (scipy, on the edges inside parts)."""
+    src = np.repeat(np.arange(graph.nvtxs), np.diff(graph.xadj))
+    inside = part[src] == part[graph.adjncy]
+    a = sp.csr_matrix((np.ones(int(inside.sum())), (src[inside], graph.adjncy[inside])),
+                      shape=(graph.nvtxs, graph.nvtxs))
+    _, label = connected_components(a, directed=False)
+    first = np.unique(label, return_index=True)[1]
+    return np.bincount(part[first], minlength=nparts)
+
+
+def check_bisections(pw: np.ndarray, tpwgts: np.ndarray, ub: float) -> None:
+    """Every node of the bisection tree (first half c // 2 parts, as METIS): each half within
+    ub x its share of the node's weight (or the share rounded up)."""
+    def walk(first: int, count: int) -> None:
+        if count < 2:
+            return
+        half = count // 2
+        total = pw[first:first + count].sum()
+        share = tpwgts[first:first + half].sum() / tpwgts[first:first + count].sum()
+        for (f, c), s in (((first, half), share), ((first + half, count - half), 1 - share)):
+            target = s * total
+            limit = max(np.floor(ub * target + 1e-9), np.ceil(target - 1e-9))
+            assert pw[f:f + c].sum() <= limit, (first, count, f, c, pw[f:f + c].sum(), limit)
+            walk(f, c)
+    walk(0, len(pw))
+
+
+@pytest.mark.parametrize("name,k", [("4elt", 8), ("3elt", 5), ("add20", 16)])
+def test_rb_balance_per_bisection(name, k):
+    graph = load_fixture(name)
+    result = partition(graph, k, engine="cpu", ptype="rb")
+    pw = np.bincount(result.part, weights=graph.vwgt[:, 0], minlength=k)
+    check_bisections(pw, np.full(k, 1.0 / k), 1.001)
+    assert (np.bincount(result.part, minlength=k) > 0).all()
+    assert result.warnings == []
+
+
+def test_rb_ufactor_applies_per_bisection():
+    graph = load_fixture("4elt")
+    loose = partition(graph, 8, engine="cpu", ptype="rb", ufactor=50)
+    pw = np.bincount(loose.part, minlength=8)
+    check_bisections(pw, np.full(8, 1 / 8), 1.05)
+    # the default per-bisection 1.001 does not hold for this run, or the option did nothing
+    tight = partition(graph, 8, engine="cpu", ptype="rb")
+    assert loose.part.tolist() != tight.part.tolist()
+
+
+def test_rb_tpwgts_split_targets_by_halves():
+    graph = load_fixture("3elt")
+    tpwgts = (0.1, 0.2, 0.3, 0.4)
+    result = partition(graph, 4, engine="cpu", ptype="rb", tpwgts=tpwgts, ufactor=10)
+    pw = np.bincount(result.part, minlength=4)
+    check_bisections(pw, np.array(tpwgts), 1.01)
+    assert np.allclose(pw / pw.sum(), tpwgts, atol=0.02)
+
+
+def test_rb_cut_close_to_kway():
+    graph = load_fixture("4elt")
+    rb = partition(graph, 8, engine="cpu", ptype="rb")
+    kway = partition(graph, 8, engine="cpu")
+    assert rb.edgecut <= 1.25 * kway.edgecut
+
+
+def test_rb_summary_says_what_ran():
+    from gpmetis.options import Options
+    from gpmetis.report import Timing, format_summary
+
+    graph = load_fixture("3elt")
+    options = Options(ptype="rb", engine="cpu")
+    text = format_summary(graph, partition(graph, 4, options), options, Timing(0.0, 0.0))
+    assert "ptype=rb" in text and "rtype=jet, iptype=grow" in text
+    assert "ufactor=1.001" in text and "Recursive Partitioning" in text
+
+
+@pytest.mark.parametrize("name,k", [("add20", 8), ("3elt", 16), ("4elt", 64)])
+def test_contig_every_part_connected(name, k):
+    graph = load_fixture(name)
+    plain = partition(graph, k, engine="cpu")
+    result = partition(graph, k, engine="cpu", contig=True)
+    assert (part_components(graph, result.part, k) == 1).all()
+    assert result.metrics.part_components == k
+    assert result.edgecut <= 1.3 * plain.edgecut
+    assert "contig" not in result.stats  # honoured, not ignored
+    if name != "add20":  # meshes: the rebalancing restores the limit
+        check_partition(graph, result.part, k)
+
+
+def test_contig_changes_a_split_partition():
+    graph = load_fixture("add20")
+    plain = partition(graph, 8, engine="cpu")
+    assert (part_components(graph, plain.part, 8) > 1).any()  # the case under test
+    result = partition(graph, 8, engine="cpu", contig=True)
+    assert (part_components(graph, result.part, 8) == 1).all()
+
+
+def test_contig_ignored_on_a_disconnected_graph():
+    from gpmetis.options import Options
+    from gpmetis.report import Timing, format_summary
+
+    graph = random_graph(400, 4, seed=3, components=2)
+    options = Options(contig=True, engine="cpu")
+    result = partition(graph, 4, options)
+    plain = partition(graph, 4, engine="cpu")
+    assert result.part.tolist() == plain.part.tolist()
+    assert any("not connected" in w and "ignored" in w for w in result.warnings)
+    assert "contig=NO" in format_summary(graph, result, options, Timing(0.0, 0.0))
+
+
+def grid(side: int) -> Graph:
+    """A side x side 4-neighbour grid."""
+    ids = np.arange(side * side).reshape(side, side)
+    u = np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])
+    v = np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel()])
+    a, b = np.concatenate([u, v]), np.concatenate([v, u])
+    order = np.lexsort((b, a))
+    xadj = np.zeros(side * side + 1, dtype=np.int64)
+    np.cumsum(np.bincount(a, minlength=side * side), out=xadj[1:])
+    return Graph.from_csr(xadj, b[order], None, None, name=f"grid{side}")
+
+
+def test_make_contiguous_merges_pieces_and_rebalances():
+    graph = grid(20)
+    be = get_backend("cpu")
+    g = DeviceGraph.upload(be, graph)
+    part = (np.arange(400) % 20 >= 10).astype(np.int32)  # left and right halves
+    part[[0, 1, 20, 21]] = 1  # a piece of part 1 inside part 0
+    part[[399, 398]] = 0  # and one of part 0 inside part 1
+    limits = np.array([206, 206])
+    out, rounds = make_contiguous(be, g, part, 2, limits)
+    assert (part_components(graph, out, 2) == 1).all()
+    assert np.bincount(out, minlength=2).max() <= 206
+    assert rounds[0] >= 1
+
+
+def test_rebalance_connected_keeps_parts_connected():
+    graph = grid(16)
+    be = get_backend("cpu")
+    g = DeviceGraph.upload(be, graph)
+    part = np.where(np.arange(256) % 16 < 12, 0, np.where(np.arange(256) < 128, 1, 2))
+    part = part.astype(np.int32)
+    limits = np.array([100, 100, 100])
+    before = np.bincount(part, minlength=3)
+    moved = rebalance_connected(be, g, part, 3, limits)
+    assert moved is not None
+    after = np.bincount(moved, minlength=3)
+    assert after[0] < before[0]
+    assert (part_components(graph, moved, 3) == 1).all()
+    out, _ = make_contiguous(be, g, part, 3, limits)
+    assert np.bincount(out, minlength=3).max() <= 100
+    assert (part_components(graph, out, 3) == 1).all()
+
+
+@pytest.mark.parametrize("option,value,needle", [
+    ("ptype", "rb", "multi-constraint"),
+    ("contig", True, "multi-constraint"),
+])
+def test_modes_refused_on_multiconstraint_graphs(option, value, needle):
+    graph = random_graph(300, 4, seed=5)
+    two = Graph.from_csr(graph.xadj, graph.adjncy, np.ones((300, 2), np.int64), None)
+    with pytest.raises(OptionError, match=needle) as err:
+        partition(two, 4, engine="cpu", **{option: value})
+    assert option in str(err.value)
+
+
+@pytest.mark.parametrize("option,value,needle", [
+    ("objtype", "vol", "metis"),
+    ("minconn", True, "metis"),
+    ("rtype", "fm", "Jet"),
+    ("iptype", "node", "separator"),
+])
+def test_unimplemented_modes_refused_with_reason(option, value, needle):
+    with pytest.raises(OptionError, match=needle):
+        partition(load_fixture("3elt"), 4, engine="cpu", **{option: value})

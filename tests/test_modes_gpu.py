@@ -1,0 +1,44 @@
+"""gpu = cpu for -ptype=rb and -contig (issue 38): the same partition from both engines."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import load_fixture, random_graph, requires_cuda
+
+from gpmetis import partition
+from gpmetis.backend import get_backend
+from gpmetis.device_graph import DeviceGraph
+from gpmetis.refinement.contiguity import make_contiguous
+
+pytestmark = [pytest.mark.gpu, requires_cuda]
+
+
+@pytest.mark.parametrize("name,k,mode", [
+    ("4elt", 8, {"ptype": "rb"}),
+    ("add20", 13, {"ptype": "rb", "tpwgts": tuple(np.arange(1, 14) / 91)}),
+    ("add20", 8, {"contig": True}),
+    ("4elt", 64, {"contig": True}),
+    ("power", 16, {"contig": True, "ptype": "rb"}),
+])
+def test_gpu_equals_cpu(name, k, mode):
+    graph = load_fixture(name)
+    cpu = partition(graph, k, engine="cpu", **mode)
+    gpu = partition(graph, k, engine="gpu", **mode)
+    assert np.array_equal(cpu.part, gpu.part)
+    assert cpu.edgecut == gpu.edgecut
+
+
+def test_contiguity_twin_on_a_random_partition():
+    graph = random_graph(3000, 6, seed=11, weighted=True)
+    part = (np.arange(3000) * 7919 % 5).astype(np.int32)  # scattered: many pieces per part
+    total = int(graph.vwgt.sum())
+    limits = np.full(5, total // 5 + total // 50)
+    out = {}
+    for name in ("cpu", "gpu"):
+        be = get_backend(name)
+        g = DeviceGraph.upload(be, graph)
+        got, rounds = make_contiguous(be, g, be.asarray(part), 5, limits)
+        out[name] = (be.asnumpy(got), rounds)
+    assert np.array_equal(out["cpu"][0], out["gpu"][0])
+    assert out["cpu"][1] == out["gpu"][1]
