@@ -20,7 +20,8 @@ BALANCE_ROUNDS = 8  # rounds of moves out of overweight parts; each leaves no re
 class EdgeSlots:
     """The input's edges in graph-file order (vertices in order, for vertex u its neighbours
     v > u in the order of u's row): ``slot`` (int64) the edge's slot in its lower endpoint's
-    row, ``other`` (int64) its slot in the higher endpoint's row, ``load`` (int64) its weight;
+    row, ``other`` (int64) its slot in the higher endpoint's row, ``load`` (int32; the loads
+    total below 2^31) its weight;
     ``edge_of_slot`` (int64) the edge of every slot."""
 
     slot: object
@@ -35,8 +36,8 @@ class EdgeSlots:
         slot = xp.flatnonzero(upper)
         rank = xp.cumsum(upper, dtype=xp.int64) - 1
         edge_of_slot = xp.where(upper, rank, rank[partner])
-        load = (xp.ones(len(slot), dtype=xp.int64) if loads is None
-                else loads[slot].astype(xp.int64))
+        load = (xp.ones(len(slot), dtype=xp.int32) if loads is None
+                else loads[slot].astype(xp.int32))
         return cls(slot, partner[slot].astype(xp.int64), load, edge_of_slot)
 
 
