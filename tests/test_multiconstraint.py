@@ -16,7 +16,12 @@ from gpmetis.balance import max_part_weights, uniform_tpwgts
 from gpmetis.errors import OptionError
 from gpmetis.graph import Graph
 from gpmetis.multiconstraint.pipeline import upload
-from gpmetis.multiconstraint.refinement import cap_moves, rebalance_step, score_state
+from gpmetis.multiconstraint.refinement import (
+    cap_moves,
+    rebalance_step,
+    score_state,
+    swap_step,
+)
 from gpmetis.multiconstraint.weights import Balance, guide_weights
 
 CPU = get_backend("cpu")
@@ -203,3 +208,20 @@ def test_cli_says_when_a_constraint_is_over_its_limit(tmp_path):
     assert "heaviest vertex weighs 9" in proc.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     assert any(w.startswith("constraint 1") for w in report["warnings"])
+
+
+def test_a_swap_repairs_parts_full_in_different_constraints():
+    # a 4-cycle, parts {0, 1} and {2, 3}: part 0 is over in constraint 0, part 1 in
+    # constraint 1, and no single move lowers the excess; swapping 0 and 2 balances both
+    xadj = np.array([0, 2, 4, 6, 8])
+    adjncy = np.array([1, 3, 0, 2, 1, 3, 0, 2])
+    vwgt = np.array([[1, 1], [2, 0], [0, 2], [1, 1]])
+    wg = upload(CPU, Graph.from_csr(xadj, adjncy, vwgt), 2)
+    balance = Balance.of(wg.totals, uniform_tpwgts(2, 2), [1.03, 1.03])
+    part = np.array([0, 0, 1, 1], dtype=np.int32)
+    (excess, _), pw = score_state(CPU, wg.graph, wg.weights, part, 2, balance)
+    assert excess > 0
+    assert rebalance_step(CPU, wg.graph, wg.weights, part, 2, balance, pw) is part
+    swapped = swap_step(CPU, wg.graph, wg.weights, part, 2, balance, pw)
+    assert swapped.tolist() == [1, 0, 0, 1]
+    assert score_state(CPU, wg.graph, wg.weights, swapped, 2, balance)[0][0] == 0

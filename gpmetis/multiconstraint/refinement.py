@@ -5,14 +5,16 @@ A label-propagation step takes Jet's candidate moves (``best_moves`` and the ``a
 of the single-constraint refinement: they look at edges only) and keeps, per destination part,
 the highest gains first while every constraint's weight moved in fits the part's room (in a
 loose step, its room plus some slack, which rebalancing then takes back). A rebalancing step
-gives each vertex that weighs in an over constraint of its part the best adjacent destination
-where it fits in every constraint (else the roomiest part), ranks the vertices of each part by
-cut lost per unit of excess repaired (each constraint normalised by its total), takes them in
-that order until every constraint's excess is covered, and caps what each destination receives
-in the same way. The loop keeps the best state (least excess, then lowest cut) and stops after
-``patience`` iterations without a > 0.1% improvement. Every step is array code that runs the
-same on NumPy and CuPy, and every order is decided by values and vertex ids, so both engines
-take the same moves.
+considers, for each vertex that weighs in an over constraint of its part, its adjacent parts
+and each constraint's roomiest part, keeps the moves that lower the total excess (each
+constraint's excess over its total), gives the vertex its move of least cut lost per unit of
+excess removed, takes each part's vertices in that order until every constraint's excess is
+covered, and keeps per destination the moves that fit its room plus its cheapest move (alone,
+it lowers the excess). When no single move lowers the excess (parts full in different
+constraints), adjacent parts swap a vertex each (``swap_step``). The loop keeps the best
+state (least excess, then lowest cut) and stops after ``patience`` iterations without a > 0.1%
+improvement. Every step is array code that runs the same on NumPy and CuPy, and every order is
+decided by values and vertex ids, so both engines take the same moves.
 """
 
 from __future__ import annotations
@@ -79,12 +81,9 @@ def lp_step(be: Backend, g: DeviceGraph, weights, part, nparts: int, room, locke
 
 
 def rebalance_step(be: Backend, g: DeviceGraph, weights, part, nparts: int,
-                   balance: Balance, pwgts: np.ndarray, relaxed: bool = False):
+                   balance: Balance, pwgts: np.ndarray):
     """A new partition with vertices moved out of the parts over in any constraint (``part``
-    itself when none is, or when no move lowers the total excess). ``relaxed``: a move only
-    has to lower the excess of the constraints its source is over in (the destination may go
-    over in others, to be repaired by the next step: two such steps make the swaps that a
-    partition whose parts are full in different constraints needs)."""
+    itself when none is, or when no move lowers the total excess)."""
     xp = be.xp
     excess_h = np.maximum(pwgts - balance.limits, 0)
     if not excess_h.any():
@@ -115,7 +114,7 @@ def rebalance_step(be: Backend, g: DeviceGraph, weights, part, nparts: int,
 
     # a move is a candidate when it lowers the total excess; its cost is the cut it adds per
     # unit of excess it removes
-    gain = _excess_drop(be, weights, vs, part[vs], ps, balance, pwgts, relaxed)
+    gain = _excess_drop(be, weights, vs, part[vs], ps, balance, pwgts)
     ok = gain > 0
     vs, ps, conn, gain = vs[ok], ps[ok], conn[ok], gain[ok]
     cost = (own_conn[vs] - conn) / gain
@@ -140,7 +139,7 @@ def rebalance_step(be: Backend, g: DeviceGraph, weights, part, nparts: int,
         before -= before[first]
         take |= (wm > 0) & (before < excess[c][source])
     movers, dest, cost = movers[take], dest[take], cost[take]
-    keep = _destination_cap(be, weights, movers, dest, cost, pwgts, balance, relaxed)
+    keep = _destination_cap(be, weights, movers, dest, cost, pwgts, balance)
     if not bool(keep.any()):
         return part
     part = part.copy()
@@ -149,10 +148,10 @@ def rebalance_step(be: Backend, g: DeviceGraph, weights, part, nparts: int,
 
 
 def _destination_cap(be: Backend, weights, movers, dest, cost, pwgts: np.ndarray,
-                     balance: Balance, relaxed: bool):
+                     balance: Balance):
     """Mask of the moves kept: per destination, cheapest first, its first move (which alone
-    lowers the excess) and, unless ``relaxed``, the moves up to where the destination's room
-    runs out in some constraint."""
+    lowers the excess) and the moves up to where the destination's room runs out in some
+    constraint."""
     xp = be.xp
     if len(movers) == 0:
         return xp.zeros(0, dtype=bool)
@@ -160,14 +159,12 @@ def _destination_cap(be: Backend, weights, movers, dest, cost, pwgts: np.ndarray
     order = order[be.argsort_stable(dest[order])]
     movers, dest = movers[order], dest[order]
     first = xp.searchsorted(dest, dest, side="left")
-    kept = first == xp.arange(len(first))
-    if not relaxed:
-        pw, limits = be.asarray(pwgts), be.asarray(balance.limits)
-        fits = xp.ones(len(movers), dtype=bool)
-        for c, wc in enumerate(weights):
-            moved_in = _segment_cumsum(xp, wc[movers].astype(xp.int64), first)
-            fits &= pw[c][dest] + moved_in <= limits[c][dest]
-        kept |= fits
+    pw, limits = be.asarray(pwgts), be.asarray(balance.limits)
+    fits = xp.ones(len(movers), dtype=bool)
+    for c, wc in enumerate(weights):
+        moved_in = _segment_cumsum(xp, wc[movers].astype(xp.int64), first)
+        fits &= pw[c][dest] + moved_in <= limits[c][dest]
+    kept = fits | (first == xp.arange(len(first)))
     keep = xp.empty(len(movers), dtype=bool)
     keep[order] = kept
     return keep
@@ -179,11 +176,9 @@ def _segment_cumsum(xp, values, first):
     return sums - (sums[first] - values[first])
 
 
-def _excess_drop(be: Backend, weights, v, source, dest, balance: Balance, pwgts: np.ndarray,
-                 relaxed: bool):
+def _excess_drop(be: Backend, weights, v, source, dest, balance: Balance, pwgts: np.ndarray):
     """How much moving each vertex ``v`` from ``source`` to ``dest`` lowers the total excess
-    (float64; each constraint's excess over its total); ``relaxed``: of the constraints that
-    ``source`` is over in."""
+    (float64; each constraint's excess over its total)."""
     xp = be.xp
     pw, limits = be.asarray(pwgts), be.asarray(balance.limits)
     drop = xp.zeros(len(v), dtype=xp.float64)
@@ -192,11 +187,83 @@ def _excess_drop(be: Backend, weights, v, source, dest, balance: Balance, pwgts:
         over_s = pw[c][source] - limits[c][source]
         over_d = pw[c][dest] - limits[c][dest]
         added = xp.maximum(over_d + w, 0) - xp.maximum(over_d, 0)
-        if relaxed:
-            added *= over_s > 0
         change = xp.maximum(over_s, 0) - xp.maximum(over_s - w, 0) - added
         drop += change / float(max(balance.totals[c], 1))
     return drop
+
+
+def swap_step(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance: Balance,
+              pwgts: np.ndarray):
+    """A new partition where pairs of adjacent parts swap a boundary vertex each, at most one
+    swap per part, each swap lowering the total excess (``part`` itself when none does).
+
+    For when no single move lowers the excess: parts full in different constraints trade a
+    vertex heavy in one for a vertex heavy in the other. Each pair of parts (A, B) offers A's
+    vertex that loses the least cut by moving to B, if A is over in a constraint it weighs
+    in; B's boundary vertices towards A complete the swap, the one of least cut lost per unit
+    of excess removed winning; a part takes the cheapest swap it is in, and a swap runs when
+    both of its parts chose it."""
+    xp = be.xp
+    excess = be.asarray(np.maximum(pwgts - balance.limits, 0))
+    n = g.nvtxs
+    s, p, w = g.src, part[g.adjncy], g.adjwgt
+    own = p == part[s]
+    own_conn = be.bin_sums(s[own], n, w[own])
+    pairs, inverse = xp.unique(s[~own].astype(xp.int64) * nparts + p[~own],
+                               return_inverse=True)
+    conn = be.bin_sums(inverse.reshape(-1), len(pairs), w[~own])
+    u, to = pairs // nparts, pairs % nparts
+    frm = part[u].astype(xp.int64)
+    loss = own_conn[u] - conn
+    over = xp.zeros(len(u), dtype=bool)
+    for c, wc in enumerate(weights):
+        over |= (excess[c][frm] > 0) & (wc[u] > 0)
+    # each part pair's offer: the over part's cheapest move towards the other
+    key = frm[over] * nparts + to[over]
+    order = be.argsort_stable(loss[over])
+    order = order[be.argsort_stable(key[order])]
+    key = key[order]
+    first = xp.flatnonzero(xp.concatenate((xp.ones(min(len(key), 1), dtype=bool),
+                                           key[1:] != key[:-1])))
+    offer_key, offer = key[first], xp.flatnonzero(over)[order[first]]
+    if len(offer_key) == 0:
+        return part
+    # the other side: a move back along the same pair of parts
+    back = to * nparts + frm
+    at = xp.minimum(xp.searchsorted(offer_key, back), len(offer_key) - 1)
+    has = offer_key[at] == back
+    mate, v = xp.flatnonzero(has), offer[at[has]]
+    a, b = to[mate], frm[mate]  # v moves a -> b, u[mate] moves b -> a
+    pw, limits = be.asarray(pwgts), be.asarray(balance.limits)
+    drop = xp.zeros(len(mate), dtype=xp.float64)
+    for c, wc in enumerate(weights):
+        delta = wc[u[v]].astype(xp.int64) - wc[u[mate]]  # a's loss, b's gain
+        after_a = pw[c][a] - delta - limits[c][a]
+        after_b = pw[c][b] + delta - limits[c][b]
+        change = (xp.maximum(pw[c][a] - limits[c][a], 0) - xp.maximum(after_a, 0)
+                  + xp.maximum(pw[c][b] - limits[c][b], 0) - xp.maximum(after_b, 0))
+        drop += change / float(max(balance.totals[c], 1))
+    good = drop > 0
+    mate, v, a, b = mate[good], v[good], a[good], b[good]
+    if len(mate) == 0:
+        return part
+    cost = (loss[v] + loss[mate]) / drop[good]
+    # a part takes its cheapest swap (ties: the earlier one); a swap both parts took runs
+    order = be.argsort_stable(cost)
+    rank = xp.empty(len(order), dtype=xp.int64)
+    rank[order] = xp.arange(len(order), dtype=xp.int64)
+    sides, ranks = xp.concatenate((a, b)), xp.concatenate((rank, rank))
+    order = be.argsort_stable(ranks)
+    order = order[be.argsort_stable(sides[order])]
+    sides, ranks = sides[order], ranks[order]
+    first = xp.concatenate((xp.ones(1, dtype=bool), sides[1:] != sides[:-1]))
+    choice = xp.full(nparts, -1, dtype=xp.int64)
+    choice[sides[first]] = ranks[first]
+    run = (choice[a] == rank) & (choice[b] == rank)
+    part = part.copy()
+    part[u[v[run]]] = b[run].astype(xp.int32)
+    part[u[mate[run]]] = a[run].astype(xp.int32)
+    return part
 
 
 def score_state(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance: Balance):
@@ -228,7 +295,7 @@ def refine(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance: Bal
         else:
             moved = rebalance_step(be, g, weights, part, nparts, balance, pwgts)
             if moved is part:  # no move lowers the excess: trade constraints
-                moved = rebalance_step(be, g, weights, part, nparts, balance, pwgts, True)
+                moved = swap_step(be, g, weights, part, nparts, balance, pwgts)
             part = moved
             locked[:] = 0
         score, pwgts = score_state(be, g, weights, part, nparts, balance)
