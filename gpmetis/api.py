@@ -1,76 +1,357 @@
-"""``part_graph``: pymetis's call, answered by gpmetis's engines."""
+"""The Python API in pymetis's shape: ``part_graph``, ``part_mesh``, ``nested_dissection``, and
+``partition`` for any graph input, answered by gpmetis's engines.
+
+Graph inputs everywhere: pymetis's adjacency lists or mapping, a ``CSRAdjacency``,
+``xadj``/``adjncy`` arrays, a ``gpmetis.Graph``, a scipy.sparse matrix or array (the pattern of
+A + A^T without the diagonal; ``mtx_weights=True`` takes |a_ij| as edge weights) or a networkx
+graph (``weight=`` names an edge attribute; results come back keyed by node).
+"""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from gpmetis.graph import Graph
-from gpmetis.options import Options
-from gpmetis.partitioning.driver import partition
+from gpmetis.interop import from_networkx, from_scipy, is_networkx, is_scipy_sparse
+from gpmetis.io.validate import validated_graph
+from gpmetis.partitioning.driver import Result
+from gpmetis.partitioning.driver import partition as _partition
+from gpmetis.pymetis_compat import (
+    CSRAdjacency,
+    GraphPartition,
+    GType,
+    MeshPartition,
+    check_numbering,
+    metis_values,
+    run_options,
+    zero_copy_dtype,
+)
+
+# pymetis's part_graph bisects recursively up to this many parts unless told otherwise.
+RECURSIVE_MAX_NPARTS = 8
 
 
-class GraphPartition(NamedTuple):
-    """pymetis's result shape: the edge cut and each vertex's part."""
+@dataclass
+class NodeResult(Result):
+    """A ``Result`` for a networkx graph: ``part[i]`` is the part of ``labels[i]``."""
 
-    edge_cuts: int
-    vertex_part: np.ndarray
+    labels: list = field(default_factory=list)
+
+    @property
+    def node_part(self) -> dict:
+        """Each node's part, keyed by node."""
+        return dict(zip(self.labels, self.part.tolist()))
 
 
-def _csr(adjacency, xadj, adjncy) -> tuple[np.ndarray, np.ndarray]:
-    if adjacency is not None:
-        if xadj is not None or adjncy is not None:
-            raise TypeError("pass either adjacency or xadj/adjncy, not both")
-        if hasattr(adjacency, "adj_starts"):
-            return np.asarray(adjacency.adj_starts), np.asarray(adjacency.adjacent)
-        rows = [adjacency[i] for i in range(len(adjacency))] if isinstance(
-            adjacency, (Sequence, Mapping)) else list(adjacency)
-        lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
-        xadj = np.zeros(len(rows) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=xadj[1:])
-        flat = np.concatenate([np.asarray(r, dtype=np.int64) for r in rows]) if len(rows) else []
-        return xadj, np.asarray(flat, dtype=np.int64)
-    if xadj is None or adjncy is None:
-        raise TypeError("pass adjacency, or both xadj and adjncy")
-    return np.asarray(xadj), np.asarray(adjncy)
+def _warn_copy(name: str, value: Any) -> None:
+    if value is not None and not (isinstance(value, np.ndarray)
+                                  and value.dtype == zero_copy_dtype()):
+        warnings.warn(f"For {name}: converted to {zero_copy_dtype()} (pass a NumPy array of "
+                      "gpmetis.zero_copy_dtype() to avoid the copy)", BytesWarning, stacklevel=3)
+
+
+def _rows_to_csr(adjacency) -> tuple[np.ndarray, np.ndarray]:
+    """CSR of pymetis's adjacency: ``adjacency[i]`` lists vertex i's neighbours."""
+    n = len(adjacency)
+    rows = [adjacency[i] for i in range(n)] if isinstance(adjacency, (Sequence, Mapping)) \
+        else list(adjacency)
+    lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=n)
+    xadj = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=xadj[1:])
+    flat = np.concatenate([np.asarray(r, dtype=np.int64).reshape(-1) for r in rows]) if n else []
+    return xadj, np.asarray(flat, dtype=np.int64)
+
+
+def as_graph(
+    adjacency: Any = None,
+    xadj: Any = None,
+    adjncy: Any = None,
+    *,
+    vweights: Any = None,
+    vsize: Any = None,
+    eweights: Any = None,
+    mtx_weights: bool = False,
+    weight: str | None = None,
+    warn_on_copies: bool = False,
+    symmetrize: bool = False,
+) -> tuple[Graph, list | None]:
+    """(a validated ``Graph``, the node labels of a networkx input or None) from any graph input.
+
+    Options: ``adjacency`` (adjacency lists or mapping, ``CSRAdjacency``, ``Graph``,
+    scipy.sparse, networkx) or ``xadj`` and ``adjncy``; ``vweights`` (n or (n, ncon) vertex
+    weights), ``vsize`` (vertex sizes for the volume objective), ``eweights`` (one per adjacency
+    entry); ``mtx_weights`` (scipy: |a_ij| as edge weights); ``weight`` (networkx: the edge
+    attribute of the weights); ``warn_on_copies`` (BytesWarning for each array converted);
+    ``symmetrize`` (CSR inputs: add missing reverse edges instead of raising InputError).
+    TypeError for both or neither of adjacency and xadj/adjncy; InputError for a bad graph.
+    """
+    labels = None
+    if adjacency is not None and (xadj is not None or adjncy is not None):
+        raise TypeError("may not pass xadj/adjncy if adjacency is passed")
+    if isinstance(adjacency, Graph):
+        graph = adjacency
+    elif is_scipy_sparse(adjacency):
+        graph = from_scipy(adjacency, weights=mtx_weights)
+    elif is_networkx(adjacency):
+        graph, labels = from_networkx(adjacency, weight=weight)
+    else:
+        if adjacency is None and (xadj is None or adjncy is None):
+            raise TypeError("must pass xadj/adjncy if adjacency is not passed")
+        if isinstance(adjacency, CSRAdjacency) or hasattr(adjacency, "adj_starts"):
+            xadj, adjncy = adjacency.adj_starts, adjacency.adjacent
+        elif adjacency is not None:
+            xadj, adjncy = _rows_to_csr(adjacency)
+        if warn_on_copies:
+            for name, value in (("xadj", xadj), ("adjncy", adjncy), ("vwgt", vweights),
+                                ("vsize", vsize), ("adjwgt", eweights)):
+                _warn_copy(name, value)
+        return validated_graph(np.asarray(xadj), np.asarray(adjncy),
+                               _vwgt(vweights, len(xadj) - 1), eweights, vsize=vsize,
+                               symmetrize=symmetrize), None
+    if vweights is not None or vsize is not None or eweights is not None:
+        graph = Graph.from_csr(graph.xadj, graph.adjncy, _vwgt(vweights, graph.nvtxs),
+                               graph.adjwgt if eweights is None else eweights,
+                               vsize=vsize, name=graph.name)
+    return graph, labels
+
+
+def _vwgt(vweights, n: int):
+    if vweights is None:
+        return None
+    vwgt = np.asarray(vweights, dtype=np.int64)
+    return vwgt.reshape(n, -1) if n else vwgt.reshape(0, 1)
+
+
+def _tpwgts(tpwgts, nparts: int) -> tuple[float, ...] | None:
+    """pymetis's checks of ``tpwgts``: one per part, none negative; normalised to sum 1."""
+    if tpwgts is None or len(tpwgts) == 0:
+        return None
+    if len(tpwgts) != nparts:
+        raise RuntimeError("The length of tpwgts mismatches `nparts`")
+    values = np.asarray(tpwgts, dtype=np.float64)
+    if (values < 0).any():
+        raise ValueError("The values of tpwgts should be non-negative")
+    return tuple((values / values.sum()).tolist())
 
 
 def part_graph(
     nparts: int,
-    adjacency=None,
-    xadj=None,
-    adjncy=None,
+    adjacency: Any = None,
+    xadj: Any = None,
+    adjncy: Any = None,
     *,
-    vweights=None,
-    eweights=None,
-    tpwgts=None,
+    vweights: Any = None,
+    vsize: Any = None,
+    eweights: Any = None,
+    tpwgts: Sequence[float] | None = None,
     recursive: bool | None = None,
     contiguous: bool | None = None,
-    options: Options | Mapping | None = None,
+    options: Any = None,
+    warn_on_copies: bool = False,
+    mtx_weights: bool = False,
+    weight: str | None = None,
+    symmetrize: bool = True,
 ) -> GraphPartition:
-    """Partition like ``pymetis.part_graph`` (k-way unless ``recursive=True``).
+    """Partition a graph into ``nparts`` parts, as ``pymetis.part_graph`` does.
 
-    ``options`` is an ``Options`` or a mapping of METIS option names (``ufactor``, ``seed``,
-    ``engine``, ...). Returns ``(edge_cuts, vertex_part)``.
+    Returns ``GraphPartition(edge_cuts, vertex_part)``: vertex_part is a list of ints (a dict
+    keyed by node for a networkx graph).
+
+    Options: the graph (see ``as_graph``: ``adjacency`` or ``xadj``/``adjncy``, ``vweights``,
+    ``vsize``, ``eweights``, ``mtx_weights``, ``weight``, ``warn_on_copies``; ``symmetrize``,
+    True by default as METIS and pymetis take a CSR that lacks reverse edges: they are added,
+    False makes them an InputError); ``tpwgts``
+    (target fraction per part, normalised to sum 1); ``recursive`` (True: recursive
+    bisection, False: k-way; None: pymetis's rule, recursive bisection for nparts <= 8, unless
+    ``options`` names a ptype or chooses the gpu or cpu engine, which run k-way); ``contiguous``
+    (pymetis's deprecated spelling of ``options.contig``); ``options``: a ``gpmetis.Options``
+    or ``pymetis.Options`` (METIS's codes), a ``gpmetis.options.Options``, or a mapping of its
+    names (``ufactor``, ``seed``, ``engine``, ...). Raises as pymetis does for a bad
+    ``numbering``, tpwgts length or sign, a contig set twice; OptionError/InputError otherwise.
     """
-    xadj, adjncy = _csr(adjacency, xadj, adjncy)
-    n = len(xadj) - 1
-    vwgt = None
-    if vweights is not None:
-        vwgt = np.asarray(vweights, dtype=np.int64)
-        vwgt = vwgt.reshape(n, -1) if n else vwgt.reshape(0, 1)
-    graph = Graph.from_csr(xadj, adjncy, vwgt, eweights)
-    if isinstance(options, Mapping):
-        options = Options.from_kwargs(**options)
-    options = options or Options()
-    changes: dict = {}
-    if recursive:
-        changes["ptype"] = "rb"
+    check_numbering(options)
+    graph, labels = as_graph(adjacency, xadj, adjncy, vweights=vweights, vsize=vsize,
+                             eweights=eweights, mtx_weights=mtx_weights, weight=weight,
+                             warn_on_copies=warn_on_copies, symmetrize=symmetrize)
+    run, names_ptype = run_options(options)
+    changes: dict[str, Any] = {}
     if contiguous:
+        if run.contig:
+            raise RuntimeError("Contiguous setting should be specified either through "
+                               "`options` OR through the `contiguous` flag.")
         changes["contig"] = True
-    if tpwgts is not None:
-        changes["tpwgts"] = tuple(float(x) for x in tpwgts)
-    result = partition(graph, nparts, options.with_(**changes))
-    return GraphPartition(result.edgecut, result.part)
+    if recursive is None and not names_ptype:
+        recursive = nparts <= RECURSIVE_MAX_NPARTS and run.engine in ("auto", "metis")
+    if recursive is not None:
+        changes["ptype"] = "rb" if recursive else "kway"
+    weights = _tpwgts(tpwgts, nparts)
+    if weights is not None:
+        changes["tpwgts"] = weights
+    if nparts == 1:
+        part = [0] * graph.nvtxs
+        return GraphPartition(0, dict.fromkeys(labels, 0) if labels is not None else part)
+    result = _partition(graph, nparts, run.with_(**changes))
+    if labels is not None:
+        return GraphPartition(result.edgecut, dict(zip(labels, result.part.tolist())))
+    return GraphPartition(result.edgecut, result.part.tolist())
+
+
+def partition(graph: Any, nparts: int, options: Any = None, *, mtx_weights: bool = False,
+              weight: str | None = None, **kwargs: Any) -> Result:
+    """Partition ``graph`` (a ``Graph``, scipy.sparse matrix or array, networkx graph, or
+    ``CSRAdjacency``) into ``nparts`` parts with gpmetis's engines.
+
+    Options: ``options`` (a ``gpmetis.options.Options``, a mapping of its names, or a
+    METIS-style ``gpmetis.Options``/``pymetis.Options``); ``kwargs``: METIS option names and
+    gpmetis's own (ptype, objtype, ctype, iptype, rtype, ufactor, niter, ncuts, seed, no2hop,
+    minconn, contig, tpwgts, ubvec, dbglvl, engine); ``mtx_weights`` (scipy: |a_ij| as edge
+    weights); ``weight`` (networkx: the edge attribute of the weights). Returns a ``Result``
+    (part, edgecut, volume, imbalance, metrics, engine, seconds, stats); for a networkx graph
+    a ``NodeResult`` whose ``node_part`` is keyed by node.
+    """
+    g, labels = as_graph(graph, mtx_weights=mtx_weights, weight=weight)
+    run, _ = run_options(options)
+    result = _partition(g, nparts, run, **kwargs)
+    if labels is None:
+        return result
+    return NodeResult(**{f: getattr(result, f) for f in Result.__dataclass_fields__},
+                      labels=labels)
+
+
+def _mesh_arrays(connectivity) -> tuple[np.ndarray, np.ndarray]:
+    """(eptr, eind) of a mesh given as a 2-D array, a sequence of node lists, or a ``Mesh``."""
+    if hasattr(connectivity, "eptr") and hasattr(connectivity, "eind"):
+        return np.asarray(connectivity.eptr, np.int64), np.asarray(connectivity.eind, np.int64)
+    if isinstance(connectivity, np.ndarray) and connectivity.ndim == 2:
+        ne, per = connectivity.shape
+        return np.arange(ne + 1, dtype=np.int64) * per, connectivity.astype(np.int64).ravel()
+    return _rows_to_csr(connectivity)
+
+
+def part_mesh(
+    n_parts: int,
+    connectivity: Any,
+    options: Any = None,
+    tpwgts: Sequence[float] | None = None,
+    gtype: int | None = None,
+    ncommon: int = 1,
+    *,
+    vweights: Any = None,
+) -> MeshPartition:
+    """Partition a mesh's elements and nodes into ``n_parts`` parts, as ``pymetis.part_mesh``
+    (METIS_PartMeshNodal/Dual) does, with gpmetis's engines.
+
+    ``connectivity``: one sequence of 0-based node ids per element (elements may differ in
+    size), a 2-D array (ne, nodes per element), or a ``gpmetis.mesh.Mesh``. Returns
+    ``MeshPartition(edge_cuts, element_part, vertex_part)`` (lists; the cut is that of the
+    graph partitioned; nodes that no element holds go to the lightest parts).
+
+    Options: ``options`` (as for ``part_graph``; ptype defaults to k-way as in METIS);
+    ``tpwgts`` (target fraction per part); ``gtype`` (``GType.NODAL``, the default: partition
+    the nodal graph, then give each element a part; ``GType.DUAL``: partition the dual graph,
+    then give each node a part); ``ncommon`` (dual graph: nodes two elements share to be
+    adjacent); ``vweights`` (weights of the partitioned graph's vertices: elements for dual,
+    nodes for nodal).
+    """
+    from gpmetis.mesh import Mesh
+
+    check_numbering(options)
+    eptr, eind = _mesh_arrays(connectivity)
+    ne = len(eptr) - 1
+    if len(eind) and eind.min() < 0:
+        raise ValueError("node ids must be 0-based, non-negative integers")
+    nn = int(eind.max()) + 1 if len(eind) else 0
+    weights = _tpwgts(tpwgts, n_parts)
+    if n_parts < 2:
+        return MeshPartition(0, [0] * ne, [0] * nn)
+    gtype = GType.NODAL if gtype is None else GType(int(gtype))
+    run, _ = run_options(options)
+    if weights is not None:
+        run = run.with_(tpwgts=weights)
+    result, epart, npart = part_mesh_graph(
+        Mesh(eptr, eind, nn), n_parts, run, gtype="dual" if gtype == GType.DUAL else "nodal",
+        ncommon=ncommon, vweights=vweights)
+    return MeshPartition(result.edgecut, epart.tolist(), npart.tolist())
+
+
+def part_mesh_graph(mesh: Any, nparts: int, options: Any, *, gtype: str = "dual",
+                    ncommon: int = 1, vweights: Any = None) -> tuple[Result, np.ndarray,
+                                                                       np.ndarray]:
+    """(the graph's ``Result``, element parts, node parts) of a ``gpmetis.mesh.Mesh``.
+
+    Options: ``options`` (a ``gpmetis.options.Options``; tpwgts apply to both sides);
+    ``gtype`` ("dual": partition the dual graph, whose vertices weigh the mesh's element
+    weights, then give each node a part; "nodal": partition the nodal graph, then give each
+    element a part); ``ncommon`` (dual graph: nodes two elements share to be adjacent);
+    ``vweights`` (weights of the partitioned graph's vertices, instead of the element weights).
+    """
+    from gpmetis.mesh.graphs import dual_graph, induce_partition, nodal_graph
+    from gpmetis.partitioning.driver import load_tpwgts
+
+    eptr, eind, nn, ne = mesh.eptr, mesh.eind, mesh.nn, mesh.ne
+    if gtype == "dual":
+        graph = dual_graph(eptr, eind, nn, ncommon, name=mesh.name)
+        if vweights is None and mesh.ewgt is not None:
+            vweights = mesh.ewgt
+    else:
+        graph = nodal_graph(eptr, eind, nn, name=mesh.name)
+    if vweights is not None:
+        graph = Graph.from_csr(graph.xadj, graph.adjncy, _vwgt(vweights, graph.nvtxs),
+                               name=mesh.name)
+    result = _partition(graph, nparts, options)
+    fractions = None
+    if options.tpwgts is not None:
+        fractions = load_tpwgts(options, nparts, graph.ncon)[:, 0]
+    if gtype == "dual":
+        epart = result.part
+        order = np.argsort(eind, kind="stable")
+        nptr = np.zeros(nn + 1, np.int64)
+        np.cumsum(np.bincount(eind, minlength=nn), out=nptr[1:])
+        elem = np.repeat(np.arange(ne), np.diff(eptr))
+        npart = induce_partition(nptr, elem[order], epart, nparts, fractions)
+    else:
+        npart = result.part
+        epart = induce_partition(eptr, eind, npart, nparts, fractions)
+    return result, epart, npart
+
+
+def nested_dissection(
+    adjacency: Any = None,
+    xadj: Any = None,
+    adjncy: Any = None,
+    vweights: Any = None,
+    options: Any = None,
+    *,
+    mtx_weights: bool = False,
+) -> tuple[list, Any]:
+    """A fill-reducing ordering by multilevel nested dissection (METIS_NodeND, run by METIS
+    through pymetis), as ``pymetis.nested_dissection``: returns ``(perm, iperm)``, lists with
+    ``perm[iperm[i]] == i``; vertex ``perm[k]`` is eliminated k-th. For a networkx graph:
+    (nodes in elimination order, a dict of each node's position).
+
+    Options: the graph (see ``as_graph``), ``vweights``, ``options`` (a ``gpmetis.Options`` or
+    ``pymetis.Options``: ctype, iptype, rtype, ufactor, pfactor, nseps, niter, seed, no2hop,
+    compress, ccorder, dbglvl), ``mtx_weights`` (accepted for scipy inputs; orderings ignore
+    edge weights).
+    """
+    import pymetis
+
+    check_numbering(options)
+    graph, labels = as_graph(adjacency, xadj, adjncy, vweights=vweights,
+                             mtx_weights=mtx_weights)
+    opts = pymetis.Options()
+    if options is not None:
+        for name, value in metis_values(options).items():
+            setattr(opts, name, value)
+    vwgt = graph.vwgt[:, 0] if graph.has_vwgt else None
+    perm, iperm = pymetis.nested_dissection(
+        pymetis.CSRAdjacency(graph.xadj, graph.adjncy), vweights=vwgt, options=opts)
+    perm, iperm = list(perm), list(iperm)
+    if labels is not None:
+        return np.asarray(labels, dtype=object)[perm].tolist(), dict(zip(labels, iperm))
+    return perm, iperm

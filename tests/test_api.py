@@ -20,7 +20,7 @@ def test_part_graph_with_adjacency_lists():
 
 def test_part_graph_matches_pymetis_shape_and_quality():
     graph = load_fixture("3elt")
-    ours = gpmetis.part_graph(8, xadj=graph.xadj, adjncy=graph.adjncy)
+    ours = gpmetis.part_graph(8, xadj=graph.xadj, adjncy=graph.adjncy, recursive=False)
     ref = pymetis.part_graph(8, pymetis.CSRAdjacency(graph.xadj, graph.adjncy), recursive=False)
     assert ours.edge_cuts <= 1.03 * ref.edge_cuts
     assert len(ours.vertex_part) == graph.nvtxs
@@ -33,7 +33,7 @@ def test_part_graph_with_weights_and_engine_option():
     eweights = np.ones(len(graph.adjncy), dtype=np.int64)
     cuts, parts = gpmetis.part_graph(
         4, xadj=graph.xadj, adjncy=graph.adjncy, vweights=vweights, eweights=eweights,
-        options={"engine": "cpu", "seed": 3},
+        options={"engine": "cpu", "seed": 3},  # gpu/cpu engines: k-way by default
     )
     pw = np.bincount(parts, weights=vweights, minlength=4)
     assert pw.max() <= 1.03 * sum(vweights) / 4
@@ -42,7 +42,7 @@ def test_part_graph_with_weights_and_engine_option():
 
 def test_part_graph_rejects_asymmetric_input():
     with pytest.raises(InputError, match="vertex"):
-        gpmetis.part_graph(2, xadj=[0, 1, 1], adjncy=[1])
+        gpmetis.part_graph(2, xadj=[0, 1, 1], adjncy=[1], symmetrize=False)
 
 
 def test_partition_result_fields():
@@ -59,7 +59,7 @@ def test_unknown_option_is_named():
     with pytest.raises(OptionError, match="ufactor"):
         gpmetis.partition(graph, 2, ufactor=0)
     with pytest.raises(OptionError, match="nosuch"):
-        gpmetis.Options.from_kwargs(nosuch=1)
+        gpmetis.RunOptions.from_kwargs(nosuch=1)
 
 
 @pytest.mark.parametrize("engine", ["cpu", "metis"])

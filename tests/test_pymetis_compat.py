@@ -1,0 +1,204 @@
+"""``import gpmetis as pymetis``: pymetis's names, result shapes and behaviours, our own tests."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+from conftest import load_fixture
+
+import gpmetis as pymetis
+from gpmetis.errors import InputError
+
+
+def grid(nx: int, ny: int) -> list[np.ndarray]:
+    """Adjacency lists of an nx x ny grid graph."""
+    ids = np.arange(nx * ny).reshape(ny, nx)
+    rows = [[] for _ in range(nx * ny)]
+    for a, b in [(ids[:, :-1], ids[:, 1:]), (ids[:-1, :], ids[1:, :])]:
+        for u, v in zip(a.ravel(), b.ravel()):
+            rows[u].append(v)
+            rows[v].append(u)
+    return [np.array(r) for r in rows]
+
+
+def quad_mesh(nx: int, ny: int) -> np.ndarray:
+    """(nx*ny, 4) node lists of a grid of quadrilaterals."""
+    i, j = np.meshgrid(np.arange(nx), np.arange(ny), indexing="ij")
+    node = lambda a, b: a + (nx + 1) * b  # noqa: E731
+    return np.stack([node(i, j), node(i + 1, j), node(i + 1, j + 1), node(i, j + 1)],
+                    -1).reshape(-1, 4)
+
+
+def test_options_are_mutable_integer_slots_with_metis_defaults():
+    opt = pymetis.Options(seed=5)
+    assert opt.seed == 5 and opt.numbering == -1 and opt.pfactor == -1
+    opt.nseps, opt.compress, opt.ufactor = 3, 1, 100
+    assert (opt.nseps, opt.compress, opt.ufactor) == (3, 1, 100)
+    with pytest.raises(AttributeError):
+        opt.yoink = 1
+    with pytest.raises(AttributeError):
+        _ = opt.yoink
+    with pytest.raises(TypeError):
+        opt.seed = 1.5
+    assert opt._get(pymetis.OptionKey.SEED) == 5
+
+
+def test_part_graph_returns_lists_and_is_json_ready():
+    cuts, parts = pymetis.part_graph(2, adjacency=grid(6, 6))
+    assert type(parts) is list and all(type(p) is int for p in parts)
+    assert parts.count(0) == parts.count(1) == 18
+    json.dumps({"cuts": cuts, "parts": parts})
+
+
+def test_default_is_recursive_bisection_up_to_8_parts():
+    # rb's default ufactor is 1: METIS balances 0.8/0.2 exactly on 100 vertices
+    _, parts = pymetis.part_graph(2, adjacency=grid(10, 10), tpwgts=[0.8, 0.2])
+    assert [parts.count(0), parts.count(1)] == [80, 20]
+    g = load_fixture("4elt")
+    adjacency = pymetis.CSRAdjacency(g.xadj, g.adjncy)
+    assert pymetis.part_graph(8, adjacency) == pymetis.part_graph(8, adjacency, recursive=True)
+    assert pymetis.part_graph(9, adjacency) == pymetis.part_graph(9, adjacency, recursive=False)
+    assert pymetis.part_graph(8, adjacency) != pymetis.part_graph(8, adjacency, recursive=False)
+
+
+def test_a_real_pymetis_options_is_accepted():
+    import pymetis as real
+
+    g = load_fixture("4elt")
+    adjacency = pymetis.CSRAdjacency(g.xadj, g.adjncy)
+    a = pymetis.part_graph(4, adjacency, options=real.Options(seed=7, ufactor=50))
+    b = pymetis.part_graph(4, adjacency, options=pymetis.Options(seed=7, ufactor=50))
+    assert a == b
+
+
+def test_pymetis_errors():
+    with pytest.raises(ValueError, match="numbering"):
+        pymetis.part_graph(2, grid(3, 3), options=pymetis.Options(numbering=1))
+    with pytest.raises(RuntimeError, match="tpwgts"):
+        pymetis.part_graph(2, grid(3, 3), tpwgts=[1.0])
+    with pytest.raises(RuntimeError, match="Contiguous"):
+        pymetis.part_graph(2, grid(3, 3), contiguous=True, options=pymetis.Options(contig=1))
+    with pytest.raises(TypeError):
+        pymetis.part_graph(2, grid(3, 3), xadj=[0], adjncy=[])
+
+
+def test_missing_reverse_edges_are_added_unless_asked_not_to():
+    adjacency = pymetis.CSRAdjacency([0, 2, 4, 6, 6], np.array([1, 2, 0, 2, 1, 3]))
+    cuts, parts = pymetis.part_graph(2, adjacency)
+    assert len(parts) == 4 and set(parts) == {0, 1}
+    with pytest.raises(InputError, match="symmetric"):
+        pymetis.part_graph(2, adjacency, symmetrize=False)
+
+
+def test_warn_on_copies_names_the_converted_arrays():
+    with pytest.warns(BytesWarning, match="xadj"):
+        pymetis.part_graph(2, pymetis.CSRAdjacency([0, 1, 2], np.array([1, 0])),
+                           warn_on_copies=True)
+    tp = pymetis.zero_copy_dtype()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pymetis.part_graph(2, pymetis.CSRAdjacency(np.array([0, 1, 2], tp), np.array([1, 0], tp)),
+                           warn_on_copies=True)
+
+
+def test_vsize_counts_in_the_volume():
+    g = load_fixture("4elt")
+    vsize = np.full(g.nvtxs, 3)
+    plain = pymetis.partition(g, 4, engine="cpu")
+    sized = pymetis.partition(pymetis.Graph.from_csr(g.xadj, g.adjncy, vsize=vsize), 4,
+                              engine="cpu")
+    assert sized.volume == 3 * plain.volume
+    cuts, parts = pymetis.part_graph(4, pymetis.CSRAdjacency(g.xadj, g.adjncy), vsize=vsize)
+    assert len(parts) == g.nvtxs
+
+
+def test_nested_dissection_and_verify_nd():
+    perm, iperm = pymetis.nested_dissection(grid(8, 8))
+    assert sorted(perm) == list(range(64))
+    assert pymetis.verify_nd(perm, iperm) == 0
+    assert np.array_equal(np.array(perm)[np.array(iperm)], np.arange(64))
+    swapped = list(iperm)
+    swapped[0], swapped[1] = swapped[1], swapped[0]
+    assert pymetis.verify_nd(perm, swapped) != 0
+
+
+@pytest.mark.parametrize("gtype", [pymetis.GType.NODAL, pymetis.GType.DUAL])
+def test_part_mesh_balances_both_sides(gtype):
+    conn = quad_mesh(30, 20)
+    cuts, epart, npart = pymetis.part_mesh(4, conn, None, None, gtype)
+    assert len(epart) == 600 and len(npart) == 31 * 21
+    assert cuts > 0
+    for part, n in ((epart, 600), (npart, 651)):
+        counts = np.bincount(part, minlength=4)
+        assert np.allclose(counts, n / 4, rtol=0.1), counts
+
+
+def test_part_mesh_targets_and_ragged_elements():
+    conn = quad_mesh(30, 20).tolist()
+    conn.append([0, 1])  # a line element beside the quads
+    _, epart, npart = pymetis.part_mesh(4, conn, tpwgts=[0.1, 0.2, 0.3, 0.4],
+                                        gtype=pymetis.GType.DUAL)
+    assert np.allclose(np.bincount(epart), np.array([0.1, 0.2, 0.3, 0.4]) * 601, rtol=0.1)
+    assert np.allclose(np.bincount(npart), np.array([0.1, 0.2, 0.3, 0.4]) * 651, rtol=0.1)
+
+
+def test_part_mesh_ncommon_and_trivial():
+    conn = quad_mesh(2, 2)
+    _, epart, _ = pymetis.part_mesh(2, conn, gtype=pymetis.GType.DUAL, ncommon=2)
+    assert sorted(epart) == [0, 0, 1, 1]
+    assert pymetis.part_mesh(1, conn) == (0, [0] * 4, [0] * 9)
+
+
+def test_dual_and_nodal_graphs_match_metis():
+    from gpmetis.mesh import dual_graph, nodal_graph
+
+    conn = quad_mesh(2, 2)
+    eptr, eind = np.arange(5) * 4, conn.ravel()
+    rows = lambda g: [sorted(g.adjncy[g.xadj[i]:g.xadj[i + 1]].tolist())  # noqa: E731
+                      for i in range(g.nvtxs)]
+    # METIS 5.1 m2gmetis on this mesh: every pair of quads shares the centre node (ncommon 1);
+    # with ncommon 2 only quads sharing a side are adjacent
+    assert rows(dual_graph(eptr, eind, 9, 1)) == [[1, 2, 3], [0, 2, 3], [0, 1, 3], [0, 1, 2]]
+    assert rows(dual_graph(eptr, eind, 9, 2)) == [[1, 2], [0, 3], [0, 3], [1, 2]]
+    assert rows(nodal_graph(eptr, eind, 9))[4] == [0, 1, 2, 3, 5, 6, 7, 8]
+    assert rows(nodal_graph(eptr, eind, 9))[0] == [1, 3, 4]
+
+
+def test_scipy_inputs_take_the_symmetric_pattern():
+    sp = pytest.importorskip("scipy.sparse")
+    g = load_fixture("4elt")
+    n = g.nvtxs
+    upper = sp.triu(sp.csr_array((np.ones(len(g.adjncy)), g.adjncy, g.xadj), shape=(n, n)))
+    a = upper + sp.identity(n, format="csr")  # one triangle and a diagonal
+    graph = pymetis.from_scipy(a)
+    order = np.lexsort((g.adjncy, g.sources()))  # the fixture's rows, sorted
+    assert np.array_equal(graph.xadj, g.xadj) and np.array_equal(graph.adjncy, g.adjncy[order])
+    cuts, parts = pymetis.part_graph(16, a, recursive=False)
+    assert cuts == pymetis.partition(graph, 16).edgecut and len(parts) == n
+    weighted = pymetis.from_scipy(sp.coo_matrix(([2.6, -4.0], ([0, 1], [1, 2])), shape=(3, 3)),
+                                  weights=True)
+    assert weighted.adjwgt.tolist() == [3, 3, 4, 4]
+    with pytest.raises(InputError, match="square"):
+        pymetis.from_scipy(sp.csr_array((2, 3)))
+
+
+def test_networkx_results_are_keyed_by_node():
+    nx = pytest.importorskip("networkx")
+    graph = nx.relabel_nodes(nx.grid_2d_graph(6, 6), lambda ij: f"v{ij[0]}_{ij[1]}")
+    cuts, parts = pymetis.part_graph(2, graph)
+    assert set(parts) == set(graph.nodes) and sorted(set(parts.values())) == [0, 1]
+    assert cuts == sum(parts[u] != parts[v] for u, v in graph.edges)
+    result = pymetis.partition(graph, 3, engine="cpu")
+    assert set(result.node_part) == set(graph.nodes)
+    perm, iperm = pymetis.nested_dissection(graph)
+    assert sorted(perm) == sorted(graph.nodes) and iperm[perm[0]] == 0
+
+
+def test_partition_takes_metis_style_options():
+    g = load_fixture("4elt")
+    a = pymetis.partition(g, 4, pymetis.Options(seed=3, ufactor=50), engine="cpu")
+    b = pymetis.partition(g, 4, engine="cpu", seed=3, ufactor=50)
+    assert np.array_equal(a.part, b.part)
