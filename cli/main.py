@@ -110,6 +110,8 @@ class MetisStyleCommand(click.Command):
 @click.option("-json", "json_file", type=str, default=None, help="also write the report as JSON")
 @click.option("-quiet", is_flag=True, help="print nothing but errors and warnings")
 @click.option("-symmetrize", is_flag=True, help="add missing reverse edges instead of failing")
+@click.version_option(None, "--version", "-version", package_name="gpmetis",
+                      message="%(prog)s (gpmetis) %(version)s")
 @click.option("-edgepart", is_flag=True,
               help="partition the edges (SPAC) and write GRAPHFILE.edgepart.NPARTS")
 def main(graphfile: str, nparts: int, show_time: bool, json_file: str | None, **opts) -> None:

@@ -1,0 +1,62 @@
+"""The ``graphchk`` command: METIS 5.1 ``graphchk``: check a graph file, optionally write a
+corrected copy. gpmetis's readers do the checks; a bad graph exits 1 (METIS exits 0)."""
+
+from __future__ import annotations
+
+import click
+
+from cli.companions import SHORT_RULE, banner, emit, fail, run_program, section
+from cli.main import CONTEXT, MetisStyleCommand, _same_file
+
+
+@click.command(cls=MetisStyleCommand, context_settings=CONTEXT)
+@click.argument("graphfile", type=click.Path(dir_okay=False))
+@click.argument("fixedfile", type=click.Path(dir_okay=False), required=False)
+@click.option("-quiet", is_flag=True, help="print nothing but errors")
+@fail("graphchk")
+def main(graphfile: str, fixedfile: str | None, quiet: bool) -> None:
+    """Check the graph in GRAPHFILE (METIS graph or Matrix Market): format, ranges, weights,
+    symmetry, self loops, repeated edges. With FIXEDFILE, also write the graph with missing
+    reverse edges added, self loops dropped and repeated edges merged, like METIS's
+    graphchk. Exit status 0 when the graph is correct, 1 when it is not."""
+    from gpmetis.errors import GpmetisError, InputError, OptionError
+    from gpmetis.io import read_graph
+    from gpmetis.io.partfile import atomic_write
+    from gpmetis.mesh import graph_bytes
+
+    if fixedfile is not None and _same_file(fixedfile, graphfile):
+        raise OptionError("fixedfile", f"'{fixedfile}' is the input graph; writing it would "
+                                       "destroy it")
+    lines = [SHORT_RULE, *banner("graphchk"), "", section("Graph Information", 69)]
+    problem = None
+    try:
+        graph = read_graph(graphfile)
+        lines.append(f"  Name: {graphfile}, #Vertices: {graph.nvtxs}, #Edges: {graph.nedges}")
+        problems = graph.warnings
+    except InputError as exc:
+        lines.append(f"  Name: {graphfile}")
+        problem, problems = exc, [str(exc)]
+    lines += ["", section("Checking Graph...", 69), *problems]
+    if not problems:
+        lines.append("   The format of the graph is correct!")
+    else:
+        lines.append("   The format of the graph is incorrect!")
+        if fixedfile is not None:
+            try:
+                atomic_write(fixedfile, graph_bytes(read_graph(graphfile, symmetrize=True)))
+                lines.append(f"   A corrected version was stored at {fixedfile}")
+            except GpmetisError as exc:
+                lines.append(f"   No corrected version could be written: {exc}")
+    lines += ["", SHORT_RULE]
+    emit("\n".join(lines), quiet)
+    if problem is not None or problems:
+        raise SystemExit(1)
+
+
+def run() -> None:
+    """The ``graphchk`` process."""
+    run_program(main, "graphchk")
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,124 @@
+"""mpmetis, ndmetis, m2gmetis, graphchk: METIS 5.1's syntax, files, summary lines, exit codes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import FIXTURES
+
+import gpmetis
+
+ROOT = Path(__file__).resolve().parents[1]
+# a 2 x 2 grid of quads, METIS's 1-based mesh format, with a comment line
+QUADS = "% four quads\n4\n1 2 5 4\n2 3 6 5\n4 5 8 7\n5 6 9 8\n"
+
+
+def run(program: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", f"cli.{program}", *args], cwd=cwd,
+                          capture_output=True, text=True,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+
+
+@pytest.fixture
+def quads(tmp_path: Path) -> Path:
+    path = tmp_path / "quad.mesh"
+    path.write_text(QUADS)
+    return path
+
+
+def test_mpmetis_writes_epart_and_npart_with_metis_line_numbers(quads: Path):
+    out = run("mpmetis", "-ncommon=2", "-gtype=dual", "quad.mesh", "2", cwd=quads.parent)
+    assert out.returncode == 0, out.stderr
+    epart = np.loadtxt(quads.parent / "quad.mesh.epart.2", dtype=int)
+    npart = np.loadtxt(quads.parent / "quad.mesh.npart.2", dtype=int)
+    assert sorted(epart.tolist()) == [0, 0, 1, 1] and len(npart) == 9 and set(npart) == {0, 1}
+    lines = out.stdout.splitlines()
+    # METIS 5.1 mpmetis prints these on these lines (1-based)
+    assert lines[0] == "*" * 78 and lines[-1] == "*" * 78
+    assert lines[5] == "Mesh Information " + "-" * 60
+    assert lines[6] == " Name: quad.mesh, #Elements: 4, #Nodes: 9, #Parts: 2"
+    assert lines[12] == " gtype=dual, ncommon=2, niter=10, ncuts=1"
+    assert lines[14].startswith("Direct k-way Partitioning ---")
+    assert lines[15] == " - Edgecut: 2."
+    assert lines[18].startswith("Timing Information ---")
+    assert lines[20].startswith("  Partitioning: \t\t")
+
+
+def test_mpmetis_nodal_nooutput_and_errors(quads: Path):
+    out = run("mpmetis", "-gtype=nodal", "-nooutput", "quad.mesh", "2", cwd=quads.parent)
+    assert out.returncode == 0 and not list(quads.parent.glob("*part*"))
+    assert run("mpmetis", "-bogus", "quad.mesh", "2", cwd=quads.parent).returncode == 2
+    (quads.parent / "bad.mesh").write_text("3\n1 2 3\n2 3 4\n")
+    bad = run("mpmetis", "bad.mesh", "2", cwd=quads.parent)
+    assert bad.returncode == 1 and "bad.mesh" in bad.stderr and "3 elements" in bad.stderr
+    zero = run("mpmetis", "missing.mesh", "2", cwd=quads.parent)
+    assert zero.returncode == 1 and "missing.mesh" in zero.stderr
+
+
+def test_m2gmetis_writes_the_dual_graph_metis_writes(quads: Path):
+    out = run("m2gmetis", "quad.mesh", "quad.graph", cwd=quads.parent)
+    assert out.returncode == 0, out.stderr
+    # METIS 5.1 m2gmetis's file, neighbours sorted (METIS lists them in the order it finds them)
+    assert (quads.parent / "quad.graph").read_text() == "4 6\n 2 3 4\n 1 3 4\n 1 2 4\n 1 2 3\n"
+    assert " - #nvtxs: 4, #edges: 12" in out.stdout.splitlines()
+    nodal = run("m2gmetis", "-gtype=nodal", "quad.mesh", "nodal.graph", cwd=quads.parent)
+    assert nodal.returncode == 0
+    graph = gpmetis.read_graph(quads.parent / "nodal.graph")
+    assert (graph.nvtxs, graph.nedges) == (9, 20)
+
+
+def test_ndmetis_writes_an_inverse_permutation(tmp_path: Path):
+    src = FIXTURES / "4elt.graph"
+    (tmp_path / "4elt.graph").write_bytes(src.read_bytes())
+    out = run("ndmetis", "-seed=3", "4elt.graph", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    iperm = np.loadtxt(tmp_path / "4elt.graph.iperm", dtype=np.int64)
+    assert np.array_equal(np.sort(iperm), np.arange(len(iperm)))
+    lines = out.stdout.splitlines()
+    # METIS 5.1 ndmetis prints these on these lines (0-based here)
+    assert lines[5].startswith("Graph Information ---")
+    assert lines[6] == " Name: 4elt.graph, #Vertices: 15606, #Edges: 45878"
+    assert lines[13].startswith("Node-based Nested Dissection ---")
+    assert lines[14].startswith("  Nonzeros: ") and "\tOperation Count: " in lines[14]
+    assert lines[18].startswith("  Ordering:     \t\t")
+
+
+def test_graphchk_exit_status_and_fixed_copy(tmp_path: Path):
+    (tmp_path / "good.graph").write_text("3 2\n2\n1 3\n2\n")
+    good = run("graphchk", "good.graph", cwd=tmp_path)
+    assert good.returncode == 0 and "   The format of the graph is correct!" in good.stdout
+    (tmp_path / "asym.graph").write_text("3 2\n2\n1 3\n1\n")
+    bad = run("graphchk", "asym.graph", "fixed.graph", cwd=tmp_path)
+    assert bad.returncode == 1 and "   The format of the graph is incorrect!" in bad.stdout
+    fixed = gpmetis.read_graph(tmp_path / "fixed.graph")
+    assert fixed.nedges == 3
+    assert run("graphchk", cwd=tmp_path).returncode == 2
+
+
+def test_version_option():
+    out = subprocess.run([sys.executable, "-m", "cli.main", "--version"], cwd=ROOT,
+                         capture_output=True, text=True)
+    assert out.returncode == 0 and gpmetis.__version__ in out.stdout
+
+
+def test_mesh_reader_weights_and_graph_writer_round_trip(tmp_path: Path):
+    from gpmetis.mesh import graph_bytes, read_mesh
+
+    path = tmp_path / "w.mesh"
+    path.write_text("2 1\n5 1 2 3\n7 2 3 4\n")
+    mesh = read_mesh(path)
+    assert mesh.ewgt.ravel().tolist() == [5, 7] and mesh.eind.tolist() == [0, 1, 2, 1, 2, 3]
+    graph = gpmetis.read_graph(FIXTURES / "4elt.graph")
+    weighted = gpmetis.Graph.from_csr(graph.xadj, graph.adjncy,
+                                      (np.arange(graph.nvtxs) % 4 + 1)[:, None],
+                                      np.full(len(graph.adjncy), 12))
+    back = tmp_path / "back.graph"
+    back.write_bytes(graph_bytes(weighted))
+    again = gpmetis.read_graph(back)
+    assert np.array_equal(again.adjncy, weighted.adjncy)
+    assert np.array_equal(again.vwgt, weighted.vwgt)
+    assert np.array_equal(again.adjwgt, weighted.adjwgt)
