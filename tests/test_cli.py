@@ -113,8 +113,7 @@ def test_output_option_and_json(graph_file, tmp_path):
 @pytest.mark.parametrize(
     "args,needle",
     [
-        (["-ptype=rb", "-engine=cpu"], "-ptype"),
-        (["-contig", "-engine=cpu"], "-contig"),
+        (["-minconn", "-engine=cpu"], "-minconn"),
         (["-iptype=node", "-engine=cpu"], "-iptype"),
         (["-objtype=vol", "-engine=cpu"], "-objtype"),
         (["-ondisk"], "-ondisk"),
