@@ -298,6 +298,7 @@ def refine(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance: Bal
                 moved = swap_step(be, g, weights, part, nparts, balance, pwgts)
             part = moved
             locked[:] = 0
+        excess = score[0]
         score, pwgts = score_state(be, g, weights, part, nparts, balance)
         if lp:
             loose = not loose and score[1] >= (1 - IMPROVEMENT) * cut
@@ -305,6 +306,8 @@ def refine(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance: Bal
             big = score[0] < best_score[0] or score[1] < (1 - IMPROVEMENT) * best_score[1]
             best, best_score = part, score
             stale = 0 if big else stale + 1
+        elif not lp and score[0] < (1 - IMPROVEMENT) * excess:
+            stale = 0  # rebalancing still repairs a loose step's excess
         else:
             stale += 1
     return best.astype(xp.int32, copy=False), iterations
