@@ -30,10 +30,15 @@ gpu-test:
 
 bench:
 	PYTHONPATH=$(CURDIR):$$PYTHONPATH $(PYTHON) bench/bench.py
+	PYTHONPATH=$(CURDIR):$$PYTHONPATH $(PYTHON) bench/multiconstraint.py --engine gpu \
+		--generated delaunay:20:2,grid3d:100:3 --ks 64
+	PYTHONPATH=$(CURDIR):$$PYTHONPATH $(PYTHON) bench/modes.py --engine gpu --generated delaunay:20 --ks 8,64 \
+		--repeat 3
 
 quality: setup
 	$(PY) bench/quality.py
 	$(PY) bench/multiconstraint.py
+	$(PY) bench/modes.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache fixtures/*.part.*

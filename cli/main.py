@@ -83,7 +83,8 @@ class MetisStyleCommand(click.Command):
 @click.command(cls=MetisStyleCommand, context_settings=CONTEXT)
 @click.argument("graphfile", type=click.Path(dir_okay=True, readable=False))
 @click.argument("nparts", type=MetisInt(1, NPARTS_MAX))
-@click.option("-ptype", type=_choice(PTYPES), default="kway", help="rb | kway (default)")
+@click.option("-ptype", type=_choice(PTYPES), default="kway",
+              help="rb (recursive bisection) | kway (default)")
 @click.option("-objtype", type=_choice(OBJTYPES), default="cut", help="cut (default) | vol")
 @click.option("-ctype", type=_choice(CTYPES), default=None,
               help="rm | shem (METIS's default) | lp (clusters; default of the gpu/cpu engines)")
@@ -96,7 +97,8 @@ class MetisStyleCommand(click.Command):
 @click.option("-seed", type=_int("seed"), default=-1, help="random seed")
 @click.option("-no2hop", is_flag=True, help="no 2-hop matching during coarsening")
 @click.option("-minconn", is_flag=True, help="minimise subdomain connectivity (METIS only)")
-@click.option("-contig", is_flag=True, help="contiguous partitions (METIS only)")
+@click.option("-contig", is_flag=True,
+              help="connected parts (ignored, with a warning, on a disconnected graph)")
 @click.option("-ondisk", is_flag=True, help="METIS's out-of-core option (not supported)")
 @click.option("-nooutput", is_flag=True, help="write no partition file")
 @click.option("-tpwgts", type=str, default=None, help="file of target partition weights")
