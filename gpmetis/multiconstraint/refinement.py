@@ -37,6 +37,7 @@ from gpmetis.refinement.jet import (
 
 INFLOW_SLACK = 5  # a loose step may fill a constraint of a part up to limit + limit // 5
 PRIORITY_BITS = 32
+UNBOUNDED_ROOM = 1 << 62
 
 
 def cap_moves(be: Backend, weights, cand, to, priority, room):
@@ -94,31 +95,32 @@ def rebalance_step(be: Backend, g: DeviceGraph, weights, part, nparts: int,
     for c, w in enumerate(weights):
         active |= (excess[c][part] > 0) & (w > 0)
 
-    # each active vertex's adjacent parts and its connectivity to them
-    on = active[g.src]
-    s, p, w = g.src[on], part[g.adjncy[on]], g.adjwgt[on]
-    own = p == part[s]
-    own_conn = be.bin_sums(s[own], n, w[own])
-    other = ~own
-    pairs, inverse = xp.unique(s[other].astype(xp.int64) * nparts + p[other],
-                               return_inverse=True)
-    conn = be.bin_sums(inverse.reshape(-1), len(pairs), w[other])
-    vs, ps = pairs // nparts, pairs % nparts
-    # ... and, unconnected, each constraint's part with the most room (relative to its target)
+    # each active vertex's most connected adjacent part among those over in no constraint
+    # (Jet's rebalancing kernel, given no room in the over parts and unbounded room elsewhere)
+    over_part = (excess_h > 0).any(axis=0)
+    room = be.asarray(np.where(over_part, -1, UNBOUNDED_ROOM).astype(np.int64))
+    dest, gain = best_moves(be, g, part, nparts, MoveRequest(1, room=room))
+    linked = active & (dest >= 0)
+    vs = xp.flatnonzero(linked)
+    ps = dest[vs].astype(xp.int64)
+    loss = -gain[vs].astype(xp.int64)
+    # ... and, for those with none, each constraint's part with the most room (relative to its
+    # target), at the loss of their whole connectivity (-gain)
+    lone = active & (dest < 0)
     share = (balance.limits - pwgts) / np.maximum(balance.limits, 1)
     for roomiest in sorted({int(np.argmax(row)) for row in share}):
-        alone = xp.flatnonzero(active & (part != roomiest))
+        alone = xp.flatnonzero(lone & (part != roomiest))
         vs = xp.concatenate((vs, alone))
         ps = xp.concatenate((ps, xp.full(len(alone), roomiest, dtype=xp.int64)))
-        conn = xp.concatenate((conn, xp.zeros(len(alone), dtype=xp.int64)))
+        loss = xp.concatenate((loss, -gain[alone].astype(xp.int64)))
 
     # a move is a candidate when it lowers the total excess; its cost is the cut it adds per
     # unit of excess it removes
-    gain = _excess_drop(be, weights, vs, part[vs], ps, balance, pwgts)
-    ok = gain > 0
-    vs, ps, conn, gain = vs[ok], ps[ok], conn[ok], gain[ok]
-    cost = (own_conn[vs] - conn) / gain
-    # each vertex's cheapest move (ties: the lower part; the connected move before the lone)
+    drop = _excess_drop(be, weights, vs, part[vs], ps, balance, pwgts)
+    ok = drop > 0
+    vs, ps = vs[ok], ps[ok]
+    cost = loss[ok] / drop[ok]
+    # each vertex's cheapest move (ties: the lower part)
     order = be.argsort_stable(cost)
     order = order[be.argsort_stable(vs[order])]
     first = xp.flatnonzero(xp.concatenate((xp.ones(min(len(order), 1), dtype=bool),
@@ -306,8 +308,6 @@ def refine(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance: Bal
             big = score[0] < best_score[0] or score[1] < (1 - IMPROVEMENT) * best_score[1]
             best, best_score = part, score
             stale = 0 if big else stale + 1
-        elif not lp and score[0] < (1 - IMPROVEMENT) * excess:
-            stale = 0  # rebalancing still repairs a loose step's excess
-        else:
-            stale += 1
+        elif lp or score[0] >= (1 - IMPROVEMENT) * excess:
+            stale += 1  # (a rebalancing step that still lowers the excess is not stale)
     return best.astype(xp.int32, copy=False), iterations
