@@ -168,7 +168,8 @@ def part_graph(
     False makes them an InputError); ``tpwgts``
     (target fraction per part, normalised to sum 1); ``recursive`` (True: recursive
     bisection, False: k-way; None: pymetis's rule, recursive bisection for nparts <= 8, unless
-    ``options`` names a ptype or chooses the gpu or cpu engine, which run k-way); ``contiguous``
+    ``options`` names a ptype, chooses the gpu or cpu engine, or the graph has several
+    constraints: then k-way); ``contiguous``
     (pymetis's deprecated spelling of ``options.contig``); ``options``: a ``gpmetis.Options``
     or ``pymetis.Options`` (METIS's codes), a ``gpmetis.options.Options``, or a mapping of its
     names (``ufactor``, ``seed``, ``engine``, ...). Raises as pymetis does for a bad
@@ -186,7 +187,10 @@ def part_graph(
                                "`options` OR through the `contiguous` flag.")
         changes["contig"] = True
     if recursive is None and not names_ptype:
-        recursive = nparts <= RECURSIVE_MAX_NPARTS and run.engine in ("auto", "metis")
+        # pymetis's rule; multi-constraint graphs (beyond pymetis) run k-way, as the gpu and
+        # cpu engines that take them do
+        recursive = (nparts <= RECURSIVE_MAX_NPARTS and run.engine in ("auto", "metis")
+                     and graph.ncon == 1)
     if recursive is not None:
         changes["ptype"] = "rb" if recursive else "kway"
     weights = _tpwgts(tpwgts, nparts)

@@ -225,3 +225,12 @@ def test_a_swap_repairs_parts_full_in_different_constraints():
     swapped = swap_step(CPU, wg.graph, wg.weights, part, 2, balance, pw)
     assert swapped.tolist() == [1, 0, 0, 1]
     assert score_state(CPU, wg.graph, wg.weights, swapped, 2, balance)[0][0] == 0
+
+
+def test_part_graph_takes_weight_vectors():
+    from gpmetis import part_graph
+
+    graph = with_weights(load_fixture("crack"), 2)
+    cuts, parts = part_graph(8, xadj=graph.xadj, adjncy=graph.adjncy, vweights=graph.vwgt)
+    assert_balanced(graph, np.asarray(parts), 8, [1.03, 1.03])
+    assert cuts == partition(graph, 8, engine="cpu").edgecut
