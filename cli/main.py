@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
 import stat
 import sys
 import time
+from typing import TYPE_CHECKING
 
 import click
 
@@ -22,6 +22,9 @@ from gpmetis.options import (
     PTYPES,
     RTYPES,
 )
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 CONTEXT = {"help_option_names": ["-help", "--help", "-h"], "max_content_width": 100}
 
@@ -204,7 +207,9 @@ def _run(graphfile: str, nparts: int, options) -> None:
     timing = Timing(io=(t1 - t0) + (t3 - t2), partitioning=result.seconds,
                     reporting=(t2 - t1) - result.seconds)
     if options.json:
-        report = report_dict(graph, result, options, timing)
+        import json
+
+        report = report_dict(graph, result, options, timing, partition_file=output)
         files.append((options.json, json.dumps(report, indent=2).encode()))
     with staged_files(files):  # written once the summary is out
         if not options.quiet:
@@ -218,13 +223,34 @@ def _stdout_error(why: str):
                         "nothing)")
 
 
+# What a summary on a terminal colours: section headings ("Timing Information ----") and the
+# rules, and figures: whole numbers standing alone after the banner (whose numbers are versions).
+# A digit that is part of a word (4elt, 64bits), a label ("constraint #0") or a dotted version
+# ("0.1.0") is no figure.
+HEADING = re.compile(r"^\S.*? -{3,}$|^\*{20,}$", re.MULTILINE)
+FIGURE = re.compile(r"(?<![\w.#-])-?\d+(?:\.\d+)?(?!\w|\.\w)")
+
+
+def summary_text(text: str) -> Text:
+    """``text`` as a rich Text whose headings and figures are styled (nothing else is)."""
+    from rich.text import Text
+
+    styled = Text(text)
+    styled.highlight_regex(HEADING, "bold")
+    banner_end = text.find("\n\n")
+    for figure in FIGURE.finditer(text, max(banner_end, 0)):
+        styled.stylize("bold cyan", figure.start(), figure.end())
+    return styled
+
+
 def _print(text: str) -> None:
-    """Print and flush the summary; GpmetisError when standard output cannot take it."""
+    """Print and flush a summary: coloured on a terminal, plain text otherwise. GpmetisError
+    when standard output cannot take it."""
     try:
         if sys.stdout.isatty():
             from rich.console import Console
 
-            Console(highlight=True, soft_wrap=True).print(text, markup=False)
+            Console(highlight=False, soft_wrap=True).print(summary_text(text))
         else:
             click.echo(text)
         sys.stdout.flush()
@@ -260,8 +286,6 @@ def run() -> None:
     (freeing the GPU memory pool and context, joining the METIS workers: ~0.4 s after a
     large run). Output is flushed first and the METIS workers are stopped, so nothing is lost
     and nothing is left running. SIGINT ends the run with status 130 and writes no file."""
-    from gpmetis.initial_partitioning.workers import stop_workers
-
     _guard_standard_fds()
     signal.signal(signal.SIGINT, _interrupt)
     try:
@@ -276,7 +300,9 @@ def run() -> None:
     if isinstance(code, str):
         print(code, file=sys.stderr)
         code = 1
-    stop_workers()
+    workers = sys.modules.get("gpmetis.initial_partitioning.workers")
+    if workers is not None:  # only a run that imported it can have forked any
+        workers.stop_workers()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -1,4 +1,11 @@
-"""METIS-shaped summary text and the same report as a JSON-ready dict."""
+"""The run summary in METIS 5.1 ``gpmetis``'s line shapes, and the same report as a JSON-ready
+dict (docs/json-report.md lists its keys).
+
+The summary keeps METIS's lines on METIS's line numbers: for a one-constraint run whose parts are
+contiguous, the banner is on lines 2-4, ``- Edgecut:`` on line 15, the timing lines on 28-30 and
+``Max memory used`` on 33, as METIS 5.1 prints them. gpmetis's own lines (the engine, peak GPU
+memory, the per-phase timing of ``-dbglvl``) come after METIS's, before the closing rule.
+"""
 
 from __future__ import annotations
 
@@ -11,22 +18,18 @@ from gpmetis.graph import Graph
 from gpmetis.options import Options
 from gpmetis.partitioning.driver import Result
 
-RULE = "*" * 78
+# The JSON report's layout version: raised when a key is removed, renamed or changes meaning
+# (added keys keep it).
+REPORT_FORMAT_VERSION = 1
 
 
 @dataclass
 class Timing:
+    """Seconds of the run's phases as METIS's timing block names them."""
+
     io: float
     partitioning: float
     reporting: float = 0.0
-
-
-def _section(title: str) -> str:
-    return f"{title} {'-' * (77 - len(title))}"
-
-
-def _yes(flag: bool) -> str:
-    return "YES" if flag else "NO"
 
 
 def max_rss_mb() -> float:
@@ -35,9 +38,14 @@ def max_rss_mb() -> float:
     return rss_kb / 1024.0 if sys.platform != "darwin" else rss_kb / 2**20
 
 
-def report_dict(graph: Graph, result: Result, options: Options, timing: Timing) -> dict:
-    """Everything the summary shows, as plain JSON types."""
+def report_dict(graph: Graph, result: Result, options: Options, timing: Timing,
+                partition_file: str | None = None) -> dict:
+    """Everything the summary shows, as plain JSON types. ``partition_file`` is the partition
+    file the run writes (None with -nooutput)."""
     return {
+        "format_version": REPORT_FORMAT_VERSION,
+        "gpmetis_version": __version__,
+        "files": {"graph": graph.name, "partition": partition_file, "report": options.json},
         "graph": {"name": graph.name, "nvtxs": graph.nvtxs, "nedges": graph.nedges,
                   "ncon": graph.ncon},
         "nparts": result.nparts,
@@ -94,15 +102,18 @@ def _options_dict(options: Options, result: Result) -> dict:
 
 
 def format_summary(graph: Graph, result: Result, options: Options, timing: Timing) -> str:
-    """The run summary with METIS 5.1 ``gpmetis``'s line shapes."""
+    """The run summary: METIS 5.1 ``gpmetis``'s lines on METIS's line numbers, then gpmetis's own
+    (the engine, the fallback note, peak GPU memory, the phase timing of -dbglvl)."""
+    from cli.companions import RULE, banner, memory_lines, section, timing_lines, yes
+
     m = result.metrics
     o = options
     ub = 1.0 + o.effective_ufactor / 1000.0
     lines = [
         RULE,
-        f"gpmetis {__version__} (METIS 5.1 gpmetis compatible), engine: {result.engine}",
+        *banner("gpmetis"),
         "",
-        _section("Graph Information"),
+        section("Graph Information"),
         f" Name: {graph.name}, #Vertices: {graph.nvtxs}, #Edges: {graph.nedges}, "
         f"#Parts: {result.nparts}",
     ]
@@ -110,18 +121,15 @@ def format_summary(graph: Graph, result: Result, options: Options, timing: Timin
         lines.append(f" Balancing constraints: {graph.ncon}")
     lines += [
         "",
-        _section("Options"),
+        section("Options"),
         f" ptype={o.ptype}, objtype={o.objtype}, ctype={o.effective_ctype(result.engine)}, "
         f"rtype={ran_rtype(o, result.engine)}, iptype={ran_iptype(o, result.engine)}",
-        f" dbglvl={o.dbglvl}, ufactor={ub:.3f}, no2hop={_yes(o.no2hop)}, "
-        f"minconn={_yes(o.minconn)}, contig={_yes(contig_ran(o, result))}, "
-        f"nooutput={_yes(o.nooutput)}",
+        f" dbglvl={o.dbglvl}, ufactor={ub:.3f}, no2hop={yes(o.no2hop)}, "
+        f"minconn={yes(o.minconn)}, contig={yes(contig_ran(o, result))}, "
+        f"nooutput={yes(o.nooutput)}",
         f" seed={o.seed}, niter={o.niter}, ncuts={o.ncuts}",
-        f" engine={o.engine} (ran: {result.engine})",
-        *([f" note: {result.stats['fallback']}; METIS ran instead"]
-          if result.stats.get("fallback") else []),
         "",
-        _section("Direct k-way Partitioning" if o.ptype == "kway" else "Recursive Partitioning"),
+        section("Direct k-way Partitioning" if o.ptype == "kway" else "Recursive Partitioning"),
         f" - Edgecut: {m.edgecut}, communication volume: {m.volume}.",
         "",
         " - Balance:",
@@ -139,20 +147,21 @@ def format_summary(graph: Graph, result: Result, options: Options, timing: Timin
     lines += [
         f" - Subdomain connectivity: max: {m.maxndom}, min: {m.minndom}, avg: {m.avgndom:.2f}",
         "",
+        *_contiguity_lines(m, result.nparts),
+        "",
+        *timing_lines(timing.io, timing.partitioning, "Partitioning", f"{result.engine} engine",
+                      timing.reporting),
+        "",
+        *memory_lines(),
     ]
-    lines += _contiguity_lines(m, result.nparts)
-    lines += ["", _section("Timing Information")]
-    lines += [
-        f"  I/O:          \t\t {timing.io:7.3f} sec",
-        f"  Partitioning: \t\t {timing.partitioning:7.3f} sec   ({result.engine} engine)",
-        f"  Reporting:    \t\t {timing.reporting:7.3f} sec",
-    ]
-    if o.dbglvl > 0 and result.stats:
-        lines += _phase_lines(result.stats)
-    lines += ["", _section("Memory Information"), f"  Max memory used:\t\t {max_rss_mb():7.3f} MB"]
     peak = result.stats.get("peak_gpu_bytes", 0)
     if peak:
         lines.append(f"  Peak GPU memory:\t\t {peak / 2**20:7.3f} MB")
+    lines.append(f"  Engine: {result.engine} (-engine={o.engine})")
+    if result.stats.get("fallback"):
+        lines.append(f"  Note: {result.stats['fallback']}; METIS ran instead")
+    if o.dbglvl > 0 and result.stats:
+        lines += ["", *_phase_lines(result.stats)]
     lines.append(RULE)
     return "\n".join(lines)
 
@@ -173,7 +182,10 @@ def _contiguity_lines(m, nparts: int) -> list[str]:
 
 
 def _phase_lines(stats: dict) -> list[str]:
+    from cli.companions import section
+
     lines = [
+        section("Phase Timing"),
         f"     coarsening:         \t {stats['coarsening']:7.3f} sec",
         f"     initial partition:  \t {stats['initial']:7.3f} sec",
         f"     uncoarsening+refine:\t {stats['refinement']:7.3f} sec",
