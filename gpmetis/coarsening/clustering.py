@@ -30,7 +30,8 @@ OVER_THREADS = 1 << 16  # approve_over's grid: a warp per 32 targets, grid-strid
 # cluster drew buckets of thousands on rmat 20's dense levels, whose warps took up to 0.48 ms)
 LARGE_BUCKET = 1024
 # buckets of up to this many proposals are approved by a warp without a search (as in
-# clustering.cu, 32 * SMALL_BUCKET_ROWS): the search's 64 steps were most of a small level's loop
+# clustering.cu, 32 * SMALL_BUCKET_ROWS): the search's 64 steps would be most of a small level's
+# loop
 SMALL_BUCKET = 128
 LARGE_BLOCK = 1024
 # best_cluster_heavy's block, one per hub row: a hub's row and table are walked by its block

@@ -22,7 +22,7 @@ MAX_LEVELS = 64
 # in host memory until uncoarsening reaches them (power-law graphs can keep dense coarse levels
 # whose sum is many times the input). rmat 20's levels of clusters add up to 1.65x its input:
 # kept, they raise no peak (its peak is the first contraction's), where moving its first
-# coarse level out and back cost 9 + 7.5 ms of copies
+# coarse level out and back costs 9 + 7.5 ms of copies
 LEVEL_MEMORY_BUDGET = 2.0
 POOL_RELEASE_SHARE = 4
 

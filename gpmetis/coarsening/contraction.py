@@ -14,9 +14,9 @@ CU_FILE = Path(__file__).with_name("contraction.cu")
 WARP_CAP = HEAVY_DEGREE  # as in contraction.cu: longer candidate lists get a block and a hash table
 # clusterings into at most this many coarse vertices, and those of graphs without rows longer
 # than WARP_CAP, are contracted by one cooperative kernel (contract_loop), one read back and the
-# rows' kernel: a level's ~20 CuPy calls and three reads back took ~0.5 ms of host time, whatever
-# the level's size, and a sort placed the members. Hub rows would leave lists too long for a
-# warp, and the general kernels would redo the level
+# rows' kernel: the general path's ~20 CuPy calls and three reads back cost ~0.5 ms of host time
+# a level, whatever its size, and it needs a sort to place the members. Hub rows would leave
+# lists too long for a warp, and the general kernels would redo the level
 SMALL_CONTRACT = 1 << 15
 LOOP_BLOCK = 256  # contract_loop's blocks: ROW_WARPS warps, as in warp_sums.cuh
 

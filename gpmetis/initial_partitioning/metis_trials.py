@@ -63,8 +63,9 @@ def metis_trial(args: tuple) -> tuple[np.ndarray, int]:
     import pymetis
 
     *csr, nparts, tpwgts, seed, ufactor, niter, iptype, recursive = args
-    # pymetis's METIS takes 64-bit indices: int64 arrays are passed as they are, where others
-    # were converted element by element (on a 1.1k-vertex graph 0.8 ms, twice METIS's bisection)
+    # pymetis's METIS takes 64-bit indices: int64 arrays are passed as they are; arrays of another
+    # width would be converted element by element (0.8 ms on a 1.1k-vertex graph, twice METIS's
+    # bisection)
     xadj, adjncy, vwgt, adjwgt = (np.ascontiguousarray(a, dtype=METIS_INDEX) for a in csr)
     options = pymetis.Options(seed=seed, ufactor=ufactor, niter=niter, iptype=iptype)
     result = pymetis.part_graph(

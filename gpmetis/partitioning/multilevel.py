@@ -27,8 +27,8 @@ from gpmetis.refinement.rebalance import fill_empty_parts
 INITIAL_TRIALS = 16
 RELEASE_FRACTION = 16  # levels of at least 1/16 of the input start from released pool memory
 # ... where the pool holds more than this many times the input's bytes: below, the freed blocks
-# stay for the next levels (freeing them and allocating anew took ~2 ms of delaunay 20's ~25 ms
-# of coarsening and refinement; the peaks stayed below 2.2x the input, rmat 20's at 2.95x)
+# stay for the next levels (freeing them and allocating anew costs ~2 ms of delaunay 20's ~25 ms
+# of coarsening and refinement; the peaks stay below 2.2x the input, rmat 20's at 2.95x)
 RELEASE_ABOVE = 2
 
 
