@@ -6,14 +6,16 @@ which worker runs it, or whether one runs here instead, does not change its resu
 arrays among a job's arguments reach the workers through memory they share with this process
 (an anonymous shared mapping made before the fork), each array written once however many jobs
 take it: only their places go through the pipes. On the workers those arrays are read-only
-views, shared by the jobs that take the same array: a job only reads its arrays.
+views, shared by the jobs that take the same array: a job only reads its arrays. Each worker
+imports PRELOAD as soon as it is forked, while this process goes on, so that the first job does
+not wait for it; this module imports ``multiprocessing`` only when it forks.
 """
 
 from __future__ import annotations
 
+import importlib
 import math
 import mmap
-import multiprocessing
 import os
 import signal
 from collections.abc import Callable, Iterator
@@ -29,6 +31,7 @@ Job = tuple[Callable[[Any], Any], Any]  # (function, argument), picklable
 # submission whose arrays do not fit sends them through the pipes
 ARENA_BYTES = 1 << 28
 ARENA_ALIGN = 64
+PRELOAD = ("pymetis",)  # what the METIS trials import (pymetis's import alone took ~50 ms)
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,8 @@ def _unshare(argument: Any, arena: mmap.mmap) -> Any:
 
 class _Workers:
     def __init__(self, count: int) -> None:
+        import multiprocessing
+
         context = multiprocessing.get_context("fork")
         self.processes, self.pipes = [], []
         self.arena = mmap.mmap(-1, ARENA_BYTES)  # shared with the children forked below
@@ -140,6 +145,11 @@ def _serve(pipe, parent_ends: list, arena: mmap.mmap) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for end in parent_ends:
         end.close()
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # the job that needs it reports it
+            pass
     while True:
         try:
             batch = pipe.recv()

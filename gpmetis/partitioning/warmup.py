@@ -15,18 +15,14 @@ from __future__ import annotations
 
 import os
 import threading
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from gpmetis.backend import Backend, cuda_available, get_backend
-from gpmetis.graph import Graph
-from gpmetis.io import read_graph
-from gpmetis.io.forked import PendingGraph
-from gpmetis.io.matrix_market import is_matrix_market
-from gpmetis.io.metis_gpu import read_metis_gpu
-from gpmetis.io.source import COMPRESSED_SUFFIXES, read_bytes
-from gpmetis.metrics import PartitionMetrics
-from gpmetis.options import Options
+if TYPE_CHECKING:
+    from gpmetis.backend import Backend
+    from gpmetis.graph import Graph
+    from gpmetis.io.forked import PendingGraph
+    from gpmetis.metrics import PartitionMetrics
+    from gpmetis.options import Options
 
 _started = False
 _thread: threading.Thread | None = None
@@ -37,20 +33,25 @@ WARM_PARTS = 4
 def start(path: str | os.PathLike, options: Options) -> PendingGraph | GpuRead | None:
     """When ``options`` will run the gpu engine on the graph in ``path`` (``auto``: when its
     header announces enough edges for the GPU), start reading it and warming the GPU up, and
-    return the pending graph; None otherwise (then read it as usual)."""
+    return the pending graph; None otherwise (then read it as usual: nothing was started and
+    no module of the gpu path was imported)."""
     global _started, _thread
-    from gpmetis.initial_partitioning.workers import start_workers
-    from gpmetis.io.peek import peek_nedges
-    from gpmetis.io.source import rereadable
-    from gpmetis.partitioning.driver import AUTO_GPU_MIN_EDGES
-    from gpmetis.partitioning.multilevel import INITIAL_TRIALS
-
     if _started or options.engine not in ("gpu", "auto"):
         return None
+    from gpmetis.io.source import COMPRESSED_SUFFIXES, rereadable
+
     if not rereadable(path):  # a stream is read once, by the plain reader
         return None
-    if options.engine == "auto" and (peek_nedges(path) or 0) < AUTO_GPU_MIN_EDGES:
-        return None
+    if options.engine == "auto":
+        from gpmetis.io.peek import peek_nedges
+        from gpmetis.partitioning.driver import AUTO_GPU_MIN_EDGES
+
+        if (peek_nedges(path) or 0) < AUTO_GPU_MIN_EDGES:
+            return None
+    from gpmetis.initial_partitioning.workers import start_workers
+    from gpmetis.io.forked import PendingGraph
+    from gpmetis.partitioning.multilevel import INITIAL_TRIALS
+
     _started = True
     name = os.fspath(path)
     if not name.lower().endswith(COMPRESSED_SUFFIXES + (".mtx",)):
@@ -74,12 +75,19 @@ class GpuRead:
         self._mapper.start()
 
     def _map(self) -> None:
+        from gpmetis.io.source import read_bytes
+
         try:
             self._data = read_bytes(self.path)
         except Exception:  # noqa: BLE001 - read_graph reports it below
             self._data = None
 
     def result(self) -> Graph:
+        from gpmetis.backend import cuda_available, get_backend
+        from gpmetis.io import read_graph
+        from gpmetis.io.matrix_market import is_matrix_market
+        from gpmetis.io.metis_gpu import read_metis_gpu
+
         graph = None
         usable = cuda_available()
         self._mapper.join()
@@ -97,6 +105,8 @@ def wait() -> None:
 
 
 def _warm() -> None:
+    from gpmetis.backend import cuda_available, get_backend
+
     try:
         if cuda_available():
             run_phases_on_grid(get_backend("gpu"))
@@ -107,8 +117,11 @@ def _warm() -> None:
 def run_phases_on_grid(be: Backend) -> PartitionMetrics:
     """Coarsening, refinement (with rebalancing), the empty-part fill and the metrics of the
     engine on ``be``, run on a small grid; returns the metrics of the partition it ends with."""
+    import numpy as np
+
     from gpmetis.coarsening.coarsen import coarsen
     from gpmetis.device_graph import DeviceGraph
+    from gpmetis.graph import Graph
     from gpmetis.metrics import compute_metrics
     from gpmetis.refinement.jet import refine
     from gpmetis.refinement.rebalance import fill_empty_parts
