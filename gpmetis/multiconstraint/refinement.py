@@ -201,10 +201,10 @@ def swap_step(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance: 
 
     For when no single move lowers the excess: parts full in different constraints trade a
     vertex heavy in one for a vertex heavy in the other. Each pair of parts (A, B) offers A's
-    vertex that loses the least cut by moving to B, if A is over in a constraint it weighs
-    in; B's boundary vertices towards A complete the swap, the one of least cut lost per unit
-    of excess removed winning; a part takes the cheapest swap it is in, and a swap runs when
-    both of its parts chose it."""
+    boundary vertex towards B that relieves A's excess most (then loses the least cut), if A
+    is over in a constraint it weighs in; B's boundary vertices towards A complete the swap,
+    the one of least cut lost per unit of excess removed winning; a part takes the cheapest
+    swap it is in, and a swap runs when both of its parts chose it."""
     xp = be.xp
     excess = be.asarray(np.maximum(pwgts - balance.limits, 0))
     n = g.nvtxs
@@ -220,9 +220,14 @@ def swap_step(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance: 
     over = xp.zeros(len(u), dtype=bool)
     for c, wc in enumerate(weights):
         over |= (excess[c][frm] > 0) & (wc[u] > 0)
-    # each part pair's offer: the over part's cheapest move towards the other
+    # each part pair's offer: the over part's move towards the other that relieves it most
+    # (its weight in the part's over constraints, each over its total), then the cheapest
+    relief = xp.zeros(len(u), dtype=xp.float64)
+    for c, wc in enumerate(weights):
+        relief += xp.minimum(wc[u], excess[c][frm]) / float(max(balance.totals[c], 1))
     key = frm[over] * nparts + to[over]
     order = be.argsort_stable(loss[over])
+    order = order[be.argsort_stable(-relief[over][order])]
     order = order[be.argsort_stable(key[order])]
     key = key[order]
     first = xp.flatnonzero(xp.concatenate((xp.ones(min(len(key), 1), dtype=bool),
