@@ -286,7 +286,10 @@ def run() -> None:
     (freeing the GPU memory pool and context, joining the METIS workers: ~0.4 s after a
     large run). Output is flushed first and the METIS workers are stopped, so nothing is lost
     and nothing is left running. SIGINT ends the run with status 130 and writes no file."""
+    from cli.startup import preset_pymetis_version
+
     _guard_standard_fds()
+    preset_pymetis_version()
     signal.signal(signal.SIGINT, _interrupt)
     try:
         main()

@@ -109,3 +109,36 @@ def test_a_gpu_run_imports_neither_cupyx_nor_scipy(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "cupy" in modules and "gpmetis.staging" in modules
     assert not loaded(modules, "cupyx") and not loaded(modules, "scipy")
+
+
+def _pymetis_version(preset: bool) -> tuple[str, str]:
+    """pymetis's version values and whether importlib.metadata was imported, in a fresh
+    process, with or without ``preset_pymetis_version`` first."""
+    code = f"""
+import sys
+if {preset}:
+    from cli.startup import preset_pymetis_version
+    preset_pymetis_version()
+import pymetis
+module = sys.modules["pymetis.version"]
+print(repr([pymetis.version, pymetis.version_tuple, *(getattr(module, k) for k in module.__all__)]))
+print("importlib.metadata" in sys.modules)
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, check=True)
+    values, metadata = proc.stdout.splitlines()
+    return values, metadata
+
+
+def test_the_preset_pymetis_version_is_pymetis_own_without_importlib_metadata():
+    values, metadata = _pymetis_version(preset=True)
+    assert (values, "True") == _pymetis_version(preset=False)
+    assert metadata == "False"
+
+
+def test_a_run_does_not_import_importlib_metadata(tmp_path):
+    graph = tmp_path / "4elt.graph"
+    shutil.copy(FIXTURES / "4elt.graph", graph)
+    modules, proc = imported_modules([str(graph), "2"], ROOT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "pymetis.version" not in modules and not loaded(modules, "importlib.metadata")
