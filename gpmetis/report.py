@@ -128,6 +128,7 @@ def format_summary(graph: Graph, result: Result, options: Options, timing: Timin
         f"minconn={yes(o.minconn)}, contig={yes(contig_ran(o, result))}, "
         f"nooutput={yes(o.nooutput)}",
         f" seed={o.seed}, niter={o.niter}, ncuts={o.ncuts}",
+        *([" ubvec=(" + " ".join(f"{u:.2e}" for u in o.ubvec) + ")"] if o.ubvec else []),
         "",
         section("Direct k-way Partitioning" if o.ptype == "kway" else "Recursive Partitioning"),
         f" - Edgecut: {m.edgecut}, communication volume: {m.volume}.",

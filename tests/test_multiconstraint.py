@@ -234,3 +234,16 @@ def test_part_graph_takes_weight_vectors():
     cuts, parts = part_graph(8, xadj=graph.xadj, adjncy=graph.adjncy, vweights=graph.vwgt)
     assert_balanced(graph, np.asarray(parts), 8, [1.03, 1.03])
     assert cuts == partition(graph, 8, engine="cpu").edgecut
+
+
+def test_summary_prints_ubvec_as_metis_does(tmp_path):
+    path = tmp_path / "two.graph"
+    path.write_text("4 4 010 2\n1 2 2 4\n1 1 1 3\n2 1 2 4\n1 2 1 3\n")
+    proc = subprocess.run([sys.executable, "-m", "cli.main", str(path), "2", "-engine=cpu",
+                           "-ubvec=1.05 1.2", "-nooutput"], capture_output=True, text=True,
+                          cwd=FIXTURES.parent)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    # METIS 5.1 prints it on the line after seed/niter/ncuts
+    seed = next(i for i, line in enumerate(lines) if line.startswith(" seed="))
+    assert lines[seed + 1] == " ubvec=(1.05e+00 1.20e+00)"
