@@ -26,6 +26,8 @@ from gpmetis.options import (
 if TYPE_CHECKING:
     from rich.text import Text
 
+    from cli.progress import Progress
+
 CONTEXT = {"help_option_names": ["-help", "--help", "-h"], "max_content_width": 100}
 
 
@@ -138,7 +140,14 @@ def main(graphfile: str, nparts: int, show_time: bool, json_file: str | None, **
             run_edgepart(graphfile, nparts, options, _same_file, _print)
             return
         _check_paths(graphfile, nparts, options)
-        _run(graphfile, nparts, options)
+        from cli.progress import progress
+
+        shown = progress(graphfile, options.quiet)  # on a terminal, from about a second on
+        try:
+            _run(graphfile, nparts, options, shown)
+        finally:
+            if shown is not None:
+                shown.stop()
     except GpmetisError as exc:
         click.echo(f"gpmetis: error: {exc}", err=True)
         sys.exit(exc.exit_code)
@@ -174,9 +183,10 @@ def _check_paths(graphfile: str, nparts: int, options) -> None:
             raise OptionError("json", f"'{options.json}' is also the partition file")
 
 
-def _run(graphfile: str, nparts: int, options) -> None:
+def _run(graphfile: str, nparts: int, options, shown: Progress | None = None) -> None:
     """Read, check NPARTS, partition, print the summary, then write the files: all of them or
-    none, and only when everything before succeeded."""
+    none, and only when everything before succeeded. ``shown``: the run's progress line, gone
+    before the summary."""
     from gpmetis.io import read_graph
     from gpmetis.io.partfile import partition_bytes, staged_files
     from gpmetis.options import check_nparts, check_ubvec_ncon
@@ -211,6 +221,8 @@ def _run(graphfile: str, nparts: int, options) -> None:
 
         report = report_dict(graph, result, options, timing, partition_file=output)
         files.append((options.json, json.dumps(report, indent=2).encode()))
+    if shown is not None:
+        shown.stop()
     with staged_files(files):  # written once the summary is out
         if not options.quiet:
             _print(format_summary(graph, result, options, timing))
