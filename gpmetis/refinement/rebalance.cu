@@ -53,8 +53,8 @@ __device__ __forceinline__ int compare_key(
 }
 
 // In place on best_moves' dest (mode 1): to[v] = where v would go (dest[v], or roomiest[0] when
-// no adjacent part has room) when v sits in an overweight part, that is another part and v fits
-// its room, else -1. Those vertices are the items; an item's group is its part. hist[part][loss bucket] sums
+// no adjacent part has room) when v sits in an overweight part and that is another part, else
+// -1. Those vertices are the items; an item's group is its part. hist[part][loss bucket] sums
 // the items' weights.
 __device__ __forceinline__ void rebalance_prepare_pass(
     const int n, const int* __restrict__ part, const int* __restrict__ vwgt,
@@ -64,9 +64,7 @@ __device__ __forceinline__ void rebalance_prepare_pass(
     for_each_vertex(n, [&](const int v) {
         const int p = part[v];
         const int target = to[v] >= 0 ? to[v] : roomiest[0];
-        // a vertex heavier than the roomiest part's room stays: taken first, it would block
-        // the lighter ones behind it at the destination
-        const bool item = room[p] < 0 && target != p && (long long)vwgt[v] <= room[target];
+        const bool item = room[p] < 0 && target != p;
         to[v] = item ? target : -1;
         if (item)
             atomicAdd(hist + (long long)p * NUM_DIGITS + loss_bucket(-(long long)gain[v]),

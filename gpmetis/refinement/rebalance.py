@@ -211,7 +211,7 @@ def ordered_select(group: np.ndarray, digits: list[np.ndarray], w: np.ndarray,
 
 def _select_numpy(g: DeviceGraph, part, nparts: int, room, dest, gain, roomiest: int):
     to = np.where(dest < 0, np.int32(roomiest), dest)
-    items = (room[part] < 0) & (to != part) & (g.vwgt <= room[to])
+    items = (room[part] < 0) & (to != part)
     digits = _order_digits(g.nvtxs, -gain)
     group = np.where(items, part, -1)
     taken = ordered_select(group, digits, g.vwgt, np.maximum(-room, 1), source=True)
