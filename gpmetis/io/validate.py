@@ -26,13 +26,16 @@ import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from gpmetis.backend import sorted_unique
 from gpmetis.errors import InputError
 from gpmetis.graph import Graph
 
 _THREADS = min(8, os.cpu_count() or 1)  # the blocks are independent; NumPy releases the GIL
+MIN_BLOCK_SHIFT = 14
 _INT32_MAX = np.iinfo(np.int32).max
 
 
@@ -305,7 +308,7 @@ def _sorted_rows(xadj, adjncy, adjwgt):
     sorted_adj = np.empty(nnz, np.int32)
     sorted_w = None if adjwgt is None else np.empty(nnz, np.int64)
     cuts = np.searchsorted(xadj, np.arange(0, nnz, 1 << 20), side="right") - 1
-    cuts = np.unique(np.concatenate([cuts, [0, n]]))
+    cuts = sorted_unique(np.concatenate([cuts, [0, n]]))
 
     def piece(k: int):
         r0, r1 = int(cuts[k]), int(cuts[k + 1])
@@ -324,8 +327,7 @@ def _sorted_rows(xadj, adjncy, adjwgt):
         drop = np.flatnonzero(loops | repeats)
         return order[drop] + e0, drop + e0
 
-    with ThreadPoolExecutor(_THREADS) as pool:
-        drops = [d for d in pool.map(piece, range(len(cuts) - 1)) if len(d[0])]
+    drops = [d for d in _each(piece, len(cuts) - 1) if len(d[0])]
     if not drops:
         return sorted_adj, sorted_w, None, None
     masks = []
@@ -379,7 +381,9 @@ class _Scan:
     def __init__(self, xadj: np.ndarray, adj: np.ndarray, w: np.ndarray | None) -> None:
         n, nnz = len(xadj) - 1, len(adj)
         self.xadj, self.adj, self.w = xadj, adj, w
-        self.shift = max(0, (n - 1).bit_length() - 8)  # at most 256 blocks
+        # at most 256 blocks, of at least 2^MIN_BLOCK_SHIFT rows: a small graph is one block,
+        # checked without the threads' start-up and per-block calls
+        self.shift = max(MIN_BLOCK_SHIFT, (n - 1).bit_length() - 8)
         nb = ((n - 1) >> self.shift) + 1 if n else 0
         self.row0 = np.minimum(np.arange(nb + 1, dtype=np.int64) << self.shift, n)
         self.e0 = xadj[self.row0]
@@ -393,8 +397,7 @@ class _Scan:
         self.count = np.zeros((nb, nb), np.int64)  # [i, j]: upper entries of block i into j
         self.nlow = np.zeros(nb, np.int64)
         self.unsorted = False
-        with ThreadPoolExecutor(_THREADS) as pool:
-            self.nloops = sum(pool.map(self._split, range(nb)))
+        self.nloops = sum(_each(self._split, nb))
         self.start = np.zeros((nb, nb), np.int64)  # [i, j]: where block (i, j) starts
         np.cumsum(self.count[:, :-1], axis=1, out=self.start[:, 1:])
         self.start += self.e0[:-1, None]
@@ -430,8 +433,7 @@ class _Scan:
     def first_asymmetry(self) -> tuple[int, Callable[[_Where], str]] | None:
         """None when the graph is symmetric, else (first offending vertex, message maker)."""
         nb = len(self.nlow)
-        with ThreadPoolExecutor(_THREADS) as pool:
-            same = list(pool.map(self._same, range(nb)))
+        same = _each(self._same, nb)
         bad = [self._differences(j) for j in range(nb) if not same[j]]
         return min(bad, key=lambda b: b[:2])[::2] if bad else None
 
@@ -493,6 +495,14 @@ class _Scan:
                 u, v = int(src[iu[k]]), int(dst[iu[k]])
                 found.append((u, v, _mismatch(u, v, int(w[iu[k]]), int(low_w[il[k]]))))
         return min(found, key=lambda f: f[:2])
+
+
+def _each(function: Callable[[int], Any], count: int) -> list:
+    """``function`` of 0..count-1, on the threads when there is more than one."""
+    if count <= 1:
+        return [function(i) for i in range(count)]
+    with ThreadPoolExecutor(_THREADS) as pool:
+        return list(pool.map(function, range(count)))
 
 
 def _missing(u: int, v: int) -> Callable[[_Where], str]:

@@ -170,12 +170,15 @@ def partition(graph: Graph, nparts: int, options: Options | None = None, **kwarg
 def _metis(graph: Graph, nparts: int, options: Options, tpwgts: np.ndarray) -> np.ndarray:
     """METIS's partition, with one vertex moved into each part it left empty (n >= nparts):
     no empty part is part of our contract, not of METIS's."""
-    from gpmetis.backend import get_backend
-    from gpmetis.device_graph import DeviceGraph
     from gpmetis.partitioning.metis_engine import metis_partition
-    from gpmetis.refinement.rebalance import fill_empty_parts
 
     part = metis_partition(graph, nparts, options, None if options.tpwgts is None else tpwgts)
+    if graph.nvtxs < nparts or np.bincount(part, minlength=nparts).all():
+        return part
+    from gpmetis.backend import get_backend
+    from gpmetis.device_graph import DeviceGraph
+    from gpmetis.refinement.rebalance import fill_empty_parts
+
     cpu = get_backend("cpu")
     host = DeviceGraph(cpu, graph.xadj, graph.adjncy, graph.adjwgt, graph.vwgt[:, 0])
     return fill_empty_parts(cpu, host, part, nparts)
