@@ -1,8 +1,6 @@
-"""What METIS's companion programs (mpmetis, ndmetis, m2gmetis, graphchk) share here: the
-summary's banner, rules and section lines in METIS 5.1's shapes, and the process wrapper.
-
-The summaries keep METIS 5.1's lines on METIS's line numbers: a rule, a three-line banner (ours
-says what runs), a blank line, then METIS's sections; gpmetis's own lines come after METIS's.
+"""What METIS's companion programs (mpmetis, ndmetis, m2gmetis, graphchk) share here: printing
+a summary and the process wrapper. The summary's lines in METIS 5.1's shapes (banner, rules,
+sections) are gpmetis.report's.
 """
 
 from __future__ import annotations
@@ -14,46 +12,6 @@ from collections.abc import Callable
 import click
 
 from cli.main import Interrupted, _guard_standard_fds, _interrupt, _print
-
-RULE = "*" * 78
-SHORT_RULE = "*" * 70  # graphchk's
-
-
-def section(title: str, width: int = 77) -> str:
-    """METIS's section line: the title, a space, dashes up to ``width`` characters."""
-    return f"{title} {'-' * (width - 1 - len(title))}"
-
-
-def banner(program: str) -> list[str]:
-    """The three lines that stand where METIS prints its title, build and type sizes."""
-    from gpmetis import __version__
-
-    return [
-        f"{program} (gpmetis {__version__}), METIS 5.1 {program} compatible",
-        " (runs gpmetis's engines; METIS 5.2 through pymetis where it orders or is chosen)",
-        " size of idx_t: 64bits, real_t: 64bits, idx_t *: 64bits",
-    ]
-
-
-def timing_lines(io: float, work: float, label: str, note: str, reporting: float) -> list[str]:
-    """METIS's timing block (``label`` is "Partitioning" or "Ordering")."""
-    return [
-        section("Timing Information"),
-        f"  I/O:          \t\t {io:7.3f} sec",
-        f"  {label + ':':<14}\t\t {work:7.3f} sec   ({note})",
-        f"  Reporting:    \t\t {reporting:7.3f} sec",
-    ]
-
-
-def memory_lines() -> list[str]:
-    """METIS's memory block (this process's peak resident memory)."""
-    from gpmetis.report import max_rss_mb
-
-    return [section("Memory Information"), f"  Max memory used:\t\t {max_rss_mb():7.3f} MB"]
-
-
-def yes(flag: bool) -> str:
-    return "YES" if flag else "NO"
 
 
 def emit(text: str, quiet: bool = False) -> None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import click
 
-from cli.companions import SHORT_RULE, banner, emit, fail, run_program, section
+from cli.companions import emit, fail, run_program
 from cli.main import CONTEXT, MetisStyleCommand, _same_file
+from gpmetis.report import SHORT_RULE, banner, section
 
 
 @click.command(cls=MetisStyleCommand, context_settings=CONTEXT)

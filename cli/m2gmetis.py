@@ -7,17 +7,9 @@ import time
 
 import click
 
-from cli.companions import (
-    RULE,
-    banner,
-    emit,
-    fail,
-    memory_lines,
-    run_program,
-    section,
-    timing_lines,
-)
+from cli.companions import emit, fail, run_program
 from cli.main import CONTEXT, MetisInt, MetisStyleCommand, _choice, _int, _same_file
+from gpmetis.report import RULE, banner, memory_lines, section, timing_lines
 
 
 @click.command(cls=MetisStyleCommand, context_settings=CONTEXT)

@@ -7,19 +7,10 @@ import time
 
 import click
 
-from cli.companions import (
-    RULE,
-    banner,
-    emit,
-    fail,
-    memory_lines,
-    run_program,
-    section,
-    timing_lines,
-    yes,
-)
+from cli.companions import emit, fail, run_program
 from cli.main import CONTEXT, MetisInt, MetisStyleCommand, _choice, _int
 from gpmetis.options import CTYPES, ENGINES, IPTYPES, NPARTS_MAX, OBJTYPES, PTYPES, RTYPES
+from gpmetis.report import RULE, banner, memory_lines, section, timing_lines, yes
 
 
 @click.command(cls=MetisStyleCommand, context_settings=CONTEXT)

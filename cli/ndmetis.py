@@ -7,18 +7,9 @@ import time
 
 import click
 
-from cli.companions import (
-    RULE,
-    banner,
-    emit,
-    fail,
-    memory_lines,
-    run_program,
-    section,
-    timing_lines,
-    yes,
-)
+from cli.companions import emit, fail, run_program
 from cli.main import CONTEXT, MetisInt, MetisStyleCommand, _choice, _int
+from gpmetis.report import RULE, banner, memory_lines, section, timing_lines, yes
 
 # ndmetis's -rtype names and METIS's codes (RType.SEP2SIDED, RType.SEP1SIDED)
 _RTYPES = {"2sided": 2, "1sided": 3}

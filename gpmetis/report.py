@@ -4,7 +4,9 @@ dict (docs/json-report.md lists its keys).
 The summary keeps METIS's lines on METIS's line numbers: for a one-constraint run whose parts are
 contiguous, the banner is on lines 2-4, ``- Edgecut:`` on line 15, the timing lines on 28-30 and
 ``Max memory used`` on 33, as METIS 5.1 prints them. gpmetis's own lines (the engine, peak GPU
-memory, the per-phase timing of ``-dbglvl``) come after METIS's, before the closing rule.
+memory, the per-phase timing of ``-dbglvl``) come after METIS's, before the closing rule. The
+line shapes (rules, banner, sections, timing and memory blocks) serve the companion programs'
+summaries too.
 """
 
 from __future__ import annotations
@@ -36,6 +38,43 @@ def max_rss_mb() -> float:
     """Peak resident memory of this process in MB (METIS's "Max memory used")."""
     rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return rss_kb / 1024.0 if sys.platform != "darwin" else rss_kb / 2**20
+
+
+RULE = "*" * 78
+SHORT_RULE = "*" * 70  # graphchk's
+
+
+def section(title: str, width: int = 77) -> str:
+    """METIS's section line: the title, a space, dashes up to ``width`` characters."""
+    return f"{title} {'-' * (width - 1 - len(title))}"
+
+
+def banner(program: str) -> list[str]:
+    """The three lines that stand where METIS prints its title, build and type sizes."""
+    return [
+        f"{program} (gpmetis {__version__}), METIS 5.1 {program} compatible",
+        " (runs gpmetis's engines; METIS 5.2 through pymetis where it orders or is chosen)",
+        " size of idx_t: 64bits, real_t: 64bits, idx_t *: 64bits",
+    ]
+
+
+def timing_lines(io: float, work: float, label: str, note: str, reporting: float) -> list[str]:
+    """METIS's timing block (``label`` is "Partitioning" or "Ordering")."""
+    return [
+        section("Timing Information"),
+        f"  I/O:          \t\t {io:7.3f} sec",
+        f"  {label + ':':<14}\t\t {work:7.3f} sec   ({note})",
+        f"  Reporting:    \t\t {reporting:7.3f} sec",
+    ]
+
+
+def memory_lines() -> list[str]:
+    """METIS's memory block (this process's peak resident memory)."""
+    return [section("Memory Information"), f"  Max memory used:\t\t {max_rss_mb():7.3f} MB"]
+
+
+def yes(flag: bool) -> str:
+    return "YES" if flag else "NO"
 
 
 def report_dict(graph: Graph, result: Result, options: Options, timing: Timing,
@@ -104,8 +143,6 @@ def _options_dict(options: Options, result: Result) -> dict:
 def format_summary(graph: Graph, result: Result, options: Options, timing: Timing) -> str:
     """The run summary: METIS 5.1 ``gpmetis``'s lines on METIS's line numbers, then gpmetis's own
     (the engine, the fallback note, peak GPU memory, the phase timing of -dbglvl)."""
-    from cli.companions import RULE, banner, memory_lines, section, timing_lines, yes
-
     m = result.metrics
     o = options
     ub = 1.0 + o.effective_ufactor / 1000.0
@@ -183,8 +220,6 @@ def _contiguity_lines(m, nparts: int) -> list[str]:
 
 
 def _phase_lines(stats: dict) -> list[str]:
-    from cli.companions import section
-
     lines = [
         section("Phase Timing"),
         f"     coarsening:         \t {stats['coarsening']:7.3f} sec",
