@@ -88,15 +88,9 @@ def choose_edge_engine(graph: Graph, options: Options) -> str:
     if engine == "auto":
         large = 3 * graph.nedges >= AUTO_GPU_MIN_SPLIT_EDGES
         engine = "gpu" if large and cuda_available() else "metis"
-    if engine in ("gpu", "cpu"):
-        from gpmetis.partitioning.driver import unsupported_by_multilevel
+    from gpmetis.partitioning.driver import check_engine
 
-        problems = unsupported_by_multilevel(graph, options)
-        if problems:
-            name, reason = problems[0]
-            raise OptionError(name, f"{reason} (engine {engine})")
-    if engine == "gpu" and not cuda_available():
-        raise OptionError("engine", "'gpu' needs CuPy and a CUDA device; none is usable here")
+    check_engine(graph, options, engine)
     return engine
 
 

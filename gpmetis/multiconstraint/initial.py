@@ -18,13 +18,12 @@ import numpy as np
 
 from gpmetis.backend import get_backend
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.initial_partitioning.metis_trials import IPTYPE_GROW, metis_trial
+from gpmetis.initial_partitioning.metis_trials import IPTYPE_GROW, PARALLEL_MIN_NNZ, metis_trial
 from gpmetis.initial_partitioning.workers import run_jobs
 from gpmetis.multiconstraint.refinement import refine, score_state
 from gpmetis.multiconstraint.weights import Balance
 
 SCALAR_RANGE = 1 << 16  # a scalarised weight of a vertex holding a whole constraint
-PARALLEL_MIN_NNZ = 2_000
 
 
 def scalarised(weights: np.ndarray, totals: np.ndarray, use_max: bool) -> np.ndarray:

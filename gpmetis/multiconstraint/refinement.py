@@ -34,8 +34,8 @@ from gpmetis.refinement.jet import (
     best_moves,
     partition_state,
 )
+from gpmetis.refinement.rebalance import INFLOW_SLACK
 
-INFLOW_SLACK = 5  # a loose step may fill a constraint of a part up to limit + limit // 5
 PRIORITY_BITS = 32
 UNBOUNDED_ROOM = 1 << 62
 

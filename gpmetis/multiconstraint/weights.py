@@ -45,12 +45,6 @@ class Balance:
         targets = np.maximum(self.limits.sum(axis=1), 1)
         return float(min(1.0, (targets / np.maximum(self.totals, 1)).min() - 1.0))
 
-    def overweight(self, pwgts: np.ndarray) -> list[tuple[int, int, int, int]]:
-        """(constraint, part, weight, limit) of every part over its limit."""
-        cons, parts = np.nonzero(pwgts > self.limits)
-        return [(int(c), int(p), int(pwgts[c, p]), int(self.limits[c, p]))
-                for c, p in zip(cons, parts)]
-
 
 def upload_weights(be: Backend, vwgt: np.ndarray):
     """The (n, ncon) int64 host weights as an (ncon, n) int32 array on ``be`` (each

@@ -97,6 +97,13 @@ def choose_engine(graph: Graph, options: Options) -> str:
         usable = (large and not unsupported_by_multilevel(graph, options)
                   and multilevel_fits(graph) and cuda_available())
         engine = "gpu" if usable else "metis"
+    check_engine(graph, options, engine)
+    return engine
+
+
+def check_engine(graph: Graph, options: Options, engine: str) -> None:
+    """OptionError naming the first option that ``engine`` (gpu or cpu) cannot honour for
+    ``graph``, or the gpu engine where CUDA is not usable."""
     if engine in ("gpu", "cpu"):
         problems = unsupported_by_multilevel(graph, options)
         if problems:
@@ -104,7 +111,6 @@ def choose_engine(graph: Graph, options: Options) -> str:
             raise OptionError(name, f"{reason} (engine {engine})")
     if engine == "gpu" and not cuda_available():
         raise OptionError("engine", "'gpu' needs CuPy and a CUDA device; none is usable here")
-    return engine
 
 
 def load_tpwgts(options: Options, nparts: int, ncon: int) -> np.ndarray:
