@@ -50,12 +50,14 @@ class BoundaryTable:
     """The sorted (vertex, foreign part) pairs of a partition, one per part in F(v):
     ``keys`` v * nparts + p (int64), ``owner`` v and ``dest`` p (int32), the neighbour
     ``count``, their vsize sum ``vconn`` and edge weight sum ``econn`` (int64); per vertex
-    ``rows`` (int64 count of its pairs) and ``first`` (int64 index of its first pair)."""
+    ``rows`` (int64 count of its pairs) and ``first`` (int64 index of its first pair); per
+    adjacency entry ``cut`` (bool: its ends lie in different parts)."""
 
-    def __init__(self, be: Backend, keys, inverse, g: DeviceGraph, cut, vsize,
+    def __init__(self, be: Backend, keys, inverse, g: DeviceGraph, cut_mask, cut, vsize,
                  nparts: int) -> None:
         xp = be.xp
         npairs = len(keys)
+        self.cut = cut_mask
         self.keys = keys
         self.owner = (keys // nparts).astype(xp.int32)
         self.dest = (keys % nparts).astype(xp.int32)
@@ -75,10 +77,12 @@ class BoundaryTable:
 def boundary_table(be: Backend, g: DeviceGraph, part, nparts: int, src, vsize) -> BoundaryTable:
     """The boundary table of ``part`` (``src``: every adjacency entry's row)."""
     xp = be.xp
-    cut = xp.flatnonzero(part[src] != part[g.adjncy])
+    cut_mask = part[src] != part[g.adjncy]
+    cut = xp.flatnonzero(cut_mask)
     keys = src[cut].astype(xp.int64) * nparts + part[g.adjncy[cut]]
     keys, inverse = xp.unique(keys, return_inverse=True)
-    return BoundaryTable(be, keys, inverse.astype(xp.int32).ravel(), g, cut, vsize, nparts)
+    return BoundaryTable(be, keys, inverse.astype(xp.int32).ravel(), g, cut_mask, cut, vsize,
+                         nparts)
 
 
 def refine_volume(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt, vsize,
@@ -117,7 +121,7 @@ def move_gains(be: Backend, g: DeviceGraph, part, nparts: int, vsize, src, nbr_v
     ``table``): how much the volume and the edge cut drop; ``nbr_vsize`` is D(v)."""
     xp = be.xp
     n = g.nvtxs
-    cut = part[src] != part[g.adjncy]
+    cut = table.cut
     own_w = be.bin_sums(src, n, xp.where(cut, 0, g.adjwgt))
     own_n = be.counts(src[~cut], n)
     # u loses foreign part a = part[v] when v is its only neighbour there
