@@ -103,9 +103,12 @@ def report_dict(graph: Graph, result: Result, options: Options, timing: Timing,
 
 
 def ran_rtype(options: Options, engine: str) -> str:
-    """The refinement that ran: Jet on the gpu and cpu engines (they refuse -rtype), METIS's
-    own scheme on the metis engine."""
-    return "jet" if engine in ("gpu", "cpu") else options.effective_rtype
+    """The refinement that ran: Jet on the gpu and cpu engines (they refuse -rtype), followed
+    by volume refinement on the finest level with -objtype=vol, METIS's own scheme on the
+    metis engine."""
+    if engine not in ("gpu", "cpu"):
+        return options.effective_rtype
+    return "jet+volume" if options.objtype == "vol" else "jet"
 
 
 def ran_iptype(options: Options, engine: str) -> str:

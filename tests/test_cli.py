@@ -115,7 +115,6 @@ def test_output_option_and_json(graph_file, tmp_path):
     [
         (["-minconn", "-engine=cpu"], "-minconn"),
         (["-iptype=node", "-engine=cpu"], "-iptype"),
-        (["-objtype=vol", "-engine=cpu"], "-objtype"),
         (["-ondisk"], "-ondisk"),
         (["-engine=gpu"], "-engine"),
         (["-ufactor=abc"], "-ufactor"),

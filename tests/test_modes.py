@@ -174,6 +174,7 @@ def test_rebalance_connected_keeps_parts_connected():
 @pytest.mark.parametrize("option,value,needle", [
     ("ptype", "rb", "multi-constraint"),
     ("contig", True, "multi-constraint"),
+    ("objtype", "vol", "multi-constraint"),
 ])
 def test_modes_refused_on_multiconstraint_graphs(option, value, needle):
     graph = random_graph(300, 4, seed=5)
@@ -184,7 +185,6 @@ def test_modes_refused_on_multiconstraint_graphs(option, value, needle):
 
 
 @pytest.mark.parametrize("option,value,needle", [
-    ("objtype", "vol", "metis"),
     ("minconn", True, "metis"),
     ("rtype", "fm", "Jet"),
     ("iptype", "node", "separator"),

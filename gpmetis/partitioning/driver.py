@@ -63,8 +63,9 @@ def unsupported_by_multilevel(graph: Graph, options: Options) -> list[tuple[str,
     if options.ptype == "rb" and graph.ncon > 1:
         problems.append(("ptype", "'rb' (recursive bisection) of a multi-constraint graph is "
                                   "not implemented on the gpu/cpu engines; use -ptype=kway"))
-    if options.objtype == "vol":
-        problems.append(("objtype", "'vol' runs only with -engine=metis"))
+    if options.objtype == "vol" and graph.ncon > 1:
+        problems.append(("objtype", "'vol' of a multi-constraint graph is not implemented on "
+                                    "the gpu/cpu engines; use -objtype=cut"))
     if options.iptype in ("edge", "node"):
         problems.append(("iptype", f"'{options.iptype}' (a separator's start, as for ndmetis) "
                                    "runs only with -engine=metis; the gpu/cpu engines' bisections "
@@ -209,8 +210,8 @@ def balance_warnings(graph: Graph, metrics: PartitionMetrics, tpwgts: np.ndarray
 
 
 def _best_of_cuts(graph: Graph, nparts, options, tpwgts, engine: str, seed: int):
-    """The best of ``ncuts`` multilevel runs (least overweight, then lowest cut): (part on the
-    host, stats, metrics)."""
+    """The best of ``ncuts`` multilevel runs (least overweight, then lowest cut, or volume with
+    -objtype=vol): (part on the host, stats, metrics)."""
     from gpmetis.backend import get_backend
 
     be = get_backend(engine)
@@ -248,9 +249,9 @@ def _best_of_cuts(graph: Graph, nparts, options, tpwgts, engine: str, seed: int)
 
 def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndarray):
     """(device graph, its (n, ncon) weights for the metrics, run: seed -> (part, RunStats),
-    score: part -> (excess, edgecut), smaller is better, notes for the run's stats: whether
-    -contig was ignored, the last run's contiguity rounds) for the graph's number of
-    constraints, ``-ptype`` and ``-contig``."""
+    score: part -> (excess, edgecut or volume), smaller is better, notes for the run's stats:
+    whether -contig was ignored, the last run's contiguity rounds, volume refinement rounds)
+    for the graph's number of constraints, ``-ptype``, ``-contig`` and ``-objtype``."""
     from gpmetis.device_graph import DeviceGraph
     from gpmetis.refinement.jet import partition_state
 
@@ -274,6 +275,7 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
     from gpmetis.partitioning.multilevel import multilevel_partition
     from gpmetis.partitioning.recursive import bisection_balance, recursive_partition
     from gpmetis.refinement.contiguity import make_contiguous
+    from gpmetis.refinement.volume import communication_volume
 
     g = DeviceGraph.upload(be, graph)
     ub = options.ubfactors(1)
@@ -282,20 +284,28 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
     contig = options.contig and count_components(be, g.xadj, g.adjncy) == 1
     notes = {"contig": CONTIG_IGNORED} if options.contig and not contig else {}
 
+    vsize = None if graph.vsize is None else be.asarray(graph.vsize, dtype=be.xp.int64)
+    extra = {"vsize": vsize} if options.objtype == "vol" else {}
+
     def run(seed: int):
-        part, stats = pipeline(g, nparts, options, tpwgts, seed)
+        part, stats = pipeline(g, nparts, options, tpwgts, seed, **extra)
         if contig:
             t0 = time.perf_counter()
             part, rounds = make_contiguous(be, g, part, nparts, limits)
             be.synchronize()
             stats.refinement += time.perf_counter() - t0
             notes["contig_rounds"] = {"merging": rounds[0], "rebalancing": rounds[1]}
+        if options.objtype == "vol":
+            notes["volume_rounds"] = stats.volume_rounds
         return part, stats
 
     def score(part) -> tuple[int, int]:
         cut, pw = partition_state(be, g, part, nparts)
         if options.ptype == "rb":
             return bisection_balance(pw, tpwgts, ub[0])[0], cut
+        if options.objtype == "vol":
+            sizes = vsize if vsize is not None else be.xp.ones(g.nvtxs, dtype=be.xp.int64)
+            cut = communication_volume(be, g, part, nparts, sizes)
         return int(np.maximum(pw - limits, 0).sum()), cut
 
     return g, g.vwgt[:, None], run, score, notes

@@ -1,0 +1,242 @@
+"""``-objtype=vol``: refinement that lowers METIS's total communication volume,
+sum over v of vsize[v] x |F(v)|, F(v) the parts other than part[v] among v's neighbours.
+Vectorised array code on the engine's backend (CuPy on the gpu engine, NumPy on the cpu
+engine); both give the same partition.
+
+Each round rebuilds the boundary table: the sorted (v, p) pairs, p in F(v), with v's
+neighbour count and their vsize and edge-weight sums in p (METIS's per-vertex part lists).
+Moving v from a to b changes the volume by (gain = the decrease):
+
+    vsize[v] * [v has no neighbour in a]                       v's own term
+  + sum of vsize[u], u in N(v), part[u] != a, v u's only neighbour in a      u loses a
+  - sum of vsize[u], u in N(v), part[u] != b, no neighbour of u in b         u gains b
+
+The candidates b are F(v) (METIS's too). The last sum is D(v) = sum of vsize over N(v), less
+the u in b or with b in F(u): the latter come from intersecting F(v) with F(u) on every edge
+between two boundary vertices, enumerating the shorter list and looking its parts up in the
+other's. Each vertex takes its best move (volume gain, then cut gain, then the smaller part);
+those that lower (volume, cut) are candidates, and a candidate moves only when it ranks first
+among the candidates within two edges of it: a move's gain depends on the parts of vertices
+within two edges, and the terms it changes are its own and its neighbours', so the gains of
+the moves of a round add up exactly and the volume never rises. Per destination the movers
+are kept in rank order while they fit in its room: no move breaks a part's limit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpmetis.backend import Backend
+from gpmetis.device_graph import DeviceGraph
+from gpmetis.refinement.contiguity import min_over_neighbours, take_in_order
+
+MAX_ROUNDS = 64
+IMPROVEMENT = 0.001  # a round that lowers the volume by less than this share ends the level
+# move scores pack (volume gain, cut gain) into one int64: the volume gain clamped to 31 bits
+# (its sign, which decides whether a move is taken, is kept), the cut gain offset by 2^31
+GAIN_CLAMP = 2**30 - 1
+CUT_OFFSET = 2**31
+EXPAND_CHUNK = 1 << 24  # intersection items made at once (working memory ~ 40 bytes each)
+NO_RANK = np.int64(2**62)
+
+
+def communication_volume(be: Backend, g: DeviceGraph, part, nparts: int, vsize) -> int:
+    """METIS's total communication volume of ``part`` (``vsize``: int64 per vertex)."""
+    table = boundary_table(be, g, part, nparts, be.sources(g.xadj, g.nnz), vsize)
+    return int(be.xp.sum(vsize[table.owner]))
+
+
+class BoundaryTable:
+    """The sorted (vertex, foreign part) pairs of a partition, one per part in F(v):
+    ``keys`` v * nparts + p (int64), ``owner`` v and ``dest`` p (int32), the neighbour
+    ``count``, their vsize sum ``vconn`` and edge weight sum ``econn`` (int64); per vertex
+    ``rows`` (int64 count of its pairs) and ``first`` (int64 index of its first pair); per
+    adjacency entry ``cut`` (bool: its ends lie in different parts)."""
+
+    def __init__(self, be: Backend, keys, inverse, g: DeviceGraph, cut_mask, cut, vsize,
+                 nparts: int) -> None:
+        xp = be.xp
+        npairs = len(keys)
+        self.cut = cut_mask
+        self.keys = keys
+        self.owner = (keys // nparts).astype(xp.int32)
+        self.dest = (keys % nparts).astype(xp.int32)
+        self.count = be.bin_sums(inverse, npairs)
+        self.vconn = be.bin_sums(inverse, npairs, vsize[g.adjncy[cut]])
+        self.econn = be.bin_sums(inverse, npairs, g.adjwgt[cut])
+        self.rows = be.counts(self.owner, g.nvtxs)
+        self.first = xp.cumsum(self.rows) - self.rows
+
+    def find(self, be: Backend, keys):
+        """(positions, found): where ``keys`` sit in the table, and which of them are there."""
+        xp = be.xp
+        pos = xp.minimum(xp.searchsorted(self.keys, keys), max(len(self.keys) - 1, 0))
+        return pos, self.keys[pos] == keys
+
+
+def boundary_table(be: Backend, g: DeviceGraph, part, nparts: int, src, vsize) -> BoundaryTable:
+    """The boundary table of ``part`` (``src``: every adjacency entry's row)."""
+    xp = be.xp
+    cut_mask = part[src] != part[g.adjncy]
+    cut = xp.flatnonzero(cut_mask)
+    keys = src[cut].astype(xp.int64) * nparts + part[g.adjncy[cut]]
+    keys, inverse = xp.unique(keys, return_inverse=True)
+    return BoundaryTable(be, keys, inverse.astype(xp.int32).ravel(), g, cut_mask, cut, vsize,
+                         nparts)
+
+
+def refine_volume(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt, vsize,
+                  max_rounds: int = MAX_ROUNDS):
+    """(part, rounds): ``part`` (int32, not changed) after rounds of volume-lowering moves that
+    keep every part within ``maxpwgt`` (int64 per part, host or backend); ``vsize`` int64 per
+    vertex. Stops when a round lowers the volume by less than IMPROVEMENT, or none moves."""
+    xp = be.xp
+    n = g.nvtxs
+    src = be.sources(g.xadj, g.nnz)
+    # D(v): the vsize of all of v's neighbours, constant for the level
+    nbr_vsize = be.bin_sums(src, n, vsize[g.adjncy])
+    limits = xp.asarray(maxpwgt, dtype=xp.int64)
+    rounds = 0
+    volume = None
+    while rounds < max_rounds:
+        table = boundary_table(be, g, part, nparts, src, vsize)
+        if not len(table.keys):
+            break
+        if volume is None:
+            volume = int(xp.sum(vsize[table.owner]))
+        moved = _round(be, g, part, nparts, limits, vsize, src, nbr_vsize, table)
+        if moved is None:
+            break
+        part, gained = moved
+        rounds += 1
+        if gained < IMPROVEMENT * volume:
+            break
+        volume -= gained
+    return part, rounds
+
+
+def move_gains(be: Backend, g: DeviceGraph, part, nparts: int, vsize, src, nbr_vsize,
+               table: BoundaryTable):
+    """(volume gain, cut gain) of moving each pair's vertex to its part (int64 per pair of
+    ``table``): how much the volume and the edge cut drop; ``nbr_vsize`` is D(v)."""
+    xp = be.xp
+    n = g.nvtxs
+    cut = table.cut
+    own_w = be.bin_sums(src, n, xp.where(cut, 0, g.adjwgt))
+    own_n = be.counts(src[~cut], n)
+    # u loses foreign part a = part[v] when v is its only neighbour there
+    e = xp.flatnonzero(cut)
+    v, u = src[e], g.adjncy[e]
+    pos, _ = table.find(be, u.astype(xp.int64) * nparts + part[v])
+    last = table.count[pos] == 1
+    leaves = be.bin_sums(v[last], n, vsize[u[last]])
+    del e, v, u, pos, last
+    shared = _shared_sizes(be, g, src, vsize, table, nparts)
+    v = table.owner
+    gain = (xp.where(own_n[v] == 0, vsize[v], 0) + leaves[v] - nbr_vsize[v]
+            + table.vconn + shared)
+    return gain, table.econn - own_w[v]
+
+
+def _round(be: Backend, g: DeviceGraph, part, nparts: int, limits, vsize, src, nbr_vsize,
+           table: BoundaryTable):
+    """(new part, volume it saves) after one round of moves, or None when none moves."""
+    xp = be.xp
+    n = g.nvtxs
+    gain, cut_gain = move_gains(be, g, part, nparts, vsize, src, nbr_vsize, table)
+    v = table.owner
+    room = limits - be.bin_sums(part, nparts, g.vwgt)
+    # a vertex heads for the best part with room for it (full parts take what others leave)
+    fits = g.vwgt[v] <= room[table.dest]
+    gain = xp.where(fits, gain, -GAIN_CLAMP)
+    score = (xp.clip(gain, -GAIN_CLAMP, GAIN_CLAMP) * (2 * CUT_OFFSET)
+             + xp.clip(cut_gain, -CUT_OFFSET, CUT_OFFSET - 1) + CUT_OFFSET)
+    # each vertex's best pair: the highest score, then the smallest part (pairs sorted by part)
+    best = _segment_max(be, table, score)
+    pick = xp.flatnonzero(score == best[v])
+    pick = pick[xp.concatenate((xp.ones(1, dtype=xp.bool_), v[pick][1:] != v[pick][:-1]))]
+    pick = pick[(gain[pick] > 0) | ((gain[pick] == 0) & (cut_gain[pick] > 0))]
+    if not len(pick):
+        return None
+    # rank: the best score first, then the smaller id (pick is in id order)
+    order = be.argsort_stable(-score[pick])
+    rank = xp.full(n, NO_RANK, dtype=xp.int64)
+    rank[v[pick[order]]] = xp.arange(len(pick), dtype=xp.int64)
+    near = min_over_neighbours(be, g, src, min_over_neighbours(be, g, src, rank))
+    pick = pick[near[v[pick]] == rank[v[pick]]]
+    pick = _fitting(be, part, nparts, room, rank, v[pick], table.dest[pick], g.vwgt, pick)
+    if not len(pick):
+        return None
+    movers = v[pick]
+    part = part.copy()
+    part[movers] = table.dest[pick]
+    return part, int(xp.sum(gain[pick]))
+
+
+def _fitting(be: Backend, part, nparts: int, room, rank, movers, dest, vwgt, pick):
+    """The items of ``pick`` whose moves (``movers`` to ``dest``) are kept: per destination in
+    rank order while they fit in its room plus what the kept moves take out of it, dropping
+    moves until that holds for every part at once (each pass only drops)."""
+    xp = be.xp
+    w = vwgt[movers].astype(xp.int64)
+    while len(pick):
+        outflow = be.bin_sums(part[movers], nparts, w)
+        keep = take_in_order(be, dest, rank[movers], movers, w, room + outflow, before=False)
+        if bool(keep.all()):
+            break
+        pick, movers, dest, w = pick[keep], movers[keep], dest[keep], w[keep]
+    return pick
+
+
+def _segment_max(be: Backend, table: BoundaryTable, values):
+    """Per vertex, the largest of ``values`` (one per pair) over its pairs (int64; vertices
+    without pairs: undefined)."""
+    xp = be.xp
+    if be.gpu:
+        import cupyx
+
+        out = xp.full(len(table.rows), np.iinfo(np.int64).min, dtype=xp.int64)
+        cupyx.scatter_max(out, table.owner, values)
+        return out
+    out = np.zeros(len(table.rows), dtype=np.int64)
+    has = table.rows > 0
+    out[has] = np.maximum.reduceat(values, table.first[has])
+    return out
+
+
+def _shared_sizes(be: Backend, g: DeviceGraph, src, vsize, table: BoundaryTable,
+                  nparts: int):
+    """Per pair (v, b): the vsize sum of v's neighbours u with b in F(u), over the edges
+    between two boundary vertices, each intersecting F(v) and F(u) from the shorter list."""
+    xp = be.xp
+    out = xp.zeros(len(table.keys), dtype=xp.int64)
+    both = xp.flatnonzero((table.rows[src] > 0) & (table.rows[g.adjncy] > 0))
+    if not len(both):
+        return out
+    v, u = src[both], g.adjncy[both]
+    del both
+    from_v = table.rows[v] <= table.rows[u]
+    size = xp.where(from_v, table.rows[v], table.rows[u])
+    ends = xp.cumsum(size)
+    # ranges of edges of about EXPAND_CHUNK items each: the working memory follows the range
+    total = int(ends[-1])
+    cuts = xp.searchsorted(ends, xp.arange(EXPAND_CHUNK, total, EXPAND_CHUNK, dtype=xp.int64))
+    bounds = [0, *be.asnumpy(cuts).tolist(), len(v)]
+    for e0, e1 in zip(bounds[:-1], bounds[1:]):
+        if e0 == e1:
+            continue
+        base = ends[e0 - 1] if e0 else xp.zeros((), dtype=xp.int64)
+        count = int(ends[e1 - 1] - base)
+        t = xp.arange(count, dtype=xp.int64)
+        slot = xp.searchsorted(ends[e0:e1] - base, t, side="right") + e0
+        mine = t - (ends[slot] - size[slot] - base)
+        del t
+        fv = from_v[slot]
+        vs, us = v[slot], u[slot]
+        del slot
+        mine += xp.where(fv, table.first[vs], table.first[us])
+        other = xp.where(fv, us, vs).astype(xp.int64)
+        pos, found = table.find(be, other * nparts + table.dest[mine])
+        at = xp.where(fv, mine, pos)[found]
+        out += be.bin_sums(at.astype(xp.int32), len(out), vsize[us[found]])
+    return out

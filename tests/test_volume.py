@@ -1,0 +1,130 @@
+"""-objtype=vol on the cpu engine (the gpu engine's twin): move gains against volumes
+recomputed here from scratch, refinement that never raises the volume nor breaks a limit, and
+the command's reported volume against the part file it wrote."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from conftest import FIXTURES, check_partition, load_fixture, random_graph
+
+from cli.main import main
+from gpmetis import partition
+from gpmetis.backend import get_backend
+from gpmetis.device_graph import DeviceGraph
+from gpmetis.graph import Graph
+from gpmetis.refinement import volume
+
+CPU = get_backend("cpu")
+
+
+def recomputed_volume(graph: Graph, part: np.ndarray, nparts: int, vsize=None) -> int:
+    """METIS's communication volume from its definition: per vertex, its size times the
+    number of other parts among its neighbours."""
+    src = np.repeat(np.arange(graph.nvtxs), np.diff(graph.xadj))
+    other = part[src] != part[graph.adjncy]
+    pairs = np.unique(src[other] * nparts + part[graph.adjncy[other]])
+    sizes = np.ones(graph.nvtxs, np.int64) if vsize is None else vsize
+    return int(sizes[pairs // nparts].sum())
+
+
+def recomputed_cut(graph: Graph, part: np.ndarray) -> int:
+    src = np.repeat(np.arange(graph.nvtxs), np.diff(graph.xadj))
+    return int(graph.adjwgt[part[src] != part[graph.adjncy]].sum()) // 2
+
+
+def test_move_gains_are_the_volume_and_cut_changes():
+    graph = random_graph(400, 5, seed=3, weighted=True)
+    rng = np.random.default_rng(5)
+    nparts = 6
+    part = rng.integers(0, nparts, graph.nvtxs).astype(np.int32)
+    vsize = rng.integers(1, 5, graph.nvtxs).astype(np.int64)
+    g = DeviceGraph.upload(CPU, graph)
+    src = CPU.sources(g.xadj, g.nnz)
+    table = volume.boundary_table(CPU, g, part, nparts, src, vsize)
+    gain, cut_gain = volume.move_gains(CPU, g, part, nparts, vsize, src,
+                                       CPU.bin_sums(src, graph.nvtxs, vsize[g.adjncy]), table)
+    before = recomputed_volume(graph, part, nparts, vsize)
+    cut = recomputed_cut(graph, part)
+    assert volume.communication_volume(CPU, g, part, nparts, vsize) == before
+    for i in rng.choice(len(table.keys), 150, replace=False):
+        moved = part.copy()
+        moved[table.owner[i]] = table.dest[i]
+        assert gain[i] == before - recomputed_volume(graph, moved, nparts, vsize)
+        assert cut_gain[i] == cut - recomputed_cut(graph, moved)
+
+
+@pytest.mark.parametrize("sizes", [False, True])
+def test_refinement_lowers_the_volume_within_the_limits(sizes):
+    graph = random_graph(3000, 6, seed=11, weighted=True)
+    nparts = 8
+    part = (np.arange(graph.nvtxs) * 7 // graph.nvtxs).astype(np.int32)  # 7 stripes, 1 empty
+    vsize = (np.arange(graph.nvtxs) % 3 + 1 if sizes else np.ones(graph.nvtxs)).astype(np.int64)
+    weights = np.bincount(part, weights=graph.vwgt[:, 0], minlength=nparts).astype(np.int64)
+    limits = np.full(nparts, int(weights.max()) + 5)
+    g = DeviceGraph.upload(CPU, graph)
+    out, rounds = volume.refine_volume(CPU, g, part, nparts, limits, vsize)
+    assert rounds > 0
+    assert recomputed_volume(graph, out, nparts, vsize) < recomputed_volume(
+        graph, part, nparts, vsize)
+    assert (np.bincount(out, weights=graph.vwgt[:, 0], minlength=nparts) <= limits).all()
+    assert part.max() == 6  # the input is not changed
+
+
+def test_overweight_parts_do_not_grow():
+    graph = load_fixture("add20")
+    part = (np.arange(graph.nvtxs) % 4).astype(np.int32)
+    part[: graph.nvtxs // 2] = 0  # part 0 far over the limits below
+    weights = np.bincount(part, minlength=4)
+    limits = np.full(4, graph.nvtxs // 4 + 10)
+    out, _ = volume.refine_volume(CPU, DeviceGraph.upload(CPU, graph), part, 4, limits,
+                                  np.ones(graph.nvtxs, np.int64))
+    after = np.bincount(out, minlength=4)
+    assert (after <= np.maximum(weights, limits)).all()
+    assert recomputed_volume(graph, out, 4) < recomputed_volume(graph, part, 4)
+
+
+@pytest.mark.parametrize("name,k", [("add20", 8), ("PGPgiantcompo", 8), ("hep-th", 64)])
+def test_vol_is_balanced_and_no_worse_than_cut(name, k):
+    graph = load_fixture(name)
+    vol = partition(graph, k, engine="cpu", objtype="vol")
+    cut = partition(graph, k, engine="cpu")
+    check_partition(graph, vol.part, k)
+    assert vol.volume == recomputed_volume(graph, vol.part, k)
+    assert vol.volume <= cut.volume
+    assert vol.stats["volume_rounds"] >= 0
+
+
+def test_command_reports_the_volume_of_its_part_file(tmp_path):
+    # add20 with vertex sizes (fmt 100): each line starts with the vertex's size
+    graph = load_fixture("add20")
+    vsize = np.arange(graph.nvtxs) % 5 + 1
+    lines = [f"{graph.nvtxs} {graph.nedges} 100"]
+    for v in range(graph.nvtxs):
+        nbrs = graph.adjncy[graph.xadj[v]:graph.xadj[v + 1]] + 1
+        lines.append(" ".join(map(str, [vsize[v], *nbrs])))
+    path = tmp_path / "sized.graph"
+    path.write_text("\n".join(lines) + "\n")
+    report = tmp_path / "r.json"
+    result = CliRunner().invoke(main, [str(path), "8", "-objtype=vol", "-engine=cpu",
+                                       f"-json={report}"])
+    assert result.exit_code == 0, result.output
+    part = np.loadtxt(path.with_name("sized.graph.part.8"), dtype=np.int64)
+    expected = recomputed_volume(graph, part, 8, vsize)
+    assert f"communication volume: {expected}." in result.output
+    assert "objtype=vol" in result.output and "rtype=jet+volume" in result.output
+    data = json.loads(report.read_text())
+    assert data["metrics"]["volume"] == expected and data["engine"] == "cpu"
+    check_partition(graph, part, 8)
+
+
+def test_auto_keeps_metis_for_small_graphs(tmp_path):
+    path = tmp_path / "4elt.graph"
+    shutil.copy(FIXTURES / "4elt.graph", path)
+    result = CliRunner().invoke(main, [str(path), "4", "-objtype=vol", "-nooutput"])
+    assert result.exit_code == 0, result.output
+    assert "objtype=vol" in result.output and "Engine: metis (-engine=auto)" in result.output
