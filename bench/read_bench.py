@@ -1,12 +1,15 @@
-"""Time ``read_graph`` on a big METIS file against the ``I/O:`` time METIS's gpmetis prints.
+"""Time ``read_graph`` on a big graph file, in GB/s of file, against its peer: the ``I/O:`` time
+METIS's gpmetis prints for a METIS file, ``scipy.io.mmread`` for a Matrix Market file.
 
-    python3 bench/read_bench.py FILE [--repeat 3] [--metis PATH]
+    python3 bench/read_bench.py FILE [--repeat 3] [--metis PATH] [--mtx-weights]
 
-For example on ``python3 ../shared/tools/gen_graph.py delaunay 22 /tmp/d22.graph``. Each read
-runs in a fresh Python process and is timed around ``read_graph`` inside it; the peak RSS of
-those processes (``RUSAGE_CHILDREN``, interpreter and NumPy included) is given per input byte.
-METIS runs as ``gpmetis FILE 2 -nooutput`` (``--metis``, else METIS 5.1 where the benchmarks
-find it, else ``gpmetis`` on PATH), after our reads so that its memory is not counted.
+For example on ``python3 ../shared/tools/gen_graph.py delaunay 22 /tmp/d22.graph``, or a
+``.mtx`` written from it with ``scipy.io.mmwrite``. Each read runs in a fresh Python process and
+is timed around the call inside it; the peak RSS of our reads (``RUSAGE_CHILDREN``, interpreter
+and NumPy included) is given per input byte. METIS runs as ``gpmetis FILE 2 -nooutput``
+(``--metis``, else METIS 5.1 where the benchmarks find it, else ``gpmetis`` on PATH), after our
+reads so that its memory is not counted. ``mmread`` returns the COO matrix only: the graph
+(A + A^T without the diagonal, sorted and deduplicated) is work ``read_graph`` does on top.
 """
 
 from __future__ import annotations
@@ -29,9 +32,16 @@ CHILD = """
 import json, sys, time
 from gpmetis.io import read_graph
 start = time.perf_counter()
-graph = read_graph(sys.argv[1])
+graph = read_graph(sys.argv[1], mtx_weights=sys.argv[2] == "1")
 seconds = time.perf_counter() - start
 print(json.dumps({"seconds": seconds, "n": graph.nvtxs, "m": graph.nedges}))
+"""
+SCIPY = """
+import json, sys, time
+import scipy.io
+start = time.perf_counter()
+scipy.io.mmread(sys.argv[1])
+print(json.dumps({"seconds": time.perf_counter() - start}))
 """
 
 
@@ -40,38 +50,34 @@ def main() -> None:
     parser.add_argument("file", type=Path)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--metis", help="METIS 5.1's gpmetis binary")
+    parser.add_argument("--mtx-weights", action="store_true",
+                        help="read a Matrix Market file's values as edge weights")
     args = parser.parse_args()
+    matrix_market = args.file.name.lower().endswith((".mtx", ".mtx.gz", ".mtx.bz2", ".mtx.xz"))
     size = args.file.stat().st_size
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
 
-    reads = []
-    for _ in range(args.repeat):
-        out = subprocess.run(
-            [sys.executable, "-c", CHILD, str(args.file)],
-            capture_output=True,
-            text=True,
-            check=True,
-            env=env,
-        ).stdout
-        reads.append(json.loads(out))
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
-    seconds = [r["seconds"] for r in reads]
-    rows = [
-        {
-            "what": "read_graph (gpmetis.io)",
-            "min": min(seconds),
-            "median": statistics.median(seconds),
-            "peak": peak / 2**20,
-            "per_byte": peak / size,
-        }
-    ]
+    def child(code: str, *extra: str) -> dict:
+        out = subprocess.run([sys.executable, "-c", code, str(args.file), *extra],
+                             capture_output=True, text=True, check=True, env=env).stdout
+        return json.loads(out)
 
-    prefix = [args.metis] if args.metis else metis_binary()
-    if prefix is None and shutil.which("gpmetis"):
-        prefix = [shutil.which("gpmetis")]
-    if prefix:
-        io = [run_metis(prefix, args.file, 2)["io"] for _ in range(args.repeat)]
-        rows.append({"what": "METIS gpmetis I/O:", "min": min(io), "median": statistics.median(io)})
+    reads = [child(CHILD, str(int(args.mtx_weights))) for _ in range(args.repeat)]
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    rows = [dict(timing("read_graph (gpmetis.io)", [r["seconds"] for r in reads], size),
+                 peak=peak / 2**20, per_byte=peak / size)]
+
+    prefix = None
+    if matrix_market:
+        peer = [child(SCIPY)["seconds"] for _ in range(args.repeat)]
+        rows.append(timing("scipy.io.mmread", peer, size))
+    else:
+        prefix = [args.metis] if args.metis else metis_binary()
+        if prefix is None and shutil.which("gpmetis"):
+            prefix = [shutil.which("gpmetis")]
+        if prefix:
+            io = [run_metis(prefix, args.file, 2)["io"] for _ in range(args.repeat)]
+            rows.append(timing("METIS gpmetis I/O:", io, size))
 
     print(
         f"{args.file}: {size / 2**20:.1f} MiB, n = {reads[0]['n']}, m = {reads[0]['m']}, "
@@ -83,14 +89,22 @@ def main() -> None:
             ("what", "reader", "s"),
             ("min", "min s", ".3f"),
             ("median", "median s", ".3f"),
+            ("rate", "GB/s (median)", ".3f"),
             ("peak", "peak RSS MiB", ".0f"),
             ("per_byte", "peak RSS / input byte", ".2f"),
         ],
     )
-    if prefix:
-        print(f"read_graph / METIS I/O (medians): {rows[0]['median'] / rows[1]['median']:.2f}")
-    else:
+    if len(rows) > 1:
+        print(f"read_graph / {rows[1]['what']} (medians): "
+              f"{rows[0]['median'] / rows[1]['median']:.2f}")
+    elif not matrix_market:
         print("METIS's gpmetis not found: give it with --metis")
+
+
+def timing(what: str, seconds: list[float], size: int) -> dict:
+    """A table row: min and median seconds, and the median's rate in GB/s of file."""
+    median = statistics.median(seconds)
+    return {"what": what, "min": min(seconds), "median": median, "rate": size / median / 1e9}
 
 
 if __name__ == "__main__":

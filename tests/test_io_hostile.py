@@ -26,7 +26,7 @@ from gpmetis.errors import InputError
 from gpmetis.io import read_graph
 from gpmetis.io import source as io_source
 from gpmetis.io.peek import peek_nedges
-from gpmetis.io.tokens import _CHUNK, tokenize
+from gpmetis.io.tokens import CHUNK, tokenize
 
 ROOT = Path(__file__).resolve().parents[1]
 GRAPH = FIXTURES / "3elt.graph"
@@ -317,8 +317,8 @@ def test_lines_longer_than_a_chunk_match_python_split():
         sep = "  " if k % 2 else "\t"
         line = sep.join(map(str, nums))
         lines.append(("% " + line) if k == 6 else line)
-    lines.insert(4, " " * (3 * _CHUNK) + "5" + " " * (2 * _CHUNK))
-    lines.insert(8, "%" + "x" * (3 * _CHUNK))  # one comment token longer than a chunk
+    lines.insert(4, " " * (3 * CHUNK) + "5" + " " * (2 * CHUNK))
+    lines.insert(8, "%" + "x" * (3 * CHUNK))  # one comment token longer than a chunk
     text = "\n".join(lines) + "\n"
     tok = tokenize(text.encode(), "t")
     expect = [[] if ln.lstrip().startswith("%") else [int(x) for x in ln.split()]
@@ -340,5 +340,5 @@ def test_a_vertex_line_longer_than_a_chunk(tmp_path):
 
 
 def test_a_token_longer_than_a_chunk_is_an_error_naming_its_line():
-    with pytest.raises(InputError, match=f"t:3: a token longer than {_CHUNK} bytes"):
-        tokenize(b"1 2\n\n 3" + b"4" * (2 * _CHUNK) + b"\n", "t")
+    with pytest.raises(InputError, match=f"t:3: a token longer than {CHUNK} bytes"):
+        tokenize(b"1 2\n\n 3" + b"4" * (2 * CHUNK) + b"\n", "t")

@@ -24,6 +24,7 @@ import numpy as np
 from gpmetis.backend import sorted_unique
 from gpmetis.errors import InputError
 from gpmetis.graph import Graph
+from gpmetis.io import mtx_scan
 from gpmetis.io.source import require_memory
 from gpmetis.io.tokens import Tokens, tokenize
 
@@ -39,8 +40,27 @@ def is_matrix_market(data: bytes) -> bool:
 
 
 def read_matrix_market(data: bytes, path: str, *, mtx_weights: bool = False) -> Graph:
-    """Parse a Matrix Market file's bytes into a graph (see the module docstring)."""
+    """Parse a Matrix Market file's bytes into a graph (see the module docstring): through
+    ``mtx_scan``'s fast path where it applies, else the general tokenizer."""
     field = _banner(data, path)
+    head = mtx_scan.header(data)
+    if head is not None and head.nrows == head.ncols and 0 < head.nrows <= _INT32_MAX:
+        _require_memory(head.nrows, path, head.line)
+        found = mtx_scan.scan_entries(data, head, field, mtx_weights)
+        if found is not None and len(found.rows) == head.nnz:
+            rows, cols = found.rows, found.cols
+            if len(rows) == 0 or (min(rows.min(), cols.min()) >= 1
+                                  and max(rows.max(), cols.max()) <= head.nrows):
+                del data
+                rows -= 1
+                cols -= 1
+                return _graph_of_pattern(head.nrows, rows, cols, found.weights, path)
+        del found
+    return _read_tokens(data, field, path, mtx_weights)
+
+
+def _read_tokens(data, field: str, path: str, mtx_weights: bool) -> Graph:
+    """The general reader: every token of the file, every error named by its line."""
     per_line = _FIELDS[field]
     tok = tokenize(data, path)
     del data
@@ -132,32 +152,59 @@ def _size_line(tok: Tokens, path: str) -> tuple[int, int, int]:
         )
     if nrows > _INT32_MAX:
         raise InputError(path, f"{nrows} vertices: at most {_INT32_MAX} are supported", h + 1)
-    require_memory((nrows + 1) * VERTEX_BYTES, path, h + 1,
-                   f"the size line's {nrows} x {nrows} matrix, a graph of {nrows} vertices,")
+    _require_memory(nrows, path, h + 1)
     return h, nrows, nnz
 
 
+def _require_memory(nrows: int, path: str, line: int) -> None:
+    require_memory((nrows + 1) * VERTEX_BYTES, path, line,
+                   f"the size line's {nrows} x {nrows} matrix, a graph of {nrows} vertices,")
+
+
 def _graph_of_pattern(n: int, rows, cols, weights, path: str) -> Graph:
-    """The graph of the pattern of A + A^T without the diagonal, rows sorted."""
+    """The graph of the pattern of A + A^T without the diagonal, rows sorted. The keys are
+    row << 32 | column, so that a row and its neighbours are the halves of a sorted key."""
     off = rows != cols
     rows, cols = rows[off], cols[off]
-    key = np.concatenate([rows * n + cols, cols * n + rows])
+    key = np.empty(2 * len(rows), np.int64)
+    np.left_shift(rows, 32, out=key[: len(rows)])
+    key[: len(rows)] |= cols
+    np.left_shift(cols, 32, out=key[len(rows) :])
+    key[len(rows) :] |= rows
+    del rows, cols
     if weights is None:
         key = sorted_unique(key)
         adjwgt = np.ones(len(key), np.int64)
     else:
         w = np.concatenate([weights[off], weights[off]])
-        order = np.argsort(key)
-        key, w = key[order], w[order]
-        first = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]]))
-        key, adjwgt = key[first], np.maximum.reduceat(w, first) if len(w) else w
+        key, adjwgt = _largest_per_key(key, w, n)
     xadj = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(key // n, minlength=n), out=xadj[1:])
+    np.cumsum(np.bincount(key >> 32, minlength=n), out=xadj[1:])
     return Graph(
         xadj=xadj,
-        adjncy=(key % n).astype(np.int32),
+        adjncy=(key & 0xFFFFFFFF).astype(np.int32),
         vwgt=np.ones((n, 1), np.int64),
         adjwgt=adjwgt,
         name=path,
         has_adjwgt=weights is not None,
     )
+
+
+def _largest_per_key(key: np.ndarray, w: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct keys, sorted, and the largest weight of each. Where the (row, column) pairs
+    and the weights fit in 63 bits together, one sort of packed values (the weight in the low
+    bits, the largest last in its key's run) stands for the argsort."""
+    id_bits = max(n - 1, 1).bit_length()
+    w_bits = int(w.max(initial=1)).bit_length()
+    if 2 * id_bits + w_bits <= 63:
+        packed = ((key >> 32) << (id_bits + w_bits)) | ((key & 0xFFFFFFFF) << w_bits) | w
+        packed.sort()
+        pair = packed >> w_bits
+        last = np.flatnonzero(np.append(pair[1:] != pair[:-1], True))
+        pair = pair[last]
+        return ((pair >> id_bits) << 32) | (pair & ((1 << id_bits) - 1)), \
+            packed[last] & ((1 << w_bits) - 1)
+    order = np.argsort(key)
+    key, w = key[order], w[order]
+    first = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]]))
+    return key[first], np.maximum.reduceat(w, first) if len(w) else w

@@ -33,19 +33,20 @@ import numpy as np
 from gpmetis.backend import sorted_unique
 from gpmetis.errors import InputError
 
-_CHUNK = 1 << 20  # bytes per chunk; a chunk is extended to the end of its last line
-_THREADS = min(8, os.cpu_count() or 1)  # NumPy releases the GIL inside each operation
+CHUNK = 1 << 20  # bytes per chunk; a chunk is extended to the end of its last line
+THREADS = min(8, os.cpu_count() or 1)  # NumPy releases the GIL inside each operation
 _MAX_DIGITS = 18  # every integer of at most 18 digits fits in int64
 _MAX_GAP = 8  # longest run of blank bytes between tokens read without a newline search
-_FLOAT_CHUNK = 1 << 16  # tokens per float conversion step
+_FLOAT_BATCH = 1 << 16  # tokens per float conversion step
 _MAX_FLOAT_CHARS = 64
 _INT32_MAX = np.iinfo(np.int32).max
 
-_U8 = np.uint64(8)
-_ZEROS = np.uint64(0x3030303030303030)  # eight '0' characters
+SWAR_ZEROS = np.uint64(0x3030303030303030)  # eight '0' characters
 _M1 = np.uint64(0x00FF00FF00FF00FF)
 _M2 = np.uint64(0x0000FFFF0000FFFF)
-_M3 = np.uint64(0x00000000FFFFFFFF)
+_PAIRS = np.uint64(10 * 256 + 1)  # times a word: 10 * each byte + the next, in its high byte
+_QUADS = np.uint64(100 * 65536 + 1)
+_OCTETS = np.uint64(10000 * 2**32 + 1)
 _SHIFT = np.array([64 - 8 * k for k in range(8)] + [0], np.uint64)  # by token length
 _PERCENT, _PLUS, _MINUS, _NEWLINE, _ZERO = ord("%"), ord("+"), ord("-"), ord("\n"), ord("0")
 # what a chunk starts in: a new line (or one holding only blanks so far), the rest of a line
@@ -105,8 +106,8 @@ class Tokens:
         """float64 values of the bad tokens ``i`` (indices into ``bad``), which must be finite
         decimal numbers (``1.5``, ``-2e-3``); InputError at the first that is not."""
         out = np.empty(len(i), np.float64)
-        for c0 in range(0, len(i), _FLOAT_CHUNK):
-            sel = i[c0 : c0 + _FLOAT_CHUNK]
+        for c0 in range(0, len(i), _FLOAT_BATCH):
+            sel = i[c0 : c0 + _FLOAT_BATCH]
             text = self._fixed_width(sel)
             try:
                 out[c0 : c0 + len(sel)] = text.astype(np.float64)
@@ -122,13 +123,8 @@ class Tokens:
 
     def _fixed_width(self, sel: np.ndarray) -> np.ndarray:
         """The text of bad tokens ``sel`` as a NumPy bytes array (zero padded)."""
-        start, length = self.bad_start[sel], self.bad_end[sel] - self.bad_start[sel]
-        width = min(int(length.max(initial=1)), _MAX_FLOAT_CHARS)
-        cols = np.arange(width)
-        text = self.data[np.minimum(start[:, None] + cols, len(self.data) - 1)]
-        text[cols >= length[:, None]] = 0
-        text[length > width, -1] = ord("?")  # longer than any number we read: never valid
-        return text.view(f"S{width}").ravel()
+        start = self.bad_start[sel]
+        return token_text(self.data, start, self.bad_end[sel] - start)
 
     def require_ints(self, lo: int, hi: int, what: str = "an integer") -> None:
         """Raise InputError at the first token in [lo, hi) that is not an integer."""
@@ -136,6 +132,17 @@ class Tokens:
         if i < len(self.bad) and self.bad[i] < hi:
             line = int(self.line_of(int(self.bad[i])))
             raise InputError(self.path, f"expected {what}, found '{self.text(i)}'", line)
+
+
+def token_text(b: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """The text of tokens b[start:start+length] as a NumPy bytes array (zero padded), for a
+    conversion such as ``astype(np.float64)``; one longer than any number is made invalid."""
+    width = min(int(length.max(initial=1)), _MAX_FLOAT_CHARS)
+    cols = np.arange(width)
+    text = b[np.minimum(start[:, None] + cols, len(b) - 1)]
+    text[cols >= length[:, None]] = 0
+    text[length > width, -1] = ord("?")  # longer than any number we read: never valid
+    return text.view(f"S{width}").ravel()
 
 
 def tokenize(data: bytes, path: str) -> Tokens:
@@ -148,12 +155,12 @@ def tokenize(data: bytes, path: str) -> Tokens:
     win = np.ndarray((max(nbytes - 7, 0),), "<u8", buffer=data, strides=(1,))
 
     out = _Output(nbytes, path)
-    with ThreadPoolExecutor(_THREADS) as pool:
+    with ThreadPoolExecutor(THREADS) as pool:
         pending: deque = deque()
         for lo, hi, state in _chunks(data, b, path):
             cont = lo > 0 and b[lo - 1] != _NEWLINE
             pending.append((cont, pool.submit(_scan_chunk, b, win, lo, hi, pos_t, state)))
-            if len(pending) > 2 * _THREADS:
+            if len(pending) > 2 * THREADS:
                 cont, job = pending.popleft()
                 out.add(cont, job.result())
         while pending:
@@ -163,22 +170,22 @@ def tokenize(data: bytes, path: str) -> Tokens:
 
 
 def _chunks(data, b: np.ndarray, path: str):
-    """(lo, hi, state) of each chunk in file order: about _CHUNK bytes, ending after a newline
+    """(lo, hi, state) of each chunk in file order: about CHUNK bytes, ending after a newline
     (or, in a longer line, before a blank byte; in a comment line, anywhere); ``state`` is what
     the chunk starts in."""
     nbytes, lo, state = len(b), 0, _FRESH
     while lo < nbytes:
-        target = min(lo + _CHUNK, nbytes)
-        hi = nbytes if target == nbytes else data.find(b"\n", target - 1, target + _CHUNK) + 1
+        target = min(lo + CHUNK, nbytes)
+        hi = nbytes if target == nbytes else data.find(b"\n", target - 1, target + CHUNK) + 1
         if hi == 0:  # no newline within a chunk's length: cut the line at a blank byte
-            blank = b[target : target + _CHUNK] <= 32
+            blank = b[target : target + CHUNK] <= 32
             i = int(np.argmax(blank))
             if blank[i]:
                 hi = target + i
             elif _state_at(data, b, lo, target, state) == _COMMENT:
                 hi = target
             else:
-                raise InputError(path, f"a token longer than {_CHUNK} bytes", _line_at(b, target))
+                raise InputError(path, f"a token longer than {CHUNK} bytes", _line_at(b, target))
         yield lo, hi, state
         state = _FRESH if b[hi - 1] == _NEWLINE else _state_at(data, b, lo, hi, state)
         lo = hi
@@ -199,8 +206,8 @@ def _state_at(data, b: np.ndarray, lo: int, hi: int, state: int) -> int:
 def _line_at(b: np.ndarray, pos: int) -> int:
     """1-based line of byte ``pos`` (newlines counted a chunk at a time)."""
     return 1 + sum(
-        int(np.count_nonzero(b[i : min(i + _CHUNK, pos)] == _NEWLINE))
-        for i in range(0, pos, _CHUNK)
+        int(np.count_nonzero(b[i : min(i + CHUNK, pos)] == _NEWLINE))
+        for i in range(0, pos, CHUNK)
     )
 
 
@@ -312,17 +319,8 @@ def _scan_chunk(b, win, lo: int, hi: int, pos_t, state: int) -> _Chunk:
         if lo + i + 1 == hi:
             return _Chunk(_NONE, _NONE, _NONE32, 1, _NONE, _NONE, _NONE, _NONE, False)
         return _scan_chunk(b, win, lo + i + 1, hi, pos_t, _FRESH).after_lines(1)
-    size = hi - lo
-    nonblank = seg > 32
-    edges = np.flatnonzero(nonblank[1:] != nonblank[:-1]).astype(pos_t)
-    edges += 1
-    if nonblank[0]:
-        edges = np.concatenate([np.zeros(1, pos_t), edges])
-    if nonblank[-1]:
-        edges = np.concatenate([edges, np.full(1, size, pos_t)])
-    start, end = edges[0::2], edges[1::2]
+    start, end, nonblank = token_bounds(seg, pos_t)
     length = end - start
-    del edges
 
     cnt, token_line = _lines(seg, start, end, pos_t)
     nlines = len(cnt)
@@ -377,6 +375,19 @@ def _scan_chunk(b, win, lo: int, hi: int, pos_t, state: int) -> _Chunk:
     rows = np.flatnonzero(cnt)
     return _Chunk(vals[keep], rows, cnt[rows], nlines, comment, new_index[bad], start[bad] + lo,
                   end[bad] + lo, True)
+
+
+def token_bounds(seg: np.ndarray, pos_t) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(start, end, nonblank) of the tokens of ``seg``: their offsets (of type ``pos_t``; end
+    exclusive) and the mask of its bytes above 0x20."""
+    nonblank = seg > 32
+    edges = np.flatnonzero(nonblank[1:] != nonblank[:-1]).astype(pos_t)
+    edges += 1
+    if nonblank[0]:
+        edges = np.concatenate([np.zeros(1, pos_t), edges])
+    if nonblank[-1]:
+        edges = np.concatenate([edges, np.full(1, len(seg), pos_t)])
+    return edges[0::2], edges[1::2], nonblank
 
 
 def _skip_leading_zeros(seg: np.ndarray, at: np.ndarray, n: np.ndarray) -> None:
@@ -452,11 +463,23 @@ def _swar8(words: np.ndarray, length: np.ndarray) -> np.ndarray:
     """Parse the 1..8 ASCII digits in the low ``length`` bytes of little-endian words."""
     # borrows of the subtraction only run upwards, into the bytes after the token that the
     # shift then drops; zeros come in below the digits
-    d = words - _ZEROS
+    d = words - SWAR_ZEROS
     d <<= _SHIFT.take(length)
-    d = (d * np.uint64(10) + (d >> _U8)) & _M1
-    d = (d * np.uint64(100) + (d >> np.uint64(16))) & _M2
-    d = (d * np.uint64(10000) + (d >> np.uint64(32))) & _M3
+    return swar8(d)
+
+
+def swar8(d: np.ndarray) -> np.ndarray:
+    """The values (int64) of words holding one decimal digit (0..9) per byte, the most
+    significant in the lowest byte: pairs, then quadruples, then all eight combined by one
+    multiply and shift each. ``d`` is overwritten."""
+    d *= _PAIRS
+    d >>= np.uint64(8)
+    d &= _M1
+    d *= _QUADS
+    d >>= np.uint64(16)
+    d &= _M2
+    d *= _OCTETS
+    d >>= np.uint64(32)
     return d.view(np.int64)
 
 
