@@ -20,19 +20,9 @@ from gpmetis.backend import get_backend
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.initial_partitioning.metis_trials import IPTYPE_GROW, PARALLEL_MIN_NNZ, metis_trial
 from gpmetis.initial_partitioning.workers import run_jobs
+from gpmetis.multiconstraint.bisection import bisection_tree
 from gpmetis.multiconstraint.refinement import refine, score_state
-from gpmetis.multiconstraint.weights import Balance
-
-SCALAR_RANGE = 1 << 16  # a scalarised weight of a vertex holding a whole constraint
-
-
-def scalarised(weights: np.ndarray, totals: np.ndarray, use_max: bool) -> np.ndarray:
-    """One int64 weight per vertex from (ncon, n) weights: the sum (or the largest) of each
-    constraint's share of its total, scaled so that no vertex of weight gets zero."""
-    shares = weights / np.maximum(totals, 1)[:, None]
-    combined = shares.max(axis=0) if use_max else shares.sum(axis=0)
-    scale = SCALAR_RANGE * weights.shape[1] / max(float(combined.sum()), 1e-300)
-    return np.where(combined > 0, np.maximum(np.rint(combined * scale), 1), 0).astype(np.int64)
+from gpmetis.multiconstraint.weights import Balance, scalarised
 
 
 def mc_trial(args: tuple) -> tuple[np.ndarray, float, int]:
@@ -52,11 +42,29 @@ def mc_trial(args: tuple) -> tuple[np.ndarray, float, int]:
     return part, excess, cut
 
 
+def _refined_tree(host: tuple, weights: np.ndarray, tpwgts: np.ndarray, balance: Balance,
+                  ubvec: np.ndarray, **settings) -> tuple[np.ndarray, float, int]:
+    """The multi-constraint bisection tree's partition, refined as a k-way partition:
+    (partition, excess, edgecut)."""
+    part = bisection_tree(host, weights, tpwgts, ubvec, **settings)
+    xadj, adjncy, adjwgt = host
+    be = get_backend("cpu")
+    g = DeviceGraph(be, xadj, adjncy.astype(np.int32), adjwgt.astype(np.int32),
+                    np.ones(len(xadj) - 1, dtype=np.int32))
+    nparts = len(tpwgts)
+    part, _ = refine(be, g, weights.astype(np.int32), part, nparts, balance, finest=False,
+                     patience=settings["patience"])
+    (excess, cut), _ = score_state(be, g, weights, part, nparts, balance)
+    return part, excess, cut
+
+
 def initial_partition(graph: DeviceGraph, weights, nparts: int, balance: Balance,
-                      tpwgts: np.ndarray, *, seed: int, ntrials: int, ufactor: int, niter: int,
-                      patience: int, meanwhile: Iterator[None] | None = None) -> np.ndarray:
+                      tpwgts: np.ndarray, ubvec: np.ndarray, *, seed: int, ntrials: int,
+                      ufactor: int, niter: int, patience: int,
+                      meanwhile: Iterator[None] | None = None) -> np.ndarray:
     """A partition (int32, host) of the coarsest ``graph`` with (ncon, n) ``weights`` on its
-    backend, within ``balance`` where the trials reach it (else the least excess)."""
+    backend, within ``balance`` (from ``ubvec``, one factor per constraint) where the trials
+    reach it (else the least excess)."""
     n = graph.nvtxs
     steps = iter(meanwhile if meanwhile is not None else ())
     if nparts == 1 or n == 0:
@@ -73,7 +81,12 @@ def initial_partition(graph: DeviceGraph, weights, nparts: int, balance: Balance
                             balance.limits, balance.totals, t, seed + t, ufactor, niter,
                             patience))
                 for t in range(ntrials)]
-        results = run_jobs(jobs, steps, ntrials > 1 and len(adjncy) >= PARALLEL_MIN_NNZ)
+        parallel = ntrials > 1 and len(adjncy) >= PARALLEL_MIN_NNZ
+        results = run_jobs(jobs, steps, parallel)
+        results.append(_refined_tree((xadj, adjncy, adjwgt), host_weights, tpwgts, balance,
+                                     ubvec, seed=seed, ntrials=ntrials, ufactor=ufactor,
+                                     niter=niter, patience=patience, steps=steps,
+                                     parallel=parallel))
         # the finer levels repair a small excess cheaply, not a bad cut: trials within one
         # part's allowed slack count as balanced
         near = balance.slack_share() / nparts

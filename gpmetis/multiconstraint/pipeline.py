@@ -74,7 +74,8 @@ def multiconstraint_partition(wg: WeightedGraph, nparts: int, options: Options,
     patience = options.niter + 2
     coarsest = levels[-1].graph
     coarsest.reload()
-    part = initial_partition(coarsest, weights[-1], nparts, balance, tpwgts, seed=seed,
+    ubvec = np.asarray(options.ubfactors(len(wg.totals)), dtype=np.float64)
+    part = initial_partition(coarsest, weights[-1], nparts, balance, tpwgts, ubvec, seed=seed,
                              ntrials=INITIAL_TRIALS, ufactor=options.effective_ufactor,
                              niter=options.niter, patience=patience)
     t2 = time.perf_counter()

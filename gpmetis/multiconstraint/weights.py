@@ -12,6 +12,7 @@ from gpmetis.errors import PartitionError
 
 INT32_MAX = np.iinfo(np.int32).max
 GUIDE_SCALE_MAX = 1 << 20
+SCALAR_RANGE = 1 << 16  # a scalarised weight of a vertex holding a whole constraint
 GUIDE_SCALE_MIN = 64  # below this the guide's rounding would distort the cluster limits
 
 
@@ -44,6 +45,16 @@ class Balance:
         0.03 for ubvec 1.03): the excess scale of one whole part's slack, times nparts."""
         targets = np.maximum(self.limits.sum(axis=1), 1)
         return float(min(1.0, (targets / np.maximum(self.totals, 1)).min() - 1.0))
+
+
+def scalarised(weights: np.ndarray, totals: np.ndarray, use_max: bool) -> np.ndarray:
+    """One int64 weight per vertex from (ncon, n) weights, for METIS, which balances one: the
+    sum (or the largest) of each constraint's share of its total, scaled so that no vertex of
+    weight gets zero."""
+    shares = weights / np.maximum(totals, 1)[:, None]
+    combined = shares.max(axis=0) if use_max else shares.sum(axis=0)
+    scale = SCALAR_RANGE * weights.shape[1] / max(float(combined.sum()), 1e-300)
+    return np.where(combined > 0, np.maximum(np.rint(combined * scale), 1), 0).astype(np.int64)
 
 
 def upload_weights(be: Backend, vwgt: np.ndarray):
