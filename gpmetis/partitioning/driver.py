@@ -277,6 +277,7 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
         return wg.graph, wg.weights.T, run, score, {}, None
 
     from gpmetis.metrics import count_components
+    from gpmetis.partitioning.components import packed_start
     from gpmetis.partitioning.multilevel import multilevel_partition, vcycle
     from gpmetis.partitioning.recursive import bisection_balance, recursive_partition
     from gpmetis.refinement.contiguity import make_contiguous
@@ -288,8 +289,18 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
     contig = options.contig and count_components(be, g.xadj, g.adjncy) == 1
     notes = {"contig": CONTIG_IGNORED} if options.contig and not contig else {}
 
+    # a disconnected graph's components packed whole: the start of a V-cycle per run, whose
+    # partition is kept where it beats the run's own (the components are found once)
+    packed = packed_start(g, nparts, limits, tpwgts) if options.ptype == "kway" else None
+
     def run(seed: int):
         part, stats = pipeline(g, nparts, options, tpwgts, seed)
+        if packed is not None:
+            placed, placed_stats = vcycle(g, nparts, options, tpwgts, seed, packed)
+            stats.coarsening += placed_stats.coarsening
+            stats.refinement += placed_stats.refinement
+            if score(placed) < score(part):
+                part = placed
         if contig:
             t0 = time.perf_counter()
             part, rounds = make_contiguous(be, g, part, nparts, limits)
