@@ -110,7 +110,10 @@ def vcycle(g: DeviceGraph, nparts: int, options: Options, tpwgts: np.ndarray, se
     ub = options.ubfactors(1)
     maxpwgt = max_part_weights(np.array([g.total_vwgt]), tpwgts, ub)[:, 0]
     keep_below = RELEASE_ABOVE * g.nbytes
-    within = part if other is None else part * nparts + other
+    within = part
+    if other is not None:  # the overlay's (part, other) pairs, numbered densely (int32 ids)
+        pairs, within = be.xp.unique(part.astype(np.int64) * nparts + other, return_inverse=True)
+        within = within.reshape(-1).astype(np.int32)
     levels = coarsen(be, g, nparts, seed, options.effective_ctype(be.name), not options.no2hop,
                      within=within)
     t1 = time.perf_counter()
@@ -125,7 +128,8 @@ def vcycle(g: DeviceGraph, nparts: int, options: Options, tpwgts: np.ndarray, se
     levels[-1].part = None
     if other is not None:
         top = levels[-1].graph
-        pair = (coarsest // nparts, coarsest % nparts)
+        overlay = pairs[coarsest]
+        pair = ((overlay // nparts).astype(np.int32), (overlay % nparts).astype(np.int32))
         scores = [score_state(be, top, p, nparts, maxpwgt) for p in pair]
         coarsest = pair[scores.index(min(scores))]
     part = _uncoarsen(g, levels, coarsest, nparts, {}, level_refiner, keep_below)
