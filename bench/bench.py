@@ -4,8 +4,8 @@ For each graph and k: our partition time (graph in memory, warm kernels, median 
 our whole-command wall time (cold process; with Python's bytecode cached, as an installed package
 has it, and without), METIS's partitioning and wall time, pymetis's time,
 KaMinPar's time (16 threads, eps 0.03), with cuts, imbalance and ratios; ``--preset strong``
-times our strong preset. Peers that are not
-installed are skipped and named. Prints one table and writes JSON.
+times our strong preset. Peers that are not installed are skipped and named. Prints one table
+and writes JSON.
 """
 
 from __future__ import annotations
