@@ -110,8 +110,7 @@ def within_parts(be: Backend, g: DeviceGraph, labels) -> DeviceGraph:
     """``g`` without the edges whose ends have different ``labels``."""
     xp = be.xp
     keep = ~cut_edges(be, g.xadj, g.adjncy, labels)
-    kept = xp.zeros(g.nnz + 1, dtype=xp.int64)
-    xp.cumsum(keep, dtype=xp.int64, out=kept[1:])
+    kept = xp.concatenate((xp.zeros(1, dtype=xp.int64), xp.cumsum(keep, dtype=xp.int64)))
     adjwgt = g.adjwgt if g.adjwgt is not None else xp.ones(g.nnz, dtype=xp.int32)
     return DeviceGraph(be, kept[g.xadj], g.adjncy[keep], adjwgt[keep], g.vwgt,
                        unit_adjwgt=g.unit_adjwgt)
