@@ -13,12 +13,13 @@ CTYPES = ("rm", "shem", "lp")  # lp: gpmetis's label-propagation clusters, not M
 IPTYPES = ("grow", "random", "edge", "node", "metisrb")
 RTYPES = ("fm", "greedy", "sep2sided", "sep1sided")
 ENGINES = ("auto", "gpu", "cpu", "metis")
-# Quality presets of the gpu/cpu engines: "default" is the fast headline setting; "strong" spends
-# more time (several multilevel runs, V-cycles) for a lower cut.
+# Quality presets: "default" is the fast headline setting; "strong" spends more time (several
+# whole runs, combined by V-cycles on the gpu/cpu engines) for a lower cut.
 PRESETS = ("default", "strong")
 # -preset=strong's runs (at least; -ncuts may ask for more): on the gpu/cpu engines each after
 # the first is combined with the best so far. On the shared graphs (cpu engine, k = 2, 8, 64)
-# best-of-2, 4 and 8 cut 0.903, 0.895 and 0.891x METIS 5.1 against one run's 0.921x
+# 3, 4 and 6 runs with combines cut 0.891, 0.887 and 0.883x METIS 5.1 (one run: 0.921x) for 4.2,
+# 5.8 and 9.0 runs' time; 4 runs without combines 0.895x
 STRONG_RUNS = 4
 
 # Ranges of the integer options, checked when parsed (CLI) and by ``Options.validate`` (API).

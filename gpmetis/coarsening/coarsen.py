@@ -36,7 +36,7 @@ class Level:
     cmap: object | None = None
     seconds: float = 0.0
     iterations: int = 0
-    part: object | None = None  # the coarsest level's partition where coarsening kept one
+    part: object | None = None  # the coarsest level's labels where coarsening kept within them
 
     def __post_init__(self) -> None:
         self.nvtxs = self.graph.nvtxs
