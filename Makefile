@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[gpu,test]"
+	$(PY) -m pip install -q -e ".[gpu,test,bench]"
 	touch $@
 
 setup: $(VENV)/.installed

@@ -3,8 +3,9 @@
 For each graph and k: our partition time (graph in memory, warm kernels, median of --repeat runs),
 our whole-command wall time (cold process; with Python's bytecode cached, as an installed package
 has it, and without), METIS's partitioning and wall time, pymetis's time,
-KaMinPar's time (16 threads, eps 0.03), with cuts, imbalance and ratios. Peers that are not
-installed are skipped and named. Prints one table and writes JSON.
+KaMinPar's time (16 threads, eps 0.03), with cuts, imbalance and ratios; ``--preset strong``
+times our strong preset. Peers that are not installed are skipped and named. Prints one table
+and writes JSON.
 """
 
 from __future__ import annotations
@@ -37,13 +38,13 @@ def _median_time(fn, repeat: int):
     return statistics.median(times), result
 
 
-def _cold_command(path: Path, k: int, report: Path, env: dict[str, str]) -> float:
+def _cold_command(path: Path, k: int, report: Path, env: dict[str, str], preset: str) -> float:
     """Seconds of ``gpmetis PATH K`` as a fresh process (no output file, report to JSON)."""
     environ = {key: v for key, v in os.environ.items()
                if key not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")} | env
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "cli.main", str(path), str(k), "-nooutput", "-quiet",
-                    f"-json={report}"], check=True, cwd=ROOT, env=environ)
+                    f"-json={report}", f"-preset={preset}"], check=True, cwd=ROOT, env=environ)
     return time.perf_counter() - start
 
 
@@ -55,8 +56,10 @@ def bench_case(kind: str, size: int, k: int, args, skipped: set[str]) -> dict:
     graph = gpmetis.read_graph(path)
     row = {"graph": f"{kind} {size}", "k": k, "n": graph.nvtxs, "m": graph.nedges,
            "read": time.perf_counter() - t0}
-    gpmetis.partition(graph, k, engine=args.engine)  # warm-up: kernels compiled, pool started
-    runs = [gpmetis.partition(graph, k, engine=args.engine) for _ in range(args.repeat)]
+    # warm-up: kernels compiled, pool started
+    gpmetis.partition(graph, k, engine=args.engine, preset=args.preset)
+    runs = [gpmetis.partition(graph, k, engine=args.engine, preset=args.preset)
+            for _ in range(args.repeat)]
     row["ours"] = statistics.median(r.seconds for r in runs)  # engine time, metrics excluded
     result = runs[-1]
     row["cut"] = result.edgecut
@@ -66,13 +69,14 @@ def bench_case(kind: str, size: int, k: int, args, skipped: set[str]) -> dict:
     # bytes of the CSR arrays as the GPU holds them: xadj int64, adjncy/adjwgt/vwgt int32
     row["csr_mb"] = (8 * (graph.nvtxs + 1) + 8 * len(graph.adjncy) + 4 * graph.nvtxs) / 2**20
     report = Path(args.workdir) / "wall_report.json"
-    row["wall_nopyc"] = _cold_command(path, k, report, {"PYTHONDONTWRITEBYTECODE": "1"})
+    row["wall_nopyc"] = _cold_command(path, k, report, {"PYTHONDONTWRITEBYTECODE": "1"},
+                                      args.preset)
     # an installed gpmetis and CuPy come with compiled bytecode; the GPU machine's Python
     # writes none and its CuPy has little, so the measured run reads a cache the run before
     # it filled
     cache = {"PYTHONPYCACHEPREFIX": str(Path(args.workdir).resolve() / "pycache")}
-    _cold_command(path, k, report, cache)
-    row["wall"] = _cold_command(path, k, report, cache)
+    _cold_command(path, k, report, cache, args.preset)
+    row["wall"] = _cold_command(path, k, report, cache, args.preset)
     wall_report = json.loads(report.read_text())
     row["wall_engine"] = wall_report["engine"]
     # the pool of the one-run process: this graph's peak alone
@@ -120,6 +124,7 @@ def main() -> None:
                         help="comma list kind:size:k (default: the issue's set)")
     parser.add_argument("--workdir", default=str(ROOT / ".bench"))
     parser.add_argument("--engine", default="gpu")
+    parser.add_argument("--preset", default="default", help="our preset: default or strong")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--threads", type=int, default=16)
     parser.add_argument("--json", default=str(ROOT / ".bench" / "bench.json"))

@@ -18,16 +18,18 @@ GEN_CANDIDATES = [
 ]
 
 
-def generated_graph(kind: str, size: int, workdir: Path) -> Path:
-    """The METIS file of ``gen_graph.py KIND SIZE`` in ``workdir`` (generated once)."""
+def generated_graph(kind: str, size: int, workdir: Path, seed: int | None = None) -> Path:
+    """The METIS file of ``gen_graph.py KIND SIZE [--seed SEED]`` in ``workdir`` (generated
+    once)."""
     workdir.mkdir(parents=True, exist_ok=True)
-    path = workdir / f"{kind}{size}.graph"
+    path = workdir / (f"{kind}{size}.graph" if seed is None else f"{kind}{size}s{seed}.graph")
     if not path.exists():
         gen = next((p for p in GEN_CANDIDATES if p.exists()), None)
         if gen is None:
             raise SystemExit("gen_graph.py not found (copy ../shared/tools into .tools/)")
-        subprocess.run([sys.executable, str(gen), kind, str(size), str(path)], check=True,
-                       stdout=subprocess.DEVNULL)
+        extra = [] if seed is None else ["--seed", str(seed)]
+        subprocess.run([sys.executable, str(gen), kind, str(size), str(path), *extra],
+                       check=True, stdout=subprocess.DEVNULL)
     return path
 
 

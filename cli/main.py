@@ -19,6 +19,7 @@ from gpmetis.options import (
     IPTYPES,
     NPARTS_MAX,
     OBJTYPES,
+    PRESETS,
     PTYPES,
     RTYPES,
 )
@@ -100,6 +101,8 @@ class MetisStyleCommand(click.Command):
 @click.option("-niter", type=_int("niter"), default=10, help="refinement iterations")
 @click.option("-ncuts", type=_int("ncuts"), default=1, help="best of this many runs")
 @click.option("-seed", type=_int("seed"), default=-1, help="random seed")
+@click.option("-preset", type=_choice(PRESETS), default="default",
+              help="default | strong (several runs combined: a lower cut for more time)")
 @click.option("-no2hop", is_flag=True, help="no 2-hop matching during coarsening")
 @click.option("-minconn", is_flag=True, help="minimise subdomain connectivity (METIS only)")
 @click.option("-contig", is_flag=True,

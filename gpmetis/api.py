@@ -213,7 +213,7 @@ def partition(graph: Any, nparts: int, options: Any = None, *, mtx_weights: bool
     Options: ``options`` (a ``gpmetis.options.Options``, a mapping of its names, or a
     METIS-style ``gpmetis.Options``/``pymetis.Options``); ``kwargs``: METIS option names and
     gpmetis's own (ptype, objtype, ctype, iptype, rtype, ufactor, niter, ncuts, seed, no2hop,
-    minconn, contig, tpwgts, ubvec, dbglvl, engine); ``mtx_weights`` (scipy: |a_ij| as edge
+    minconn, contig, tpwgts, ubvec, dbglvl, engine, preset); ``mtx_weights`` (scipy: |a_ij| as edge
     weights); ``weight`` (networkx: the edge attribute of the weights). Returns a ``Result``
     (part, edgecut, volume, imbalance, metrics, engine, seconds, stats); for a networkx graph
     a ``NodeResult`` whose ``node_part`` is keyed by node.

@@ -139,7 +139,7 @@ def _options_dict(options: Options, result: Result) -> dict:
         "no2hop": options.no2hop, "minconn": options.minconn,
         "contig": contig_ran(options, result),
         "nooutput": options.nooutput, "seed": options.seed, "niter": options.niter,
-        "ncuts": options.ncuts, "engine": options.engine,
+        "ncuts": options.ncuts, "preset": options.preset, "engine": options.engine,
     }
 
 
@@ -169,6 +169,7 @@ def format_summary(graph: Graph, result: Result, options: Options, timing: Timin
         f"nooutput={yes(o.nooutput)}",
         f" seed={o.seed}, niter={o.niter}, ncuts={o.ncuts}",
         *([" ubvec=(" + " ".join(f"{u:.2e}" for u in o.ubvec) + ")"] if o.ubvec else []),
+        *([f" preset={o.preset}"] if o.preset != "default" else []),
         "",
         section("Direct k-way Partitioning" if o.ptype == "kway" else "Recursive Partitioning"),
         f" - Edgecut: {m.edgecut}, communication volume: {m.volume}.",

@@ -92,3 +92,31 @@ def cuda_usable() -> bool:
 requires_cuda = pytest.mark.skipif(
     not cuda_usable(), reason="needs a CUDA GPU with CuPy (run `make gpu-test` on the device)"
 )
+
+
+def graph_from_edges(edges: list[tuple[int, int]], n: int) -> Graph:
+    """The graph of n vertices and the undirected ``edges`` (each pair once)."""
+    e = np.array(edges, dtype=np.int64).reshape(-1, 2)
+    src = np.concatenate([e[:, 0], e[:, 1]])
+    dst = np.concatenate([e[:, 1], e[:, 0]])
+    order = np.lexsort((dst, src))
+    xadj = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=xadj[1:])
+    return Graph.from_csr(xadj, dst[order])
+
+
+def _grid(rows: int, cols: int, first: int) -> list[tuple[int, int]]:
+    """The edges of a rows x cols grid whose vertices are numbered from ``first``."""
+    ids = np.arange(rows * cols).reshape(rows, cols) + first
+    return ([(int(a), int(b)) for a, b in zip(ids[:, :-1].ravel(), ids[:, 1:].ravel())]
+            + [(int(a), int(b)) for a, b in zip(ids[:-1].ravel(), ids[1:].ravel())])
+
+
+def grid_components(big: tuple[int, int], small: tuple[int, int], count: int) -> Graph:
+    """A grid ``big`` (rows, cols) and ``count`` grids ``small``, all apart."""
+    edges = _grid(*big, 0)
+    first = big[0] * big[1]
+    for _ in range(count):
+        edges += _grid(*small, first)
+        first += small[0] * small[1]
+    return graph_from_edges(edges, first)

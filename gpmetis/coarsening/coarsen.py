@@ -11,6 +11,7 @@ from gpmetis.coarsening.clustering import lp_clustering
 from gpmetis.coarsening.contraction import coarse_map, contract, pair_members
 from gpmetis.coarsening.matching import heavy_edge_matching
 from gpmetis.device_graph import DeviceGraph
+from gpmetis.metrics import cut_edges
 
 MIN_SHRINK = 0.10
 CLUSTER_MAX_RATIO = 0.5  # a level of clusters must at least halve the graph, as pairs at best do
@@ -35,6 +36,7 @@ class Level:
     cmap: object | None = None
     seconds: float = 0.0
     iterations: int = 0
+    part: object | None = None  # the coarsest level's labels where coarsening kept within them
 
     def __post_init__(self) -> None:
         self.nvtxs = self.graph.nvtxs
@@ -49,9 +51,12 @@ def coarsen_to(nvtxs: int, nparts: int) -> int:
 
 def coarsen(
     be: Backend, graph: DeviceGraph, nparts: int, seed: int, ctype: str, two_hop: bool,
-    maxvwgt: int | None = None,
+    maxvwgt: int | None = None, within=None,
 ) -> list[Level]:
     """The hierarchy, finest first; the last level has no cmap and is the coarsest graph.
+    With ``within`` (int32 labels per vertex of ``graph``, e.g. a partition), every coarse
+    vertex holds vertices of one label (clusters grow over the edges inside labels only, as a
+    V-cycle needs) and the coarsest level holds the projected labels in ``part``.
 
     ``ctype``: "lp" clusters by label propagation, "shem" matches heavy edges, "rm" matches at
     random. Stops when the graph has at most 1.1 * ``coarsen_to`` vertices, or a level shrinks
@@ -65,15 +70,21 @@ def coarsen(
     if maxvwgt is None:
         maxvwgt = max(int(1.5 * graph.total_vwgt / target), 1)
     levels = [Level(graph)]
+    part = within
+    nlabels = int(within.max()) + 1 if within is not None and graph.nvtxs else 1
     while graph.nvtxs > enough and len(levels) < MAX_LEVELS:
         start = time.perf_counter()
-        cmap, nc, members = _coarse_map(be, graph, maxvwgt, seed + len(levels), ctype, two_hop)
+        seen = graph if part is None else within_parts(be, graph, part)
+        cmap, nc, members = _coarse_map(be, seen, maxvwgt, seed + len(levels), ctype, two_hop)
         if ctype == "lp" and nc > max(CLUSTER_MAX_RATIO * graph.nvtxs, enough):
             # clusters that do not even halve the graph (power-law graphs: leaves whose hubs'
             # clusters are full) gain nothing over pairs and cut worse: heavy-edge and two-hop
             # pairs coarsen the rest of the hierarchy (unless this level ends it)
             ctype = "shem"
-            cmap, nc, members = _coarse_map(be, graph, maxvwgt, seed + len(levels), ctype, two_hop)
+            cmap, nc, members = _coarse_map(be, seen, maxvwgt, seed + len(levels), ctype, two_hop)
+        if part is not None:
+            del seen
+            cmap, nc, members = split_by_label(be, cmap, nc, members, part, nlabels)
         if nc > (1.0 - MIN_SHRINK) * graph.nvtxs:
             break
         # room for the contraction (refinement makes them anew); tables as large as a quarter
@@ -87,9 +98,41 @@ def coarsen(
         levels[-1].seconds = time.perf_counter() - start
         levels.append(Level(coarse))
         graph = coarse
+        if part is not None:
+            part = project_up(be, part, cmap, nc)
         levels[0].graph.drop_unit_adjwgt()  # not needed again until its refinement rebuilds it
         _offload_to_budget(levels, budget)
+    levels[-1].part = part
     return levels
+
+
+def within_parts(be: Backend, g: DeviceGraph, labels) -> DeviceGraph:
+    """``g`` without the edges whose ends have different ``labels``."""
+    xp = be.xp
+    keep = ~cut_edges(be, g.xadj, g.adjncy, labels)
+    kept = xp.concatenate((xp.zeros(1, dtype=xp.int64), xp.cumsum(keep, dtype=xp.int64)))
+    adjwgt = g.adjwgt if g.adjwgt is not None else xp.ones(g.nnz, dtype=xp.int32)
+    return DeviceGraph(be, kept[g.xadj], g.adjncy[keep], adjwgt[keep], g.vwgt,
+                       unit_adjwgt=g.unit_adjwgt)
+
+
+def split_by_label(be: Backend, cmap, nc: int, members, labels, nlabels: int):
+    """(cmap, nc, members) with every coarse vertex that holds vertices of several labels (the
+    pairs and groups of vertices without edges inside their label) split by label, renumbered
+    in (coarse vertex, label) order; ``members`` stays valid only where nothing was split."""
+    xp = be.xp
+    key = cmap.astype(xp.int64) * nlabels + labels
+    used, inverse = xp.unique(key, return_inverse=True)
+    if len(used) == nc:
+        return cmap, nc, members
+    return inverse.reshape(-1).astype(xp.int32), len(used), None
+
+
+def project_up(be: Backend, labels, cmap, nc: int):
+    """The coarse vertices' labels (int32) where each coarse vertex has members of one label."""
+    coarse = be.xp.empty(nc, dtype=be.xp.int32)
+    coarse[cmap] = labels
+    return coarse
 
 
 def _coarse_map(be: Backend, graph: DeviceGraph, maxvwgt: int, seed: int, ctype: str,

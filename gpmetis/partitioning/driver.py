@@ -30,6 +30,7 @@ AUTO_GPU_MIN_EDGES = 2_000_000
 CONTIG_IGNORED = "the input graph is not connected: -contig is ignored, as in METIS 5.1"
 DEFAULT_SEED = 4321
 CUT_SEED_STRIDE = 7919
+COMBINE_SEED = 104729  # the combines' coarsening seeds, apart from the runs'
 
 
 @dataclass
@@ -215,13 +216,16 @@ def _best_of_cuts(graph: Graph, nparts, options, tpwgts, engine: str, seed: int)
     from gpmetis.backend import get_backend
 
     be = get_backend(engine)
+    ncuts = options.runs
     try:
-        g, vwgt, run, score, notes = _multilevel(be, graph, nparts, options, tpwgts)
+        g, vwgt, run, score, notes, combine = _multilevel(be, graph, nparts, options, tpwgts)
         part, stats = run(seed)
-        if options.ncuts > 1:
+        if ncuts > 1:
             best = (score(part), part, stats)
-            for trial in range(1, options.ncuts):
+            for trial in range(1, ncuts):
                 part, stats = run(seed + trial * CUT_SEED_STRIDE)
+                if combine is not None:
+                    part = combine(best[1], part, seed + trial * COMBINE_SEED, stats)
                 if (trial_score := score(part)) < best[0]:
                     best = (trial_score, part, stats)
             _, part, stats = best
@@ -240,7 +244,8 @@ def _best_of_cuts(graph: Graph, nparts, options, tpwgts, engine: str, seed: int)
         "initial": stats.initial,
         "refinement": stats.refinement,
         "peak_gpu_bytes": be.peak_memory(),  # the metrics' arrays included
-        "ncuts": options.ncuts,
+        "ncuts": ncuts,
+        "preset": options.preset,
         "metrics_seconds": metrics_seconds,
         **notes,
     }
@@ -250,8 +255,10 @@ def _best_of_cuts(graph: Graph, nparts, options, tpwgts, engine: str, seed: int)
 def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndarray):
     """(device graph, its (n, ncon) weights for the metrics, run: seed -> (part, RunStats),
     score: part -> (excess, edgecut or volume), smaller is better, notes for the run's stats:
-    whether -contig was ignored, the last run's contiguity rounds, volume refinement rounds)
-    for the graph's number of constraints, ``-ptype``, ``-contig`` and ``-objtype``."""
+    whether -contig was ignored, the last run's contiguity rounds, volume refinement rounds,
+    combine: (best, part, seed, the part's RunStats) -> a partition at least as good as both,
+    timed into the stats, or None) for the graph's number of constraints, ``-ptype``,
+    ``-contig`` and ``-objtype``."""
     from gpmetis.device_graph import DeviceGraph
     from gpmetis.refinement.jet import partition_state
 
@@ -269,10 +276,11 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
         def score(part) -> tuple[float, int]:
             return score_state(be, wg.graph, wg.weights, part, nparts, balance)[0]
 
-        return wg.graph, wg.weights.T, run, score, {}
+        return wg.graph, wg.weights.T, run, score, {}, None
 
     from gpmetis.metrics import count_components
-    from gpmetis.partitioning.multilevel import multilevel_partition
+    from gpmetis.partitioning.components import packed_start
+    from gpmetis.partitioning.multilevel import multilevel_partition, vcycle
     from gpmetis.partitioning.recursive import bisection_balance, recursive_partition
     from gpmetis.refinement.contiguity import make_contiguous
     from gpmetis.refinement.volume import communication_volume
@@ -286,9 +294,18 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
 
     vsize = None if graph.vsize is None else be.asarray(graph.vsize, dtype=be.xp.int64)
     extra = {"vsize": vsize} if options.objtype == "vol" else {}
+    # a disconnected graph's components packed whole: the start of a V-cycle per run, whose
+    # partition is kept where it beats the run's own (the components are found once)
+    packed = packed_start(g, nparts, limits, tpwgts) if options.ptype == "kway" else None
 
     def run(seed: int):
         part, stats = pipeline(g, nparts, options, tpwgts, seed, **extra)
+        if packed is not None:
+            placed, placed_stats = vcycle(g, nparts, options, tpwgts, seed, packed)
+            stats.coarsening += placed_stats.coarsening
+            stats.refinement += placed_stats.refinement
+            if score(placed) < score(part):
+                part = placed
         if contig:
             t0 = time.perf_counter()
             part, rounds = make_contiguous(be, g, part, nparts, limits)
@@ -308,4 +325,13 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
             cut = communication_volume(be, g, part, nparts, sizes)
         return int(np.maximum(pw - limits, 0).sum()), cut
 
-    return g, g.vwgt[:, None], run, score, notes
+    def combine(best, part, seed: int, stats):
+        # the overlay of two partitions is coarsened within both: kway and -contig-free only
+        # (a combined partition may split a part; recursive bisection scores by bisection)
+        child, child_stats = vcycle(g, nparts, options, tpwgts, seed, best, part)
+        stats.coarsening += child_stats.coarsening
+        stats.refinement += child_stats.refinement
+        return child
+
+    combines = options.preset == "strong" and options.ptype == "kway" and not contig
+    return g, g.vwgt[:, None], run, score, notes, combine if combines else None

@@ -29,7 +29,7 @@ def metis_partition(graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
         ctype=CTYPES.index(options.effective_ctype("metis")),
         ufactor=ufactor,
         niter=options.niter,
-        ncuts=options.ncuts,
+        ncuts=options.runs,
         no2hop=int(options.no2hop),
         minconn=int(options.minconn),
         contig=int(options.contig),

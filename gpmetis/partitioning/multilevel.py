@@ -19,7 +19,7 @@ from gpmetis.device_graph import DeviceGraph
 from gpmetis.initial_partitioning.metis_trials import initial_partition
 from gpmetis.initial_partitioning.workers import start_workers
 from gpmetis.options import Options
-from gpmetis.refinement.jet import refiner
+from gpmetis.refinement.jet import refiner, score_state
 from gpmetis.refinement.rebalance import fill_empty_parts
 from gpmetis.refinement.volume import refine_volume
 
@@ -92,7 +92,72 @@ def multilevel_partition(
     t2 = time.perf_counter()
     stats.initial = t2 - t1
 
-    part = xp.asarray(part0, dtype=xp.int32)
+    finish = None
+    if options.objtype == "vol":
+        sizes = vsize if vsize is not None else xp.ones(g.nvtxs, dtype=xp.int64)
+
+        def finish(part):
+            # the finest level only: on the coarser levels too (vertex sizes summed, as METIS
+            # does) the finer levels' cut refinement undid it
+            part, stats.volume_rounds = refine_volume(be, g, part, nparts, limits, sizes)
+            return part
+
+    part = _uncoarsen(g, levels, xp.asarray(part0, dtype=xp.int32), nparts, refiners,
+                      level_refiner, keep_below, finish)
+    stats.refinement = time.perf_counter() - t2
+    stats.levels = _level_stats(levels)
+    return part, stats
+
+
+def vcycle(g: DeviceGraph, nparts: int, options: Options, tpwgts: np.ndarray, seed: int, part,
+           other=None):
+    """(part, stats): ``part`` (int32 on g's backend) improved by a V-cycle: coarsen anew
+    within its parts (each coarse vertex in one part, so the coarsest graph inherits the
+    partition and its cut), then project and refine level by level. With ``other``, a second
+    partition, coarse vertices lie within a part of each (their overlay), and refinement
+    starts from the better of the two on the coarsest graph: where they differ, whole regions
+    can move (a combine of two parents). Jet's best-state rule keeps each level's partition at
+    least as good as the one it starts from."""
+    be = g.be
+    stats = RunStats()
+    t0 = time.perf_counter()
+    ub = options.ubfactors(1)
+    maxpwgt = max_part_weights(np.array([g.total_vwgt]), tpwgts, ub)[:, 0]
+    keep_below = RELEASE_ABOVE * g.nbytes
+    within = part
+    if other is not None:  # the overlay's (part, other) pairs, numbered densely (int32 ids)
+        pairs, within = be.xp.unique(part.astype(np.int64) * nparts + other, return_inverse=True)
+        within = within.reshape(-1).astype(np.int32)
+    levels = coarsen(be, g, nparts, seed, options.effective_ctype(be.name), not options.no2hop,
+                     within=within)
+    t1 = time.perf_counter()
+    stats.coarsening = t1 - t0
+    limits = be.asarray(maxpwgt)
+
+    def level_refiner(depth: int):
+        return refiner(be, levels[depth].graph, nparts, limits, finest=depth == 0,
+                       patience=options.niter + 2)
+
+    coarsest = levels[-1].part
+    levels[-1].part = None
+    if other is not None:
+        top = levels[-1].graph
+        overlay = pairs[coarsest]
+        pair = ((overlay // nparts).astype(np.int32), (overlay % nparts).astype(np.int32))
+        scores = [score_state(be, top, p, nparts, maxpwgt) for p in pair]
+        coarsest = pair[scores.index(min(scores))]
+    part = _uncoarsen(g, levels, coarsest, nparts, {}, level_refiner, keep_below)
+    stats.refinement = time.perf_counter() - t1
+    stats.levels = _level_stats(levels)
+    return part, stats
+
+
+def _uncoarsen(g: DeviceGraph, levels: list, part, nparts: int, refiners: dict,
+               level_refiner, keep_below: int, finish=None):
+    """Refine ``part`` of the coarsest level, then project and refine level by level down to
+    ``g``; ``finish`` (part -> part) after the finest level's refinement, then empty parts
+    filled. ``refiners``: the levels' refiners made already."""
+    be = g.be
     iterations = {}  # the levels' counts, read once all are done: no level waits for the last
     for depth in range(len(levels) - 1, -1, -1):
         level = levels[depth]
@@ -109,23 +174,20 @@ def multilevel_partition(
         if run is None:
             run = level_refiner(depth)
         part, iterations[depth] = run(part)
-    if options.objtype == "vol":
-        # the finest level only: on the coarser levels too (vertex sizes summed, as METIS
-        # does) the finer levels' cut refinement undid it and the shared graphs' volumes
-        # came out 0.7% higher (rgg's 10-15%)
-        if vsize is None:
-            vsize = xp.ones(g.nvtxs, dtype=xp.int64)
-        part, stats.volume_rounds = refine_volume(be, g, part, nparts, limits, vsize)
+    if finish is not None:
+        part = finish(part)
     part = fill_empty_parts(be, g, part, nparts)
     g.release_scratch()  # the finest level's work arrays: the metrics need the room
     be.synchronize()
-    stats.refinement = time.perf_counter() - t2
     for depth, count in iterations.items():
         levels[depth].iterations = int(count)
-    stats.levels = [
+    return part
+
+
+def _level_stats(levels: list) -> list[dict]:
+    return [
         {"level": i, "nvtxs": lvl.nvtxs, "nedges": lvl.nedges, "seconds": lvl.seconds,
          "refine_iterations": lvl.iterations}
         for i, lvl in enumerate(levels)
     ]
-    return part, stats
 

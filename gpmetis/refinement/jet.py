@@ -180,6 +180,12 @@ def score_shared_mem(nparts: int) -> int:
     return 4 * nparts if nparts <= SCORE_SHARED_PARTS else 0
 
 
+def score_state(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray
+                ) -> tuple[int, int]:
+    """(total overweight over ``maxpwgt``, edgecut) of ``part``: smaller is better."""
+    return _score(be, g, part, nparts, maxpwgt)[0]
+
+
 def _score(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray):
     """((total overweight, edgecut), part weights): smaller scores are better."""
     cut, pw = partition_state(be, g, part, nparts)

@@ -1,0 +1,141 @@
+"""Quality presets (issue 41): parsing, the strong preset's guarantee, V-cycles and combines,
+and whole-component placement on disconnected graphs (cpu engine)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import check_partition, graph_from_edges, grid_components, load_fixture
+
+from gpmetis import partition
+from gpmetis.backend import get_backend
+from gpmetis.balance import max_part_weights, uniform_tpwgts
+from gpmetis.coarsening.coarsen import coarsen
+from gpmetis.device_graph import DeviceGraph
+from gpmetis.errors import OptionError
+from gpmetis.options import STRONG_RUNS, Options
+from gpmetis.partitioning.components import packed_start
+from gpmetis.partitioning.multilevel import multilevel_partition, vcycle
+from gpmetis.refinement.jet import score_state
+
+CPU = get_backend("cpu")
+
+
+def test_preset_option_parses_and_refuses_unknown_values():
+    assert Options().preset == "default"
+    assert Options.from_kwargs(preset="strong").runs == STRONG_RUNS
+    assert Options.from_kwargs(preset="strong", ncuts=STRONG_RUNS + 2).runs == STRONG_RUNS + 2
+    assert Options.from_kwargs(ncuts=3).runs == 3
+    for bad in ("Strong", "fast", "", None):
+        with pytest.raises(OptionError, match="preset"):
+            Options.from_kwargs(preset=bad)
+    with pytest.raises(OptionError, match="preset"):
+        partition(load_fixture("uk"), 2, engine="cpu", preset="best")
+
+
+@pytest.mark.parametrize("name,k", [("data", 8), ("uk", 2), ("3elt", 64), ("power", 8)])
+def test_strong_cut_is_at_most_default(name, k):
+    graph = load_fixture(name)
+    default = partition(graph, k, engine="cpu")
+    strong = partition(graph, k, engine="cpu", preset="strong")
+    check_partition(graph, strong.part, k)
+    assert strong.edgecut <= default.edgecut
+    assert strong.stats["ncuts"] == STRONG_RUNS and strong.stats["preset"] == "strong"
+
+
+def test_strong_is_deterministic():
+    graph = load_fixture("add20")
+    runs = [partition(graph, 8, engine="cpu", preset="strong").part for _ in range(2)]
+    assert np.array_equal(*runs)
+
+
+def _setup(name: str, k: int):
+    g = DeviceGraph.upload(CPU, load_fixture(name))
+    tpwgts = uniform_tpwgts(k, 1)
+    maxpwgt = max_part_weights(np.array([g.total_vwgt]), tpwgts, [1.03])[:, 0]
+    return g, tpwgts, maxpwgt
+
+
+def test_coarsening_within_labels_keeps_each_coarse_vertex_in_one_label():
+    g, _, _ = _setup("4elt", 8)
+    labels = (np.arange(g.nvtxs) * 7 // g.nvtxs).astype(np.int32)  # 7 bands of ids
+    levels = coarsen(CPU, g, 8, 5, "lp", True, within=labels)
+    assert len(levels) > 2
+    projected = labels
+    for level in levels[:-1]:
+        coarse = np.full(level.cmap.max() + 1, -1)
+        coarse[level.cmap] = projected
+        assert np.array_equal(coarse[level.cmap], projected)  # no coarse vertex is mixed
+        projected = coarse
+    assert np.array_equal(levels[-1].part, projected)
+
+
+@pytest.mark.parametrize("name,k", [("crack", 8), ("add20", 2)])
+def test_vcycle_and_combine_never_worsen(name, k):
+    g, tpwgts, maxpwgt = _setup(name, k)
+    options = Options(engine="cpu")
+    a, _ = multilevel_partition(g, k, options, tpwgts, 11)
+    b, _ = multilevel_partition(g, k, options, tpwgts, 12)
+    scores = [score_state(CPU, g, p, k, maxpwgt) for p in (a, b)]
+    again, _ = vcycle(g, k, options, tpwgts, 13, a)
+    assert score_state(CPU, g, again, k, maxpwgt) <= scores[0]
+    child, _ = vcycle(g, k, options, tpwgts, 13, a, b)
+    assert score_state(CPU, g, child, k, maxpwgt) <= min(scores)
+
+
+def test_packed_start_places_components_whole():
+    graph = grid_components((2, 255), (3, 3), 54)  # a 510-vertex strip and 54 3x3 grids
+    g = DeviceGraph.upload(CPU, graph)
+    tpwgts = uniform_tpwgts(2, 1)
+    maxpwgt = max_part_weights(np.array([g.total_vwgt]), tpwgts, [1.03])[:, 0]
+    start = packed_start(g, 2, maxpwgt, tpwgts)
+    assert np.all(start[:510] == 0) and np.all(start[510:] == 1)
+    connected = DeviceGraph.upload(CPU, load_fixture("3elt"))
+    assert packed_start(connected, 2, maxpwgt, tpwgts) is None
+
+
+def test_disconnected_graph_uses_the_allowed_imbalance():
+    # the strip (510) fits whole in a part (limit 1.03 * 498 = 512) and the 54 small grids
+    # (486) in the other: the component-placement optimum cuts nothing
+    graph = grid_components((2, 255), (3, 3), 54)
+    result = partition(graph, 2, engine="cpu")
+    check_partition(graph, result.part, 2)
+    assert result.edgecut == 0
+    assert sorted(np.bincount(result.part)) == [486, 510]
+
+
+def test_component_too_large_for_a_part_is_cut_least():
+    # a 1x530 path and 94 paths of 5: the path sheds 16 vertices to fit 1.03 * 500 = 515, one
+    # cut edge at its end, the optimum
+    edges = [(i, i + 1) for i in range(529)]
+    for c in range(94):
+        first = 530 + 5 * c
+        edges += [(first + i, first + i + 1) for i in range(4)]
+    graph = graph_from_edges(edges, 1000)
+    result = partition(graph, 2, engine="cpu")
+    check_partition(graph, result.part, 2)
+    assert result.edgecut == 1
+
+
+def test_cli_preset_option(tmp_path):
+    import json
+    import shutil
+
+    from click.testing import CliRunner
+    from conftest import FIXTURES
+
+    from cli.main import main
+
+    path = tmp_path / "uk.graph"
+    shutil.copy(FIXTURES / "uk.graph", path)
+    report = tmp_path / "r.json"
+    ok = CliRunner().invoke(main, [str(path), "2", "-engine=cpu", "-preset=strong", "-nooutput",
+                                   f"-json={report}"])
+    assert ok.exit_code == 0, ok.output
+    assert " preset=strong" in ok.output.splitlines()
+    assert json.loads(report.read_text())["options"]["preset"] == "strong"
+    plain = CliRunner().invoke(main, [str(path), "2", "-engine=cpu", "-nooutput"])
+    assert plain.exit_code == 0 and "preset=" not in plain.output  # METIS's options block
+    bad = CliRunner().invoke(main, [str(path), "2", "-preset=fastest"])
+    assert bad.exit_code == 2 and "-preset" in bad.output
+    assert not path.with_name("uk.graph.part.2").exists()

@@ -1,0 +1,75 @@
+"""The presets' steps on the gpu engine against the cpu engine: -preset=strong (V-cycles that
+coarsen within two partitions), coarsening within labels, whole-component placement.
+
+Run on the device with ``make gpu-test``; skipped (with the reason) where CUDA is not usable.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import grid_components, load_fixture, random_graph, requires_cuda
+
+from gpmetis import partition
+from gpmetis.backend import get_backend
+from gpmetis.balance import max_part_weights, uniform_tpwgts
+from gpmetis.coarsening.coarsen import coarsen
+from gpmetis.device_graph import DeviceGraph
+from gpmetis.partitioning.components import packed_start
+
+pytestmark = [pytest.mark.gpu, requires_cuda]
+
+
+def _graph(name):
+    if name == "random-iso":  # components and isolated vertices, grouped within their labels
+        return random_graph(4000, 3, seed=9, isolated=400, components=12)
+    if name == "components":
+        return grid_components((2, 255), (3, 3), 54)
+    return load_fixture(name)
+
+
+@pytest.mark.parametrize("name", ["3elt", "data", "power", "polblogs", "random-iso", "components"])
+@pytest.mark.parametrize("nparts", [2, 8, 64])
+def test_strong_gpu_equals_cpu(name, nparts):
+    graph = _graph(name)
+    cpu = partition(graph, nparts, engine="cpu", seed=5, preset="strong")
+    gpu = partition(graph, nparts, engine="gpu", seed=5, preset="strong")
+    assert np.array_equal(cpu.part, gpu.part)
+    assert gpu.edgecut == cpu.edgecut
+
+
+@pytest.mark.parametrize("name", ["4elt", "random-iso"])
+@pytest.mark.parametrize("ctype", ["lp", "shem"])
+def test_coarsening_within_labels_gpu_equals_cpu(name, ctype):
+    graph = _graph(name)
+    labels = (np.arange(graph.nvtxs) * 5 // graph.nvtxs).astype(np.int32)
+    results = []
+    for engine in ("cpu", "gpu"):
+        be = get_backend(engine)
+        g = DeviceGraph.upload(be, graph)
+        levels = coarsen(be, g, 8, 3, ctype, True, within=be.asarray(labels))
+        results.append(([be.asnumpy(lvl.cmap) for lvl in levels[:-1]],
+                        be.asnumpy(levels[-1].part)))
+    (cpu_maps, cpu_part), (gpu_maps, gpu_part) = results
+    assert len(cpu_maps) == len(gpu_maps)
+    for a, b in zip(cpu_maps, gpu_maps):
+        assert np.array_equal(a, b)
+    assert np.array_equal(cpu_part, gpu_part)
+
+
+@pytest.mark.parametrize("name", ["components", "random-iso", "polblogs"])
+def test_packed_start_gpu_equals_cpu(name):
+    graph = _graph(name)
+    nparts = 2 if name == "components" else 4  # where the largest component fits a part
+    starts = []
+    for engine in ("cpu", "gpu"):
+        be = get_backend(engine)
+        g = DeviceGraph.upload(be, graph)
+        tpwgts = uniform_tpwgts(nparts, 1)
+        maxpwgt = max_part_weights(np.array([g.total_vwgt]), tpwgts, [1.03])[:, 0]
+        start = packed_start(g, nparts, maxpwgt, tpwgts)
+        starts.append(None if start is None else be.asnumpy(start))
+    if starts[0] is None:
+        assert starts[1] is None
+    else:
+        assert np.array_equal(starts[0], starts[1])
