@@ -28,6 +28,8 @@ from gpmetis.partitioning import warmup
 AUTO_GPU_MIN_EDGES = 2_000_000
 # METIS 5.1's gpmetis drops -contig on a graph of several components, and so do we, saying so
 CONTIG_IGNORED = "the input graph is not connected: -contig is ignored, as in METIS 5.1"
+# METIS 5.1 lowers subdomain degrees in its k-way refinement only
+MINCONN_IGNORED = "-minconn cannot be used with -ptype=rb: it is ignored, as in METIS 5.1"
 DEFAULT_SEED = 4321
 CUT_SEED_STRIDE = 7919
 
@@ -72,8 +74,9 @@ def unsupported_by_multilevel(graph: Graph, options: Options) -> list[tuple[str,
     if options.contig and graph.ncon > 1:
         problems.append(("contig", "of a multi-constraint graph is not implemented on the "
                                    "gpu/cpu engines"))
-    if options.minconn:
-        problems.append(("minconn", "runs only with -engine=metis"))
+    if options.minconn and graph.ncon > 1:
+        problems.append(("minconn", "of a multi-constraint graph is not implemented on the "
+                                    "gpu/cpu engines"))
     if options.rtype is not None:
         problems.append(("rtype", "the gpu/cpu engines refine with Jet; use -engine=metis"))
     if options.ondisk:
@@ -170,6 +173,8 @@ def partition(graph: Graph, nparts: int, options: Options | None = None, **kwarg
         warnings = balance_warnings(graph, metrics, tpwgts, options.ubfactors(graph.ncon))
     if stats.get("contig") == CONTIG_IGNORED:
         warnings.insert(0, CONTIG_IGNORED)
+    if stats.get("minconn") == MINCONN_IGNORED:
+        warnings.insert(0, MINCONN_IGNORED)
     return Result(part, nparts, engine, metrics, seconds, stats, warnings)
 
 
@@ -249,8 +254,8 @@ def _best_of_cuts(graph: Graph, nparts, options, tpwgts, engine: str, seed: int)
 def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndarray):
     """(device graph, its (n, ncon) weights for the metrics, run: seed -> (part, RunStats),
     score: part -> (excess, edgecut), smaller is better, notes for the run's stats: whether
-    -contig was ignored, the last run's contiguity rounds) for the graph's number of
-    constraints, ``-ptype`` and ``-contig``."""
+    -contig or -minconn was ignored, the last run's contiguity and -minconn rounds) for the
+    graph's number of constraints, ``-ptype``, ``-contig`` and ``-minconn``."""
     from gpmetis.device_graph import DeviceGraph
     from gpmetis.refinement.jet import partition_state
 
@@ -281,9 +286,15 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
     pipeline = recursive_partition if options.ptype == "rb" else multilevel_partition
     contig = options.contig and count_components(be, g.xadj, g.adjncy) == 1
     notes = {"contig": CONTIG_IGNORED} if options.contig and not contig else {}
+    minconn = options.minconn and options.ptype == "kway"
+    if options.minconn and not minconn:
+        notes["minconn"] = MINCONN_IGNORED
+        options = options.with_(minconn=False)  # not in the bisections either
 
     def run(seed: int):
         part, stats = pipeline(g, nparts, options, tpwgts, seed)
+        if minconn:
+            notes["minconn_rounds"] = stats.minconn
         if contig:
             t0 = time.perf_counter()
             part, rounds = make_contiguous(be, g, part, nparts, limits)

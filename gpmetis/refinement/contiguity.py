@@ -83,9 +83,10 @@ def main_components(be: Backend, g: DeviceGraph, part, label, nparts: int):
 
 
 def merge_components(be: Backend, g: DeviceGraph, part, label, main, nparts: int,
-                     maxpwgt: np.ndarray):
+                     maxpwgt: np.ndarray, *, must_fit: bool = False):
     """``part`` with each non-main component that touches a main component of another part
-    moved to the most connected one of those parts (those with room for it first)."""
+    moved to the most connected one of those parts (those with room for it first; with
+    ``must_fit``, only to those)."""
     xp = be.xp
     n = g.nvtxs
     src = be.sources(g.xadj, g.nnz)
@@ -103,6 +104,10 @@ def merge_components(be: Backend, g: DeviceGraph, part, label, main, nparts: int
     # (uniq is sorted by (comp, dest), so the stable sorts keep dest ascending among ties)
     order = be.argsort_stable(-conn)
     order = order[be.argsort_stable(~fits[order])]
+    if must_fit:
+        order = order[fits[order]]
+        if not len(order):
+            return part
     order = order[be.argsort_stable(comp[order])]
     cs = comp[order]
     first = xp.concatenate((xp.ones(1, dtype=xp.bool_), cs[1:] != cs[:-1]))
@@ -175,7 +180,7 @@ def _connected_round(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np
     # goes, so nothing within two edges of a moved vertex moves (its detours stay)
     priority = xp.where(cand, (loss + LOSS_OFFSET) * n + xp.arange(n, dtype=xp.int64),
                         NO_PRIORITY)
-    best = _min_over_neighbours(be, g, src, _min_over_neighbours(be, g, src, priority))
+    best = min_over_neighbours(be, g, src, min_over_neighbours(be, g, src, priority))
     cand &= best == priority
     movers = xp.flatnonzero(cand).astype(xp.int32)
     if not len(movers):
@@ -184,10 +189,10 @@ def _connected_round(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np
     vw = g.vwgt[movers].astype(xp.int64)
     if not refine:
         # sources: by (part, loss, id), taken while the weight before one is below the excess
-        take = _take_in_order(be, part[movers], loss[movers], movers, vw, -room, before=True)
+        take = take_in_order(be, part[movers], loss[movers], movers, vw, -room, before=True)
         movers, vw = movers[take], vw[take]
     # destinations: the same order, kept while they fit in the cap
-    keep = _take_in_order(be, dest[movers], loss[movers], movers, vw, cap, before=False)
+    keep = take_in_order(be, dest[movers], loss[movers], movers, vw, cap, before=False)
     movers = movers[keep]
     if not len(movers):
         return None
@@ -196,7 +201,7 @@ def _connected_round(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np
     return part
 
 
-def _take_in_order(be: Backend, group, loss, ids, w, limit, *, before: bool):
+def take_in_order(be: Backend, group, loss, ids, w, limit, *, before: bool):
     """Bool mask of the items taken per group in (loss, id) order: with ``before``, while the
     weight of the group's earlier items is below ``limit[group]``, else while the weight up to
     and including the item is at most ``limit[group]``."""
@@ -258,7 +263,7 @@ def own_neighbours_connected(be: Backend, g: DeviceGraph, part, cand, src):
     return has_slot & (split == 0)
 
 
-def _min_over_neighbours(be: Backend, g: DeviceGraph, src, values):
+def min_over_neighbours(be: Backend, g: DeviceGraph, src, values):
     """Per vertex, the minimum of ``values`` (int64) over itself and its neighbours."""
     out = values.copy()
     if be.gpu:
