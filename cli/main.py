@@ -101,7 +101,8 @@ class MetisStyleCommand(click.Command):
 @click.option("-ncuts", type=_int("ncuts"), default=1, help="best of this many runs")
 @click.option("-seed", type=_int("seed"), default=-1, help="random seed")
 @click.option("-no2hop", is_flag=True, help="no 2-hop matching during coarsening")
-@click.option("-minconn", is_flag=True, help="minimise subdomain connectivity (METIS only)")
+@click.option("-minconn", is_flag=True,
+              help="lower the most parts any part is adjacent to (k-way; ignored with rb)")
 @click.option("-contig", is_flag=True,
               help="connected parts (ignored, with a warning, on a disconnected graph)")
 @click.option("-ondisk", is_flag=True, help="METIS's out-of-core option (not supported)")

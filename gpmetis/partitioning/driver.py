@@ -173,7 +173,7 @@ def partition(graph: Graph, nparts: int, options: Options | None = None, **kwarg
         warnings = balance_warnings(graph, metrics, tpwgts, options.ubfactors(graph.ncon))
     if stats.get("contig") == CONTIG_IGNORED:
         warnings.insert(0, CONTIG_IGNORED)
-    if stats.get("minconn") == MINCONN_IGNORED:
+    if options.minconn and options.ptype == "rb":
         warnings.insert(0, MINCONN_IGNORED)
     return Result(part, nparts, engine, metrics, seconds, stats, warnings)
 
@@ -288,8 +288,7 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
     notes = {"contig": CONTIG_IGNORED} if options.contig and not contig else {}
     minconn = options.minconn and options.ptype == "kway"
     if options.minconn and not minconn:
-        notes["minconn"] = MINCONN_IGNORED
-        options = options.with_(minconn=False)  # not in the bisections either
+        options = options.with_(minconn=False)  # ignored (a warning says so), in every bisection
 
     def run(seed: int):
         part, stats = pipeline(g, nparts, options, tpwgts, seed)
