@@ -27,6 +27,7 @@ from gpmetis.backend import Backend
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.metrics import connected_components
 from gpmetis.refinement.contiguity import (
+    hops_to_room,
     main_components,
     merge_components,
     min_over_neighbours,
@@ -276,19 +277,6 @@ def choose_targets(nads, keys, pw, limits, gw, ext, touched, group_keys, nparts:
         alive &= ~used[parts].any(axis=1)
     by_key = np.argsort(op_key[chosen], kind="stable")
     return op_key[chosen][by_key], op_target[chosen][by_key]
-
-
-def hops_to_room(keys: np.ndarray, room: np.ndarray, nparts: int) -> np.ndarray:
-    """Per part, the fewest subdomain edges (sorted ``keys``) to a part with room (nparts where
-    none is reachable)."""
-    hops = np.where(room > 0, 0, nparts).astype(np.int64)
-    p, q = keys // nparts, keys % nparts
-    while True:
-        nearer = hops.copy()
-        np.minimum.at(nearer, p, hops[q] + 1)
-        if (nearer == hops).all():
-            return hops
-        hops = nearer
 
 
 def constrained_round(be: Backend, g: DeviceGraph, src, part, nparts: int,
