@@ -107,6 +107,19 @@ def test_contig_every_part_connected(name, k):
         check_partition(graph, result.part, k)
 
 
+@pytest.mark.parametrize("name,k", [("data", 8), ("commanche_dual", 8), ("uk", 64),
+                                    ("airfoil1", 64)])
+def test_contig_balanced_where_the_merging_overfilled(name, k):
+    # these runs ended 1.14x-1.67x over the limit when only vertices whose own-part neighbours
+    # met within two edges could leave an overweight part
+    graph = load_fixture(name)
+    result = partition(graph, k, engine="cpu", contig=True)
+    assert (part_components(graph, result.part, k) == 1).all()
+    check_partition(graph, result.part, k)
+    assert result.warnings == []
+    assert result.stats["contig_rounds"]["rebalancing"] >= 1
+
+
 def test_contig_changes_a_split_partition():
     graph = load_fixture("add20")
     plain = partition(graph, 8, engine="cpu")

@@ -149,7 +149,9 @@ def _connected_round(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np
         # part takes what it passes on in later rounds, so excess flows through full parts
         pairs = xp.unique(ps[ps != pd].astype(xp.int64) * nparts + pd[ps != pd])
         hops = xp.asarray(hops_to_room(be.asnumpy(pairs), be.asnumpy(room), nparts))
-        toward = hops[pd] < hops[ps]
+        # ... and lighter than the source where full: no excess piles up in a part that
+        # cannot pass it on
+        toward = (hops[pd] < hops[ps]) & ((hops[pd] == 0) | (pw[pd] < pw[ps]))
         cap = xp.where(hops == 0, room, xp.where(hops < nparts, UNLIMITED, 0))
     own = be.bin_sums(src, n, xp.where(ps == pd, g.adjwgt, 0))
     # best destination per candidate vertex: an adjacent destination part, one with room first,
@@ -195,19 +197,68 @@ def _connected_round(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np
         return None
     moved = part.copy()
     moved[movers] = dest[movers]
-    # a mover that was an articulation point of its part goes back: it is adjacent to a piece
-    # of its old part outside that part's heaviest component now
     label = connected_components(be, g.xadj, g.adjncy, moved)
     main = main_components(be, g, moved, label, nparts)
-    if not bool(main.all()):
-        is_mover = xp.zeros(n, dtype=xp.bool_)
-        is_mover[movers] = True
-        cut_off = is_mover[src] & ~main[g.adjncy] & (moved[g.adjncy] == part[src])
-        split = be.counts(src[cut_off], n)[movers] > 0
-        moved[movers[split]] = part[movers[split]]
-        if bool(split.all()):
-            return None
+    if bool(main.all()):
+        return moved
+    # movers that were articulation points cut pieces off their old parts (module docstring)
+    is_mover = xp.zeros(n, dtype=xp.bool_)
+    is_mover[movers] = True
+    e = xp.flatnonzero(~main[src] & is_mover[g.adjncy] & (part[g.adjncy] == moved[src]))
+    piece, m = label[src[e]], g.adjncy[e]
+    if not refine:
+        with_pieces = _follow(be, g, part, moved, label, piece, m, -room)
+        if with_pieces is not None:
+            return with_pieces
+    back = movers[be.counts(m, n)[movers] > 0]
+    if len(back) == len(movers):
+        return None
+    moved[back] = part[back]
     return moved
+
+
+def _follow(be: Backend, g: DeviceGraph, part, moved, label, piece, m, excess):
+    """``moved`` with the pieces cut off their parts following their movers where every mover
+    a piece touches goes to one part and the piece weighs at most its part's ``excess``, the
+    movers of the other pieces back: the new partition if every part is connected, else
+    None."""
+    xp = be.xp
+    n = g.nvtxs
+    to = moved[m]
+    lowest = _scatter_min(be, xp.full(n, np.iinfo(np.int32).max, dtype=xp.int32), piece, to)
+    highest = -_scatter_min(be, xp.zeros(n, dtype=xp.int32), piece, -to)
+    weight = be.bin_sums(label, n, g.vwgt)
+    ok = (lowest == highest) & (weight <= excess[part[xp.arange(n)]])
+    while True:  # pieces touching a mover that goes back go back too, until none changes
+        back = xp.zeros(n, dtype=xp.bool_)
+        back[m[~ok[piece]]] = True
+        stays = ok.copy()
+        stays[piece[back[m]]] = False
+        if bool((stays == ok).all()):
+            break
+        ok = stays
+    moved = moved.copy()
+    moved[m[back[m]]] = part[m[back[m]]]
+    roots = xp.unique(piece[ok[piece]])
+    follows = xp.zeros(n, dtype=xp.bool_)
+    follows[roots] = True
+    vertices = xp.flatnonzero(follows[label])
+    if not len(vertices):
+        return None
+    moved[vertices] = lowest[label[vertices]]
+    label = connected_components(be, g.xadj, g.adjncy, moved)
+    return moved if bool(main_components(be, g, moved, label, len(excess)).all()) else None
+
+
+def _scatter_min(be: Backend, out, idx, values):
+    """``out`` with out[idx[i]] = min(out[idx[i]], values[i]) for every i."""
+    if be.gpu:
+        import cupyx
+
+        cupyx.scatter_min(out, idx, values)
+    else:
+        np.minimum.at(out, idx, values)
+    return out
 
 
 def hops_to_room(pairs: np.ndarray, room: np.ndarray, nparts: int) -> np.ndarray:
