@@ -104,7 +104,8 @@ class MetisStyleCommand(click.Command):
 @click.option("-preset", type=_choice(PRESETS), default="default",
               help="default | strong (several runs combined: a lower cut for more time)")
 @click.option("-no2hop", is_flag=True, help="no 2-hop matching during coarsening")
-@click.option("-minconn", is_flag=True, help="minimise subdomain connectivity (METIS only)")
+@click.option("-minconn", is_flag=True,
+              help="lower the most parts any part is adjacent to (k-way; ignored with rb)")
 @click.option("-contig", is_flag=True,
               help="connected parts (ignored, with a warning, on a disconnected graph)")
 @click.option("-ondisk", is_flag=True, help="METIS's out-of-core option (not supported)")

@@ -10,7 +10,15 @@ import click
 from cli.companions import emit, fail, run_program
 from cli.main import CONTEXT, MetisInt, MetisStyleCommand, _choice, _int
 from gpmetis.options import CTYPES, ENGINES, IPTYPES, NPARTS_MAX, OBJTYPES, PTYPES, RTYPES
-from gpmetis.report import RULE, banner, memory_lines, section, timing_lines, yes
+from gpmetis.report import (
+    RULE,
+    banner,
+    memory_lines,
+    minconn_ran,
+    section,
+    timing_lines,
+    yes,
+)
 
 
 @click.command(cls=MetisStyleCommand, context_settings=CONTEXT)
@@ -24,7 +32,8 @@ from gpmetis.report import RULE, banner, memory_lines, section, timing_lines, ye
 @click.option("-rtype", type=_choice(RTYPES), default=None, help="refinement (METIS only)")
 @click.option("-objtype", type=_choice(OBJTYPES), default="cut", help="cut (default) | vol")
 @click.option("-contig", is_flag=True, help="contiguous partitions (METIS only)")
-@click.option("-minconn", is_flag=True, help="minimise subdomain connectivity (METIS only)")
+@click.option("-minconn", is_flag=True,
+              help="lower the most parts any part is adjacent to (k-way; ignored with rb)")
 @click.option("-no2hop", is_flag=True, help="no 2-hop matching during coarsening")
 @click.option("-tpwgts", type=str, default=None, help="file of target partition weights")
 @click.option("-ufactor", type=_int("ufactor"), default=None,
@@ -73,7 +82,7 @@ def main(meshfile: str, nparts: int, gtype: str, ncommon: int, quiet: bool, **op
         f" ptype={o.ptype}, objtype={o.objtype}, ctype={o.effective_ctype(result.engine)}, "
         f"rtype={o.effective_rtype}, iptype={o.effective_iptype}",
         f" dbglvl={o.dbglvl}, ufactor={1 + o.effective_ufactor / 1000:.3f}, "
-        f"minconn={yes(o.minconn)}, contig={yes(o.contig)}, nooutput={yes(o.nooutput)}",
+        f"minconn={yes(minconn_ran(o))}, contig={yes(o.contig)}, nooutput={yes(o.nooutput)}",
         f" seed={o.seed}, niter={o.niter}, ncuts={o.ncuts}",
         f" gtype={gtype}, ncommon={ncommon}, niter={o.niter}, ncuts={o.ncuts}",
         "",

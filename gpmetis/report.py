@@ -129,6 +129,11 @@ def contig_ran(options: Options, result: Result) -> bool:
     return options.contig and "contig" not in result.stats
 
 
+def minconn_ran(options: Options) -> bool:
+    """-minconn was asked for and honoured: k-way only, as in METIS 5.1."""
+    return options.minconn and options.ptype == "kway"
+
+
 def _options_dict(options: Options, result: Result) -> dict:
     engine = result.engine
     return {
@@ -136,7 +141,7 @@ def _options_dict(options: Options, result: Result) -> dict:
         "ctype": options.effective_ctype(engine),
         "rtype": ran_rtype(options, engine), "iptype": ran_iptype(options, engine),
         "dbglvl": options.dbglvl, "ufactor": options.effective_ufactor,
-        "no2hop": options.no2hop, "minconn": options.minconn,
+        "no2hop": options.no2hop, "minconn": minconn_ran(options),
         "contig": contig_ran(options, result),
         "nooutput": options.nooutput, "seed": options.seed, "niter": options.niter,
         "ncuts": options.ncuts, "preset": options.preset, "engine": options.engine,
@@ -165,7 +170,7 @@ def format_summary(graph: Graph, result: Result, options: Options, timing: Timin
         f" ptype={o.ptype}, objtype={o.objtype}, ctype={o.effective_ctype(result.engine)}, "
         f"rtype={ran_rtype(o, result.engine)}, iptype={ran_iptype(o, result.engine)}",
         f" dbglvl={o.dbglvl}, ufactor={ub:.3f}, no2hop={yes(o.no2hop)}, "
-        f"minconn={yes(o.minconn)}, contig={yes(contig_ran(o, result))}, "
+        f"minconn={yes(minconn_ran(o))}, contig={yes(contig_ran(o, result))}, "
         f"nooutput={yes(o.nooutput)}",
         f" seed={o.seed}, niter={o.niter}, ncuts={o.ncuts}",
         *([" ubvec=(" + " ".join(f"{u:.2e}" for u in o.ubvec) + ")"] if o.ubvec else []),

@@ -113,7 +113,7 @@ def test_output_option_and_json(graph_file, tmp_path):
 @pytest.mark.parametrize(
     "args,needle",
     [
-        (["-minconn", "-engine=cpu"], "-minconn"),
+        (["-rtype=fm", "-engine=cpu"], "-rtype"),
         (["-iptype=node", "-engine=cpu"], "-iptype"),
         (["-ondisk"], "-ondisk"),
         (["-engine=gpu"], "-engine"),

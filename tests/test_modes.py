@@ -1,6 +1,6 @@
-"""-ptype=rb and -contig on the cpu engine (issue 38), checked by independent means: the
-bisection tree's balance recomputed from the part weights, every part's connectivity by
-scipy's connected_components."""
+"""-ptype=rb, -contig and -minconn on the cpu engine (issue 38), checked by independent means:
+the bisection tree's balance recomputed from the part weights, every part's connectivity by
+scipy's connected_components, the subdomain degrees from the cut edges."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from gpmetis.device_graph import DeviceGraph
 from gpmetis.errors import OptionError
 from gpmetis.graph import Graph
 from gpmetis.refinement.contiguity import make_contiguous, rebalance_connected
+from gpmetis.refinement.minconn import constrained_round, minimize_connectivity
 
 
 def part_components(graph: Graph, part: np.ndarray, nparts: int) -> np.ndarray:
@@ -106,6 +107,19 @@ def test_contig_every_part_connected(name, k):
         check_partition(graph, result.part, k)
 
 
+@pytest.mark.parametrize("name,k", [("data", 8), ("commanche_dual", 8), ("uk", 64),
+                                    ("airfoil1", 64)])
+def test_contig_balanced_where_the_merging_overfilled(name, k):
+    # these runs ended 1.14x-1.67x over the limit when only vertices whose own-part neighbours
+    # met within two edges could leave an overweight part
+    graph = load_fixture(name)
+    result = partition(graph, k, engine="cpu", contig=True)
+    assert (part_components(graph, result.part, k) == 1).all()
+    check_partition(graph, result.part, k)
+    assert result.warnings == []
+    assert result.stats["contig_rounds"]["rebalancing"] >= 1
+
+
 def test_contig_changes_a_split_partition():
     graph = load_fixture("add20")
     plain = partition(graph, 8, engine="cpu")
@@ -175,6 +189,7 @@ def test_rebalance_connected_keeps_parts_connected():
     ("ptype", "rb", "multi-constraint"),
     ("contig", True, "multi-constraint"),
     ("objtype", "vol", "multi-constraint"),
+    ("minconn", True, "multi-constraint"),
 ])
 def test_modes_refused_on_multiconstraint_graphs(option, value, needle):
     graph = random_graph(300, 4, seed=5)
@@ -185,10 +200,85 @@ def test_modes_refused_on_multiconstraint_graphs(option, value, needle):
 
 
 @pytest.mark.parametrize("option,value,needle", [
-    ("minconn", True, "metis"),
     ("rtype", "fm", "Jet"),
     ("iptype", "node", "separator"),
 ])
 def test_unimplemented_modes_refused_with_reason(option, value, needle):
     with pytest.raises(OptionError, match=needle):
         partition(load_fixture("3elt"), 4, engine="cpu", **{option: value})
+
+
+def part_adjacency(graph: Graph, part: np.ndarray, nparts: int) -> set[tuple[int, int]]:
+    """The pairs of distinct parts joined by an edge (both orders)."""
+    src = np.repeat(np.arange(graph.nvtxs), np.diff(graph.xadj))
+    a, b = part[src], part[graph.adjncy]
+    return set(zip(a[a != b].tolist(), b[a != b].tolist()))
+
+
+def max_degree(graph: Graph, part: np.ndarray, nparts: int) -> int:
+    """The most parts one part is adjacent to."""
+    pairs = part_adjacency(graph, part, nparts)
+    return int(np.bincount([p for p, _ in pairs], minlength=nparts).max())
+
+
+@pytest.mark.parametrize("name,k", [("add20", 64), ("rgg_n_2_15_s0", 64), ("data", 64),
+                                    ("4elt", 64), ("power", 8)])
+def test_minconn_lowers_the_largest_subdomain_degree(name, k):
+    graph = load_fixture(name)
+    plain = partition(graph, k, engine="cpu")
+    result = partition(graph, k, engine="cpu", minconn=True)
+    check_partition(graph, result.part, k)
+    assert result.warnings == []
+    before, after = max_degree(graph, plain.part, k), max_degree(graph, result.part, k)
+    assert after <= before
+    assert result.metrics.maxndom == after
+    assert result.edgecut <= 1.25 * plain.edgecut
+    assert result.stats["minconn_rounds"]["elimination"] >= 1
+
+
+def test_minconn_on_a_high_degree_part():
+    # a 4 x 4 grid of 8 x 8 blocks, plus one part made of a small block in every other part's
+    # corner: that part touches all 16 others
+    graph = grid(32)
+    ids = np.arange(32 * 32)
+    row, col = ids // 32, ids % 32
+    part = ((row // 8) * 4 + col // 8).astype(np.int32)
+    part[(row % 8 < 2) & (col % 8 < 2)] = 16
+    be = get_backend("cpu")
+    g = DeviceGraph.upload(be, graph)
+    limits = np.full(17, 64)
+    before = max_degree(graph, part, 17)
+    out, _ = minimize_connectivity(be, g, part, 17, limits)
+    assert max_degree(graph, out, 17) < before
+    assert np.bincount(out, minlength=17).max() <= 64
+
+
+def test_constrained_moves_add_no_part_adjacency():
+    graph = random_graph(2000, 6, seed=7, weighted=True)
+    be = get_backend("cpu")
+    g = DeviceGraph.upload(be, graph)
+    part = (np.arange(2000) * 7919 % 9).astype(np.int32)
+    part[:600] = np.arange(600) // 75  # some structure, so that moves have gains
+    total = int(graph.vwgt.sum())
+    src = be.sources(g.xadj, g.nnz)
+    before = part_adjacency(graph, part, 9)
+    for rebalance, limit in ((False, total // 9 + total // 20), (True, total // 9 - 5)):
+        limits = np.full(9, limit)
+        moved = constrained_round(be, g, src, part, 9, limits, rebalance=rebalance)
+        assert moved is not None and (moved != part).any()
+        assert part_adjacency(graph, moved, 9) <= before
+
+
+def test_minconn_ignored_with_recursive_bisection():
+    from gpmetis.options import Options
+    from gpmetis.report import Timing, format_summary
+
+    graph = load_fixture("3elt")
+    options = Options(minconn=True, ptype="rb", engine="cpu")
+    result = partition(graph, 8, options)
+    assert result.part.tolist() == partition(graph, 8, engine="cpu", ptype="rb").part.tolist()
+    assert any("-minconn" in w and "ignored" in w for w in result.warnings)
+    assert "minconn=NO" in format_summary(graph, result, options, Timing(0.0, 0.0))
+    kway = Options(minconn=True, engine="cpu")
+    summary = format_summary(graph, partition(graph, 8, kway), kway, Timing(0.0, 0.0))
+    assert "minconn=YES" in summary

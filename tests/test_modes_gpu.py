@@ -1,4 +1,5 @@
-"""gpu = cpu for -ptype=rb and -contig (issue 38): the same partition from both engines."""
+"""gpu = cpu for -ptype=rb, -contig and -minconn (issue 38): the same partition from both
+engines."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from gpmetis import partition
 from gpmetis.backend import get_backend
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.refinement.contiguity import make_contiguous
+from gpmetis.refinement.minconn import minimize_connectivity
 
 pytestmark = [pytest.mark.gpu, requires_cuda]
 
@@ -20,6 +22,10 @@ pytestmark = [pytest.mark.gpu, requires_cuda]
     ("add20", 8, {"contig": True}),
     ("4elt", 64, {"contig": True}),
     ("power", 16, {"contig": True, "ptype": "rb"}),
+    ("add20", 64, {"minconn": True}),
+    ("rgg_n_2_15_s0", 64, {"minconn": True}),
+    ("data", 64, {"minconn": True, "contig": True}),
+    ("hep-th", 8, {"minconn": True}),
 ])
 def test_gpu_equals_cpu(name, k, mode):
     graph = load_fixture(name)
@@ -39,6 +45,22 @@ def test_contiguity_twin_on_a_random_partition():
         be = get_backend(name)
         g = DeviceGraph.upload(be, graph)
         got, rounds = make_contiguous(be, g, be.asarray(part), 5, limits)
+        out[name] = (be.asnumpy(got), rounds)
+    assert np.array_equal(out["cpu"][0], out["gpu"][0])
+    assert out["cpu"][1] == out["gpu"][1]
+
+
+def test_minconn_twin_on_a_random_partition():
+    graph = random_graph(3000, 6, seed=13, weighted=True)
+    part = (np.arange(3000) * 7919 % 24).astype(np.int32)  # scattered: every part adjacent
+    part[:1200] = np.arange(1200) // 50  # and some blocks, so that groups can move
+    total = int(graph.vwgt.sum())
+    limits = np.full(24, total // 24 + total // 40)
+    out = {}
+    for name in ("cpu", "gpu"):
+        be = get_backend(name)
+        g = DeviceGraph.upload(be, graph)
+        got, rounds = minimize_connectivity(be, g, be.asarray(part), 24, limits)
         out[name] = (be.asnumpy(got), rounds)
     assert np.array_equal(out["cpu"][0], out["gpu"][0])
     assert out["cpu"][1] == out["gpu"][1]

@@ -28,6 +28,8 @@ from gpmetis.partitioning import warmup
 AUTO_GPU_MIN_EDGES = 2_000_000
 # METIS 5.1's gpmetis drops -contig on a graph of several components, and so do we, saying so
 CONTIG_IGNORED = "the input graph is not connected: -contig is ignored, as in METIS 5.1"
+# METIS 5.1 lowers subdomain degrees in its k-way refinement only
+MINCONN_IGNORED = "-minconn cannot be used with -ptype=rb: it is ignored, as in METIS 5.1"
 DEFAULT_SEED = 4321
 CUT_SEED_STRIDE = 7919
 COMBINE_SEED = 104729  # the combines' coarsening seeds, apart from the runs'
@@ -74,8 +76,9 @@ def unsupported_by_multilevel(graph: Graph, options: Options) -> list[tuple[str,
     if options.contig and graph.ncon > 1:
         problems.append(("contig", "of a multi-constraint graph is not implemented on the "
                                    "gpu/cpu engines"))
-    if options.minconn:
-        problems.append(("minconn", "runs only with -engine=metis"))
+    if options.minconn and graph.ncon > 1:
+        problems.append(("minconn", "of a multi-constraint graph is not implemented on the "
+                                    "gpu/cpu engines"))
     if options.rtype is not None:
         problems.append(("rtype", "the gpu/cpu engines refine with Jet; use -engine=metis"))
     if options.ondisk:
@@ -172,6 +175,8 @@ def partition(graph: Graph, nparts: int, options: Options | None = None, **kwarg
         warnings = balance_warnings(graph, metrics, tpwgts, options.ubfactors(graph.ncon))
     if stats.get("contig") == CONTIG_IGNORED:
         warnings.insert(0, CONTIG_IGNORED)
+    if options.minconn and options.ptype == "rb":
+        warnings.insert(0, MINCONN_IGNORED)
     return Result(part, nparts, engine, metrics, seconds, stats, warnings)
 
 
@@ -255,10 +260,10 @@ def _best_of_cuts(graph: Graph, nparts, options, tpwgts, engine: str, seed: int)
 def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndarray):
     """(device graph, its (n, ncon) weights for the metrics, run: seed -> (part, RunStats),
     score: part -> (excess, edgecut or volume), smaller is better, notes for the run's stats:
-    whether -contig was ignored, the last run's contiguity rounds, volume refinement rounds,
-    combine: (best, part, seed, the part's RunStats) -> a partition at least as good as both,
-    timed into the stats, or None) for the graph's number of constraints, ``-ptype``,
-    ``-contig`` and ``-objtype``."""
+    whether -contig or -minconn was ignored, the last run's contiguity and -minconn rounds,
+    volume refinement rounds, combine: (best, part, seed, the part's RunStats) -> a partition at
+    least as good as both, timed into the stats, or None) for the graph's number of
+    constraints, ``-ptype``, ``-contig``, ``-minconn`` and ``-objtype``."""
     from gpmetis.device_graph import DeviceGraph
     from gpmetis.refinement.jet import partition_state
 
@@ -291,15 +296,22 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
     pipeline = recursive_partition if options.ptype == "rb" else multilevel_partition
     contig = options.contig and count_components(be, g.xadj, g.adjncy) == 1
     notes = {"contig": CONTIG_IGNORED} if options.contig and not contig else {}
+    minconn = options.minconn and options.ptype == "kway"
+    if options.minconn and not minconn:
+        options = options.with_(minconn=False)  # ignored (a warning says so), in every bisection
 
     vsize = None if graph.vsize is None else be.asarray(graph.vsize, dtype=be.xp.int64)
     extra = {"vsize": vsize} if options.objtype == "vol" else {}
     # a disconnected graph's components packed whole: the start of a V-cycle per run, whose
     # partition is kept where it beats the run's own (the components are found once)
-    packed = packed_start(g, nparts, limits, tpwgts) if options.ptype == "kway" else None
+    # (not under -minconn: a V-cycle's refinement does not lower subdomain degrees)
+    kway_cut = options.ptype == "kway" and not options.minconn
+    packed = packed_start(g, nparts, limits, tpwgts) if kway_cut else None
 
     def run(seed: int):
         part, stats = pipeline(g, nparts, options, tpwgts, seed, **extra)
+        if minconn:
+            notes["minconn_rounds"] = stats.minconn
         if packed is not None:
             placed, placed_stats = vcycle(g, nparts, options, tpwgts, seed, packed)
             stats.coarsening += placed_stats.coarsening
@@ -333,5 +345,5 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
         stats.refinement += child_stats.refinement
         return child
 
-    combines = options.preset == "strong" and options.ptype == "kway" and not contig
+    combines = options.preset == "strong" and kway_cut and not contig
     return g, g.vwgt[:, None], run, score, notes, combine if combines else None

@@ -2,8 +2,9 @@
 
 upload -> coarsen (matching, scan, contraction) -> coarsest graph (thinned where dense) to the
 host -> METIS trials (recursive bisection, or k-way where coarsening stalled or left a dense
-graph), scored on the backend -> project and refine level by level (Jet + rebalancing) -> fill
-empty parts -> part on host.
+graph), scored on the backend -> project and refine level by level (Jet + rebalancing; with
+-minconn, lowering the subdomain degrees from the middle level down) -> fill empty parts ->
+part on host.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from gpmetis.initial_partitioning.metis_trials import initial_partition
 from gpmetis.initial_partitioning.workers import start_workers
 from gpmetis.options import Options
 from gpmetis.refinement.jet import refiner, score_state
+from gpmetis.refinement.minconn import minimize_connectivity
 from gpmetis.refinement.rebalance import fill_empty_parts
 from gpmetis.refinement.volume import refine_volume
 
@@ -42,6 +44,7 @@ class RunStats:
     initial: float = 0.0
     refinement: float = 0.0
     volume_rounds: int = 0  # of the finest level's volume refinement (-objtype=vol)
+    minconn: dict = field(default_factory=lambda: {"elimination": 0, "refinement": 0})
 
 
 def multilevel_partition(
@@ -102,8 +105,18 @@ def multilevel_partition(
             part, stats.volume_rounds = refine_volume(be, g, part, nparts, limits, sizes)
             return part
 
+    def after_level(depth: int, graph: DeviceGraph, part):
+        if depth > len(levels) // 2:
+            return part
+        # from the middle level down, as METIS's from its middle level: coarse groups move
+        # cheaply and the finer levels' refinement recovers the cut
+        part, rounds = minimize_connectivity(be, graph, part, nparts, maxpwgt)
+        stats.minconn["elimination"] += rounds[0]
+        stats.minconn["refinement"] += rounds[1]
+        return part
+
     part = _uncoarsen(g, levels, xp.asarray(part0, dtype=xp.int32), nparts, refiners,
-                      level_refiner, keep_below, finish)
+                      level_refiner, keep_below, finish, after_level if options.minconn else None)
     stats.refinement = time.perf_counter() - t2
     stats.levels = _level_stats(levels)
     return part, stats
@@ -153,10 +166,11 @@ def vcycle(g: DeviceGraph, nparts: int, options: Options, tpwgts: np.ndarray, se
 
 
 def _uncoarsen(g: DeviceGraph, levels: list, part, nparts: int, refiners: dict,
-               level_refiner, keep_below: int, finish=None):
+               level_refiner, keep_below: int, finish=None, after_level=None):
     """Refine ``part`` of the coarsest level, then project and refine level by level down to
-    ``g``; ``finish`` (part -> part) after the finest level's refinement, then empty parts
-    filled. ``refiners``: the levels' refiners made already."""
+    ``g``; ``after_level`` ((depth, level graph, part) -> part) after each level's refinement,
+    ``finish`` (part -> part) after the finest level's, then empty parts filled.
+    ``refiners``: the levels' refiners made already."""
     be = g.be
     iterations = {}  # the levels' counts, read once all are done: no level waits for the last
     for depth in range(len(levels) - 1, -1, -1):
@@ -174,6 +188,8 @@ def _uncoarsen(g: DeviceGraph, levels: list, part, nparts: int, refiners: dict,
         if run is None:
             run = level_refiner(depth)
         part, iterations[depth] = run(part)
+        if after_level is not None:
+            part = after_level(depth, level.graph, part)
     if finish is not None:
         part = finish(part)
     part = fill_empty_parts(be, g, part, nparts)

@@ -10,13 +10,14 @@ engine, NumPy on the cpu engine); both give the same partition.
    each round lowers the number of components and no two components swap forever.
 3. While a part is over its limit: the vertices of overweight parts that are adjacent to an
    open part (within its limit and lighter than every overweight part; it takes up to its room,
-   or half its gap to them, so excess also diffuses through full parts over several rounds),
-   and whose own-part neighbours are connected by paths of two edges at most through their
-   part, are candidates; a candidate moves only if no better candidate (loss, then id) lies
-   within two edges, so no two vertices that close move at once. A path through a moved vertex
-   then detours through vertices within two edges of it, none of which moved: the part stays
-   connected, and the receiving part gains a vertex adjacent to it. Per source part the cheapest
-   moves are taken until its excess is covered, per destination while they fit.
+   or half its gap to them, so excess also diffuses through full parts over several rounds) and
+   have a neighbour in their own part are candidates; a candidate moves only if no better
+   candidate (loss, then id) lies within two edges, so no two movers are adjacent. Per source
+   part the cheapest moves are taken until its excess is covered, per destination while they
+   fit. Then the parts' components are recomputed, and every mover adjacent to a piece of its
+   old part outside that part's main component (it was an articulation point) goes back: each
+   such piece reached the main one through movers adjacent to pieces, all restored, so every
+   part is connected again; a mover joins its new part as a vertex adjacent to it.
 4. Rounds of moves that lower the cut (gain > 0, into parts with room) under the same rules.
 """
 
@@ -31,11 +32,8 @@ from gpmetis.metrics import connected_components
 MAX_ROUNDS = 256  # rebalancing rounds; each moves at least one vertex or ends
 LOSS_OFFSET = 2**31  # losses lie in (-2^31, 2^31): (loss + offset) * n + id fits an int64
 NO_PRIORITY = np.int64(2**63 - 1)
+UNLIMITED = np.int64(2**62)  # the cap of a full part on the way to parts with room
 REFINE_ROUNDS = 16  # rounds of cut-lowering moves that keep the parts connected, at most
-# a candidate's own-part neighbours of higher degree are not expanded when checking that they are
-# connected among themselves (they count as joined to none): the check stays sound, its cost
-# bounded on power-law graphs
-EXPAND_DEGREE = 256
 
 
 def make_contiguous(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray):
@@ -83,9 +81,10 @@ def main_components(be: Backend, g: DeviceGraph, part, label, nparts: int):
 
 
 def merge_components(be: Backend, g: DeviceGraph, part, label, main, nparts: int,
-                     maxpwgt: np.ndarray):
+                     maxpwgt: np.ndarray, *, must_fit: bool = False):
     """``part`` with each non-main component that touches a main component of another part
-    moved to the most connected one of those parts (those with room for it first)."""
+    moved to the most connected one of those parts (those with room for it first; with
+    ``must_fit``, only to those)."""
     xp = be.xp
     n = g.nvtxs
     src = be.sources(g.xadj, g.nnz)
@@ -103,6 +102,10 @@ def merge_components(be: Backend, g: DeviceGraph, part, label, main, nparts: int
     # (uniq is sorted by (comp, dest), so the stable sorts keep dest ascending among ties)
     order = be.argsort_stable(-conn)
     order = order[be.argsort_stable(~fits[order])]
+    if must_fit:
+        order = order[fits[order]]
+        if not len(order):
+            return part
     order = order[be.argsort_stable(comp[order])]
     cs = comp[order]
     first = xp.concatenate((xp.ones(1, dtype=xp.bool_), cs[1:] != cs[:-1]))
@@ -133,25 +136,27 @@ def _connected_round(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np
     pw = be.bin_sums(part, nparts, g.vwgt)
     room = limits - pw
     over = room < 0
+    src = be.sources(g.xadj, g.nnz)
+    ps, pd = part[src], part[g.adjncy]
     if refine:
         over = xp.ones(nparts, dtype=xp.bool_)
-        open_ = room > 0
+        toward = (room[pd] > 0) & (pd != ps)
         cap = room
     elif not bool(over.any()):
         return None
     else:
-        # destinations: parts within their limit and lighter than every overweight part; each
-        # takes up to its room, or up to half its gap to the lightest overweight part where
-        # that is more (the excess then diffuses on through it in later rounds)
-        lightest_over = pw[over].min()
-        open_ = (room >= 0) & (pw < lightest_over)
-        cap = xp.where(open_, xp.maximum(room, (lightest_over - pw) // 2), 0)
-    src = be.sources(g.xadj, g.nnz)
-    ps, pd = part[src], part[g.adjncy]
+        # destinations: down the hop distance to a part with room in the part graph; a full
+        # part takes what it passes on in later rounds, so excess flows through full parts
+        pairs = xp.unique(ps[ps != pd].astype(xp.int64) * nparts + pd[ps != pd])
+        hops = xp.asarray(hops_to_room(be.asnumpy(pairs), be.asnumpy(room), nparts))
+        # ... and lighter than the source where full: no excess piles up in a part that
+        # cannot pass it on
+        toward = (hops[pd] < hops[ps]) & ((hops[pd] == 0) | (pw[pd] < pw[ps]))
+        cap = xp.where(hops == 0, room, xp.where(hops < nparts, UNLIMITED, 0))
     own = be.bin_sums(src, n, xp.where(ps == pd, g.adjwgt, 0))
-    # best destination per vertex of an overweight part: an adjacent open part, one with room
-    # first, then the most connected (ties: smaller part id)
-    e = xp.flatnonzero(over[ps] & open_[pd])
+    # best destination per candidate vertex: an adjacent destination part, one with room first,
+    # then the most connected (ties: smaller part id)
+    e = xp.flatnonzero(over[ps] & toward)
     if not len(e):
         return None
     uniq, inverse = xp.unique(src[e].astype(xp.int64) * nparts + pd[e], return_inverse=True)
@@ -167,10 +172,9 @@ def _connected_round(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np
     dest[cand_v] = q[first]
     loss = xp.zeros(n, dtype=xp.int64)
     loss[cand_v] = own[cand_v] - conn[first]
-    cand = dest >= 0
+    cand = (dest >= 0) & (own > 0)  # a vertex alone in its part never leaves it
     if refine:
         cand &= loss < 0
-    cand &= own_neighbours_connected(be, g, part, cand, src)
     # no two candidates within two edges of each other move: the better one (loss, then id)
     # goes, so nothing within two edges of a moved vertex moves (its detours stay)
     priority = xp.where(cand, (loss + LOSS_OFFSET) * n + xp.arange(n, dtype=xp.int64),
@@ -180,7 +184,7 @@ def _connected_round(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np
     movers = xp.flatnonzero(cand).astype(xp.int32)
     if not len(movers):
         return None
-    del src, ps, pd
+    del ps, pd
     vw = g.vwgt[movers].astype(xp.int64)
     if not refine:
         # sources: by (part, loss, id), taken while the weight before one is below the excess
@@ -191,9 +195,83 @@ def _connected_round(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np
     movers = movers[keep]
     if not len(movers):
         return None
-    part = part.copy()
-    part[movers] = dest[movers]
-    return part
+    moved = part.copy()
+    moved[movers] = dest[movers]
+    label = connected_components(be, g.xadj, g.adjncy, moved)
+    main = main_components(be, g, moved, label, nparts)
+    if bool(main.all()):
+        return moved
+    # movers that were articulation points cut pieces off their old parts (module docstring)
+    is_mover = xp.zeros(n, dtype=xp.bool_)
+    is_mover[movers] = True
+    e = xp.flatnonzero(~main[src] & is_mover[g.adjncy] & (part[g.adjncy] == moved[src]))
+    piece, m = label[src[e]], g.adjncy[e]
+    if not refine:
+        with_pieces = _follow(be, g, part, moved, label, piece, m, -room)
+        if with_pieces is not None:
+            return with_pieces
+    back = movers[be.counts(m, n)[movers] > 0]
+    if len(back) == len(movers):
+        return None
+    moved[back] = part[back]
+    return moved
+
+
+def _follow(be: Backend, g: DeviceGraph, part, moved, label, piece, m, excess):
+    """``moved`` with the pieces cut off their parts following their movers where every mover
+    a piece touches goes to one part and the piece weighs at most its part's ``excess``, the
+    movers of the other pieces back: the new partition if every part is connected, else
+    None."""
+    xp = be.xp
+    n = g.nvtxs
+    to = moved[m]
+    lowest = _scatter_min(be, xp.full(n, np.iinfo(np.int32).max, dtype=xp.int32), piece, to)
+    highest = -_scatter_min(be, xp.zeros(n, dtype=xp.int32), piece, -to)
+    weight = be.bin_sums(label, n, g.vwgt)
+    ok = (lowest == highest) & (weight <= excess[part[xp.arange(n)]])
+    while True:  # pieces touching a mover that goes back go back too, until none changes
+        back = xp.zeros(n, dtype=xp.bool_)
+        back[m[~ok[piece]]] = True
+        stays = ok.copy()
+        stays[piece[back[m]]] = False
+        if bool((stays == ok).all()):
+            break
+        ok = stays
+    moved = moved.copy()
+    moved[m[back[m]]] = part[m[back[m]]]
+    roots = xp.unique(piece[ok[piece]])
+    follows = xp.zeros(n, dtype=xp.bool_)
+    follows[roots] = True
+    vertices = xp.flatnonzero(follows[label])
+    if not len(vertices):
+        return None
+    moved[vertices] = lowest[label[vertices]]
+    label = connected_components(be, g.xadj, g.adjncy, moved)
+    return moved if bool(main_components(be, g, moved, label, len(excess)).all()) else None
+
+
+def _scatter_min(be: Backend, out, idx, values):
+    """``out`` with out[idx[i]] = min(out[idx[i]], values[i]) for every i."""
+    if be.gpu:
+        import cupyx
+
+        cupyx.scatter_min(out, idx, values)
+    else:
+        np.minimum.at(out, idx, values)
+    return out
+
+
+def hops_to_room(pairs: np.ndarray, room: np.ndarray, nparts: int) -> np.ndarray:
+    """Per part, the fewest part-graph edges (sorted keys p * nparts + q of the adjacent pairs)
+    to a part with room (nparts where none is reachable)."""
+    hops = np.where(room > 0, 0, nparts).astype(np.int64)
+    p, q = pairs // nparts, pairs % nparts
+    while True:
+        nearer = hops.copy()
+        np.minimum.at(nearer, p, hops[q] + 1)
+        if (nearer == hops).all():
+            return hops
+        hops = nearer
 
 
 def take_in_order(be: Backend, group, loss, ids, w, limit, *, before: bool):
@@ -215,47 +293,6 @@ def take_in_order(be: Backend, group, loss, ids, w, limit, *, before: bool):
     taken = xp.zeros(len(ids), dtype=xp.bool_)
     taken[order] = ok
     return taken
-
-
-def own_neighbours_connected(be: Backend, g: DeviceGraph, part, cand, src):
-    """Bool per vertex: a candidate (``cand``) with at least one neighbour in its own part, all
-    of them connected by paths of at most two edges through its own part, not through the
-    vertex itself (neighbours of degree above EXPAND_DEGREE contribute no paths: a sound
-    under-estimate)."""
-    xp = be.xp
-    n = g.nvtxs
-    slot_e = xp.flatnonzero(cand[src] & (part[src] == part[g.adjncy]))
-    nslots = len(slot_e)
-    has_slot = (be.counts(src[slot_e], n) > 0) if nslots else xp.zeros(n, dtype=xp.bool_)
-    if not nslots:
-        return has_slot
-    sv = src[slot_e].astype(xp.int64)
-    sa = g.adjncy[slot_e].astype(xp.int64)
-    deg = (g.xadj[sa + 1] - g.xadj[sa]).astype(xp.int64)
-    deg = xp.where(deg <= EXPAND_DEGREE, deg, 0)
-    ends = xp.cumsum(deg)
-    total = int(ends[-1])
-    t = xp.arange(total, dtype=xp.int64)
-    slot = xp.searchsorted(ends, t, side="right")
-    b = g.adjncy[g.xadj[sa[slot]] + (t - (ends[slot] - deg[slot]))].astype(xp.int64)
-    del t
-    keep = (part[b] == part[sv[slot]]) & (b != sv[slot])
-    slot, b = slot[keep], b[keep]
-    # the local graph of each candidate v: nodes (v, x) for its own-part neighbours and theirs,
-    # an edge from (v, a) to (v, b) for every own-part neighbour b of a
-    keys = xp.concatenate((sv * n + sa, sv[slot] * n + b))
-    nodes, node = xp.unique(keys, return_inverse=True)
-    node = node.ravel().astype(xp.int32)
-    i, j = node[slot], node[nslots:]
-    i, j = xp.concatenate((i, j)), xp.concatenate((j, i))
-    by_i = be.argsort_stable(i)
-    xadj = xp.zeros(len(nodes) + 1, dtype=xp.int64)
-    xp.cumsum(be.counts(i, len(nodes)), out=xadj[1:])
-    comp = connected_components(be, xadj, j[by_i])[node[:nslots]]
-    first_comp = xp.full(n, -1, dtype=xp.int32)
-    first_comp[sv] = comp  # any one slot's component per vertex: all must agree
-    split = be.bin_sums(sv.astype(xp.int32), n, (comp != first_comp[sv]).astype(xp.int32))
-    return has_slot & (split == 0)
 
 
 def min_over_neighbours(be: Backend, g: DeviceGraph, src, values):

@@ -1,0 +1,342 @@
+"""``-minconn``: lower the largest subdomain degree (the number of parts a part is adjacent to)
+while keeping the cut close and every part within its limit. Vertex-level work is array code
+on the engine's backend (CuPy on the gpu engine, NumPy on the cpu engine); the part-level
+decisions (arrays of a few entries per part) are NumPy on the host, the same code for both
+engines, so both give the same partition.
+
+1. Elimination rounds, METIS's idea (minconn.c) in parallel: the subdomain graph (the cut
+   weight between every two adjacent parts) gives each part its degree. While the largest
+   degree is at least 1.4x the average, every part of high degree looks at its weak interfaces
+   (weight below half its average interface) from the lightest up. An interface (me, other) goes
+   when a group moves whole to a target part that ``me`` is already adjacent to: first the
+   vertices of ``other`` adjacent to ``me``, else those of ``me`` adjacent to ``other``. The
+   target is the group's most connected part that takes it within its limit and gains no new
+   adjacent part, else the one whose degree grows least, never to the degree of ``me``, nor any
+   other part's. Per round, operations on disjoint sets of parts run at once (the highest
+   degree first).
+2. Refinement rounds of single-vertex moves with gain > 0 into parts with room that create no
+   new part adjacency (every part the vertex touches is already adjacent to its destination);
+   no two adjacent vertices move in one round, so the checks stay true together.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpmetis.backend import Backend
+from gpmetis.device_graph import DeviceGraph
+from gpmetis.metrics import connected_components
+from gpmetis.refinement.contiguity import (
+    hops_to_room,
+    main_components,
+    merge_components,
+    min_over_neighbours,
+    take_in_order,
+)
+from gpmetis.refinement.rebalance import rebalance_step
+
+BAD_FACTOR = (7, 5)  # eliminate while the largest degree is at least 7/5 of the average (METIS)
+MAX_ROUNDS = 64  # elimination rounds; each moves at least one group or ends
+# elimination may fill a part up to (1 + 1/10) x its limit (METIS's: 1/4, which cut the shared
+# graphs 1.5% more, degrees alike); rebalancing follows
+SLACK = (1, 10)
+# an elimination may add at most this many times the removed interface's weight to the cut
+# (shared graphs, k = 8 and 64, largest degree / METIS's and cut / our plain run's: 1: 1.12
+# and 1.016, 8: 1.075 and 1.038; with every interface up to the average weak, not only those
+# below half of it: 2: 1.03 and 1.07, 8: 0.97 and 1.16)
+COST_FACTOR = 8
+REFINE_ROUNDS = 8  # constrained cut-lowering rounds, at most (rebalancing may take more)
+# a vertex adjacent to more parts than this is no candidate of the constrained moves: the check
+# of its destination costs the square of its number of adjacent parts
+CHECKED_PARTS = 32
+GAIN_OFFSET = 2**31  # gains lie in (-2^31, 2^31): (offset - gain) * n + id fits an int64
+NO_PRIORITY = np.int64(2**63 - 1)
+
+
+def minimize_connectivity(be: Backend, g: DeviceGraph, part, nparts: int,
+                          maxpwgt: np.ndarray):
+    """(part, rounds): ``part`` with its largest subdomain degree lowered where groups of
+    boundary vertices can move (module docstring), every part within its limit ``maxpwgt``
+    (host int64 per part) where rebalancing can reach it. rounds = (elimination rounds,
+    rebalancing and refinement rounds)."""
+    xp = be.xp
+    src = be.sources(g.xadj, g.nnz)
+    limits = np.asarray(maxpwgt, dtype=np.int64)
+    part = merge_fragments(be, g, part.astype(xp.int32, copy=True), nparts, limits)
+    eliminations = 0
+    cap = limits + limits * SLACK[0] // SLACK[1]
+    while eliminations < MAX_ROUNDS:
+        moved = eliminate_round(be, g, src, part, nparts, cap)
+        if moved is None:
+            break
+        part = moved
+        eliminations += 1
+    refinements = 0
+    while refinements < MAX_ROUNDS:
+        over = bool((be.bin_sums(part, nparts, g.vwgt) > xp.asarray(limits)).any())
+        if not over and refinements >= REFINE_ROUNDS:
+            break
+        moved = constrained_round(be, g, src, part, nparts, limits, rebalance=over)
+        if moved is None and over:
+            # no move out of the overweight parts keeps the subdomain graph: any rebalancing
+            pw = be.asnumpy(be.bin_sums(part, nparts, g.vwgt))
+            moved = rebalance_step(be, g, part, nparts, limits, pw)
+        if moved is None:
+            break
+        part = moved
+        refinements += 1
+    return part, (eliminations, refinements)
+
+
+def merge_fragments(be: Backend, g: DeviceGraph, part, nparts: int, limits: np.ndarray):
+    """``part`` with each component of a part other than its heaviest moved whole to the
+    adjacent part it is most connected to, where that part has room for it: it has no edge to
+    the rest of its part, so the cut only falls, and its part loses the neighbours it gave."""
+    label = connected_components(be, g.xadj, g.adjncy, part)
+    main = main_components(be, g, part, label, nparts)
+    if bool(main.all()):
+        return part
+    return merge_components(be, g, part, label, main, nparts, limits, must_fit=True)
+
+
+def vertex_part_pairs(be: Backend, g: DeviceGraph, src, part, nparts: int):
+    """(v int64, q int32, conn int64) per vertex v and other part q it is adjacent to, sorted
+    by (v, q): the weight of v's edges into q."""
+    xp = be.xp
+    pd = part[g.adjncy]
+    e = xp.flatnonzero(part[src] != pd)
+    keys = src[e].astype(xp.int64) * nparts + pd[e]
+    uniq, inverse = xp.unique(keys, return_inverse=True)
+    conn = be.bin_sums(inverse.astype(xp.int32).ravel(), len(uniq), g.adjwgt[e])
+    return uniq // nparts, (uniq % nparts).astype(xp.int32), conn
+
+
+def subdomain_graph(be: Backend, part, pairs, nparts: int):
+    """(keys, weights) on the host: the sorted int64 keys p * nparts + q of the adjacent part
+    pairs (both orders) and the cut weight between them, from ``vertex_part_pairs``."""
+    xp = be.xp
+    v, q, conn = pairs
+    if not len(v):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    keys, inverse = xp.unique(part[v].astype(xp.int64) * nparts + q, return_inverse=True)
+    weights = be.bin_sums(inverse.astype(xp.int32).ravel(), len(keys), conn)
+    return be.asnumpy(keys), be.asnumpy(weights)
+
+
+def adjacent(xp, keys, a, b, nparts: int):
+    """Bool per (a, b): the parts are adjacent in the subdomain graph of sorted ``keys``
+    (arrays of the module ``xp``)."""
+    wanted = a.astype(xp.int64) * nparts + b
+    if not len(keys):
+        return xp.zeros(len(wanted), dtype=xp.bool_)
+    at = xp.minimum(xp.searchsorted(keys, wanted), len(keys) - 1)
+    return keys[at] == wanted
+
+
+def expand(xp, starts, counts):
+    """(owner, at): for each item i, counts[i] entries at starts[i], starts[i] + 1, ...;
+    owner the item's index, at the position (int64 both)."""
+    ends = xp.cumsum(counts.astype(xp.int64))
+    total = int(ends[-1]) if len(ends) else 0
+    t = xp.arange(total, dtype=xp.int64)
+    owner = xp.searchsorted(ends, t, side="right")
+    return owner, starts[owner] + t - (ends[owner] - counts[owner])
+
+
+def eliminate_round(be: Backend, g: DeviceGraph, src, part, nparts: int, limits: np.ndarray):
+    """One round of step 1: the new partition, or None when the degrees are even enough or no
+    group can move."""
+    xp = be.xp
+    pairs = vertex_part_pairs(be, g, src, part, nparts)
+    keys, weights = subdomain_graph(be, part, pairs, nparts)
+    p, q = keys // nparts, keys % nparts
+    nads = np.bincount(p, minlength=nparts)
+    avg, top = int(nads.sum()) // nparts, int(nads.max())
+    if top * BAD_FACTOR[1] < BAD_FACTOR[0] * avg or not top:
+        return None
+    totalout = np.rint(np.bincount(p, weights=weights, minlength=nparts)).astype(np.int64)
+    weak = np.flatnonzero((nads[p] >= avg + (top - avg) // 2)
+                          & (2 * nads[p] * weights < totalout[p]))
+    if not len(weak):
+        return None
+    # candidates: scheme 0 moves other's vertices adjacent to me, scheme 1 mine adjacent to other
+    me = np.concatenate((p[weak], p[weak]))
+    other = np.concatenate((q[weak], q[weak]))
+    scheme = np.repeat(np.arange(2), len(weak))
+    wgt = np.concatenate((weights[weak], weights[weak]))
+    frm = np.where(scheme == 0, other, me)
+    to = np.where(scheme == 0, me, other)
+    group_keys = np.unique(frm * nparts + to)
+    gw, ext, touched = groups(be, g, part, pairs, nparts, xp.asarray(group_keys))
+    pw = be.asnumpy(be.bin_sums(part, nparts, g.vwgt))
+    choice = choose_targets(nads, keys, pw, limits, gw, ext, touched, group_keys, nparts,
+                            me, other, scheme, wgt, frm, to)
+    if choice is None:
+        return None
+    chosen_keys, targets = choice
+    v, vq, _ = pairs
+    member_keys = part[v].astype(xp.int64) * nparts + vq
+    chosen_d = xp.asarray(chosen_keys)
+    at = xp.minimum(xp.searchsorted(chosen_d, member_keys), len(chosen_keys) - 1)
+    hit = xp.flatnonzero(chosen_d[at] == member_keys)
+    part = part.copy()
+    part[v[hit]] = xp.asarray(targets, dtype=xp.int32)[at[hit]]
+    return part
+
+
+def groups(be: Backend, g: DeviceGraph, part, pairs, nparts: int, group_keys):
+    """For the groups ``group_keys`` (sorted from * nparts + to: the vertices of part ``from``
+    adjacent to part ``to``), on the host: their weights and the weights of their edges to the
+    rest of ``from`` (int64 per group), and the parts they touch, (group index, part,
+    connection weight) sorted by (group, part), ``from`` among them where they touch its rest."""
+    xp = be.xp
+    v, q, conn = pairs
+    pair_keys = v * nparts + q
+    member_keys = part[v].astype(xp.int64) * nparts + q
+    at = xp.minimum(xp.searchsorted(group_keys, member_keys), len(group_keys) - 1)
+    hit = xp.flatnonzero(group_keys[at] == member_keys)
+    mv, mg = v[hit], at[hit]
+    gw = be.bin_sums(mg.astype(xp.int32), len(group_keys), g.vwgt[mv])
+    # each member's edges to vertices of its part outside its group (not adjacent to ``to``)
+    row, e = expand(xp, g.xadj[mv], g.xadj[mv + 1] - g.xadj[mv])
+    u = g.adjncy[e].astype(xp.int64)
+    wanted = u * nparts + q[hit][row]
+    found = pair_keys[xp.minimum(xp.searchsorted(pair_keys, wanted), len(pair_keys) - 1)]
+    outside = (part[u] == part[mv[row]]) & (found != wanted)
+    rest = be.bin_sums(row.astype(xp.int32), len(mv), xp.where(outside, g.adjwgt[e], 0))
+    del row, e, u, wanted, found, outside
+    # every part each member touches: the member's own (v, q) entries, and its part
+    first = xp.searchsorted(v, mv, side="left")
+    count = xp.searchsorted(v, mv, side="right") - first
+    owner, entry = expand(xp, first, count)
+    tg = xp.concatenate((mg[owner], mg))
+    tq = xp.concatenate((q[entry].astype(xp.int64), part[mv].astype(xp.int64)))
+    tc = xp.concatenate((conn[entry], rest))
+    keep = tc > 0
+    tkeys, inverse = xp.unique(tg[keep] * nparts + tq[keep], return_inverse=True)
+    tconn = be.bin_sums(inverse.astype(xp.int32).ravel(), len(tkeys), tc[keep])
+    tkeys, tconn = be.asnumpy(tkeys), be.asnumpy(tconn)
+    ext = be.bin_sums(mg.astype(xp.int32), len(group_keys), rest)
+    return be.asnumpy(gw), be.asnumpy(ext), (tkeys // nparts, tkeys % nparts, tconn)
+
+
+def choose_targets(nads, keys, pw, limits, gw, ext, touched, group_keys, nparts: int,
+                   me, other, scheme, wgt, frm, to):
+    """Host part-level selection of a round (module docstring, step 1): (sorted group keys,
+    their targets) of the operations run at once, or None."""
+    tg, tj, tconn = touched
+    gi = np.searchsorted(group_keys, frm * nparts + to)
+    tstart = np.searchsorted(tg, np.arange(len(group_keys)), side="left")
+    tcount = np.searchsorted(tg, np.arange(len(group_keys)), side="right") - tstart
+    # options: (candidate, target k) for every part the candidate's group touches
+    c, t = expand(np, tstart[gi], tcount[gi])
+    k = tj[t]
+    ok = (k != frm[c]) & (k != to[c]) & adjacent(np, keys, me[c], k, nparts)
+    ok &= pw[k] + gw[gi[c]] <= limits[k]
+    c, t, k = c[ok], t[ok], k[ok]
+    # the parts j the group touches that k is not adjacent to become k's new neighbours
+    o, b = expand(np, tstart[gi[c]], tcount[gi[c]])
+    j = tj[b]
+    new = (j != k[o]) & ~adjacent(np, keys, k[o], j, nparts)
+    bad = new & (nads[j] + 1 >= nads[me[c[o]]])
+    nadd = np.bincount(o, weights=new, minlength=len(c)).astype(np.int64)
+    ok = np.bincount(o, weights=bad, minlength=len(c)) == 0
+    ok &= (nadd == 0) | (nads[k] + nadd < nads[me[c]])
+    c, t, k, nadd = c[ok], t[ok], k[ok], nadd[ok]
+    if not len(c):
+        return None
+    # what the move adds to the cut: the group's edges to the rest of ``from`` less its edges
+    # into the target; at most COST_FACTOR x the interface it removes
+    delta = ext[gi[c]] - tconn[t]
+    ok = delta <= COST_FACTOR * wgt[c]
+    c, t, k, nadd, delta = c[ok], t[ok], k[ok], nadd[ok], delta[ok]
+    if not len(c):
+        return None
+    # per part me the cheapest operation; among equals METIS's order: the candidate's scheme,
+    # interface weight and other part, then targets gaining no neighbour (most connected
+    # first), then those growing least
+    grows = nadd > 0
+    order = np.lexsort((k, -tconn[t], np.where(grows, nadd, 0), np.where(grows, nads[k] + nadd, 0),
+                        grows, other[c], wgt[c], scheme[c], delta, me[c]))
+    first = order[np.r_[True, me[c[order[1:]]] != me[c[order[:-1]]]]]
+    op_me, op_other, op_target = me[c[first]], other[c[first]], k[first]
+    op_key = frm[c[first]] * nparts + to[c[first]]
+    # operations on disjoint parts, the higher degree of me first (then its id)
+    rank = np.empty(len(first), np.int64)
+    rank[np.lexsort((op_me, -nads[op_me]))] = np.arange(len(first))
+    parts = np.stack((op_me, op_other, op_target), axis=1)
+    alive = np.ones(len(first), bool)
+    chosen = np.zeros(len(first), bool)
+    while alive.any():
+        best = np.full(nparts, len(first), np.int64)
+        np.minimum.at(best, parts[alive].ravel(), np.repeat(rank[alive], 3))
+        won = alive & (best[parts] == rank[:, None]).all(axis=1)
+        chosen |= won
+        used = np.zeros(nparts, bool)
+        used[parts[won].ravel()] = True
+        alive &= ~used[parts].any(axis=1)
+    by_key = np.argsort(op_key[chosen], kind="stable")
+    return op_key[chosen][by_key], op_target[chosen][by_key]
+
+
+def constrained_round(be: Backend, g: DeviceGraph, src, part, nparts: int,
+                      limits: np.ndarray, *, rebalance: bool):
+    """One round of step 2 (``rebalance``: step 3): the new partition, or None when no move
+    is found."""
+    xp = be.xp
+    n = g.nvtxs
+    pairs = vertex_part_pairs(be, g, src, part, nparts)
+    v, q, conn = pairs
+    if not len(v):
+        return None
+    host_keys = subdomain_graph(be, part, pairs, nparts)[0]
+    keys = xp.asarray(host_keys)
+    own = be.bin_sums(src, n, xp.where(part[src] == part[g.adjncy], g.adjwgt, 0))
+    pw = be.asnumpy(be.bin_sums(part, nparts, g.vwgt))
+    room = xp.asarray(limits - pw)
+    cap = room
+    if rebalance:
+        # moves go down the hop distance to a part with room in the subdomain graph: a full
+        # part takes what it passes on in the next round
+        hops = xp.asarray(hops_to_room(host_keys, limits - pw, nparts))
+        cap = xp.where(hops == 0, room, xp.where(hops < nparts, NO_PRIORITY, 0))
+    gain = conn - own[v]
+    first = xp.searchsorted(v, v, side="left")
+    count = xp.searchsorted(v, v, side="right") - first
+    cand = (count <= CHECKED_PARTS) & (g.vwgt[v] <= cap[q])
+    cand &= ((room[part[v]] < 0) & (hops[q] < hops[part[v]])) if rebalance else (gain > 0)
+    a = xp.flatnonzero(cand)
+    if not len(a):
+        return None
+    # a destination q is allowed when every other part the vertex touches is adjacent to q
+    owner, entry = expand(xp, first[a], count[a])
+    fails = (q[entry] != q[a[owner]]) & ~adjacent(xp, keys, q[a[owner]], q[entry], nparts)
+    a = a[be.bin_sums(owner.astype(xp.int32), len(a), fails.astype(xp.int32)) == 0]
+    if not len(a):
+        return None
+    # per vertex the best allowed move (highest gain, then smaller part id: entries are sorted)
+    by = a[be.argsort_stable(-gain[a])]
+    by = by[be.argsort_stable(v[by])]
+    best = by[xp.concatenate((xp.ones(1, dtype=xp.bool_), v[by][1:] != v[by][:-1]))]
+    mv = v[best].astype(xp.int32)
+    dest = xp.full(n, -1, dtype=xp.int32)
+    dest[mv] = q[best]
+    priority = xp.full(n, NO_PRIORITY, dtype=xp.int64)
+    priority[mv] = (GAIN_OFFSET - gain[best]) * n + mv
+    # no two adjacent vertices move: the better one (gain, then id) goes
+    mv = mv[min_over_neighbours(be, g, src, priority)[mv] == priority[mv]]
+    if not len(mv):
+        return None
+    loss = priority[mv] // n - GAIN_OFFSET
+    vw = g.vwgt[mv].astype(xp.int64)
+    if rebalance:
+        # per source the cheapest moves until its excess is covered
+        take = take_in_order(be, part[mv], loss, mv, vw, -room, before=True)
+        mv, loss, vw = mv[take], loss[take], vw[take]
+    keep = take_in_order(be, dest[mv], loss, mv, vw, cap, before=False)
+    mv = mv[keep]
+    if not len(mv):
+        return None
+    part = part.copy()
+    part[mv] = dest[mv]
+    return part
