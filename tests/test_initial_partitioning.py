@@ -13,7 +13,7 @@ from gpmetis.initial_partitioning.metis_trials import (
     IPTYPE_GROW,
     IPTYPE_RANDOM,
     THIN_DEGREE,
-    _induced,
+    induced_subgraphs,
     initial_partition,
     metis_trial,
 )
@@ -85,14 +85,14 @@ def test_induced_subgraphs_of_a_round_s_pieces_equal_brute_force(graph):
     src = np.repeat(np.arange(len(vwgt)), np.diff(xadj))
     label = np.random.default_rng(5).integers(0, 6, len(vwgt))  # label 5: in no piece
     pieces = [np.flatnonzero(label == p) for p in (3, 0, 4, 1, 2)]
-    subgraphs = _induced(host, src, pieces)
+    subgraphs = induced_subgraphs(host, src, pieces)
     assert len(subgraphs) == len(pieces)
     for vertices, sub in zip(pieces, subgraphs):
         expected = _brute_induced(host, vertices)
         assert len(expected[1]) > 0
         for a, b in zip(sub, expected):
             np.testing.assert_array_equal(a, b)
-    assert _induced(host, src, [np.arange(len(vwgt))]) == [host]
+    assert induced_subgraphs(host, src, [np.arange(len(vwgt))]) == [host]
 
 
 def test_induced_subgraphs_past_16_bit_piece_numbers():
@@ -105,7 +105,7 @@ def test_induced_subgraphs_past_16_bit_piece_numbers():
     adjwgt = (adjncy + src).astype(np.int32)  # an edge's weight: its ends' sum
     host = (xadj, adjncy, np.ones(n, dtype=np.int32), adjwgt)
     pieces = [np.array([v, v + 1]) for v in range(0, n, 2)]
-    subgraphs = _induced(host, src, pieces)
+    subgraphs = induced_subgraphs(host, src, pieces)
     for v, (sub_xadj, sub_adjncy, sub_vwgt, sub_adjwgt) in zip(range(0, n, 2), subgraphs):
         assert sub_xadj.tolist() == [0, 1, 2] and sub_adjncy.tolist() == [1, 0]
         assert sub_adjwgt.tolist() == [2 * v + 1] * 2 and sub_vwgt.tolist() == [1, 1]

@@ -167,8 +167,8 @@ def _bisection_tree(host: tuple, tpwgts: np.ndarray, run: _Trials, rounds: int) 
         if not pieces:
             break
         graphs = []
-        for p, sub in zip(pieces, _induced(host, src, [p.vertices for p in pieces])):
-            tp = p.tpwgts if whole else np.array([side.sum() for side in _half(p.tpwgts)])
+        for p, sub in zip(pieces, induced_subgraphs(host, src, [p.vertices for p in pieces])):
+            tp = p.tpwgts if whole else np.array([side.sum() for side in half_parts(p.tpwgts)])
             graphs.append((*sub, len(tp), _explicit(tp)))
         trials = run(graphs, recursive=True, ntrials=max(1, run.ntrials >> depth))
         halves = []
@@ -178,7 +178,7 @@ def _bisection_tree(host: tuple, tpwgts: np.ndarray, run: _Trials, rounds: int) 
                 part[p.vertices] = p.first + best
                 continue
             first = p.first
-            for side, tp in enumerate(_half(p.tpwgts)):
+            for side, tp in enumerate(half_parts(p.tpwgts)):
                 vertices = p.vertices[best == side]
                 part[vertices] = first
                 halves.append(_Piece(vertices, first, tp / tp.sum()))
@@ -190,7 +190,7 @@ def _bisection_tree(host: tuple, tpwgts: np.ndarray, run: _Trials, rounds: int) 
     return part
 
 
-def _half(tpwgts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def half_parts(tpwgts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """A bisection's two sides' parts, as METIS splits them (the first k // 2 parts, the rest)."""
     return tpwgts[:len(tpwgts) // 2], tpwgts[len(tpwgts) // 2:]
 
@@ -200,7 +200,7 @@ def _explicit(tpwgts: np.ndarray) -> list[float] | None:
     return None if np.allclose(tpwgts, tpwgts[0]) else [float(x) for x in tpwgts]
 
 
-def _induced(host: tuple, src: np.ndarray, pieces: list[np.ndarray]) -> list[tuple]:
+def induced_subgraphs(host: tuple, src: np.ndarray, pieces: list[np.ndarray]) -> list[tuple]:
     """The CSR arrays of the subgraphs of ``host`` induced by each of ``pieces`` (disjoint
     vertex lists, each ascending), each numbered in its piece's order with each row's entries
     kept in their order; from one pass over the edges, however many pieces."""

@@ -5,23 +5,27 @@ A k-way METIS run on one scalar weight leaves parts several percent over in some
 and repairing k parts at once costs much cut. Bisecting instead repairs one boundary at a time:
 each bisection is a METIS bisection of the piece on a scalarisation of its weights, then the
 multi-constraint refinement of those two sides (``refinement.refine`` with two parts) to each
-side's share of every constraint within ``ubvec ** (1 / depth of the tree)``, so the errors of
-the tree's levels compound to at most ``ubvec``. A level of the tree at a time, every piece's
-trials run at once on the workers; a piece's best trial (excess within one side's slack, then
-the lowest cut; ties to the earlier trial) splits it, so the result does not depend on how
-many cores ran them.
+side's share of every constraint within half of ``ubvec``'s slack; the k-way refinement of the
+tree's partition balances the parts to ``ubvec`` itself. A level of the tree at a time, every
+piece's trials run at once on the workers; a piece's best trial (excess within one side's
+slack, then the lowest cut; ties to the earlier trial) splits it, so the result does not depend
+on how many cores ran them.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 
 import numpy as np
 
 from gpmetis.backend import get_backend
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.initial_partitioning.metis_trials import IPTYPE_GROW, _half, _induced, metis_trial
+from gpmetis.initial_partitioning.metis_trials import (
+    IPTYPE_GROW,
+    half_parts,
+    induced_subgraphs,
+    metis_trial,
+)
 from gpmetis.initial_partitioning.workers import run_jobs
 from gpmetis.multiconstraint.refinement import refine, score_state
 from gpmetis.multiconstraint.weights import Balance, scalarised
@@ -57,18 +61,19 @@ def bisection_tree(host: tuple, weights: np.ndarray, tpwgts: np.ndarray, ubvec: 
     bisection as METIS splits the parts (the first k // 2, the rest); a level's pieces get
     ``ntrials`` trials each at the first level, half as many at each next (at least 2)."""
     xadj, adjncy, adjwgt = host
-    n, nparts = len(xadj) - 1, len(tpwgts)
+    n = len(xadj) - 1
     src = np.repeat(np.arange(n), np.diff(xadj))
-    per_level = np.asarray(ubvec, dtype=np.float64) ** (1 / max(1, math.ceil(math.log2(nparts))))
+    per_level = 1 + (np.asarray(ubvec, dtype=np.float64) - 1) / 2
     part = np.zeros(n, dtype=np.int32)
     pieces = [(np.arange(n), 0, tpwgts)]  # (vertices ascending, first part, their targets)
     depth = 0
     while pieces:
         count = max(2, ntrials >> depth)
-        subgraphs = _induced((xadj, adjncy, np.zeros(n), adjwgt), src, [p[0] for p in pieces])
+        subgraphs = induced_subgraphs((xadj, adjncy, np.zeros(n), adjwgt), src,
+                                      [p[0] for p in pieces])
         jobs = []
         for (vertices, _, tp), (sx, sa, _, sw) in zip(pieces, subgraphs):
-            left, right = _half(tp)
+            left, right = half_parts(tp)
             fractions = np.stack([left.sum(axis=0), right.sum(axis=0)]) / tp.sum(axis=0)
             jobs += [(bisection_trial, (sx, sa, sw, weights[:, vertices], fractions, per_level,
                                         t, seed + t, ufactor, niter, patience))
@@ -80,7 +85,7 @@ def bisection_tree(host: tuple, weights: np.ndarray, tpwgts: np.ndarray, ubvec: 
             near = (per_level.min() - 1) / 4  # half a side's slack, as an excess
             scores = [(max(excess - near, 0.0), cut) for _, excess, cut in trials]
             sides = trials[scores.index(min(scores))][0]
-            for side, side_tp in enumerate(_half(tp)):
+            for side, side_tp in enumerate(half_parts(tp)):
                 members = vertices[sides == side]
                 part[members] = first
                 if len(side_tp) > 1 and len(members) > len(side_tp):

@@ -60,11 +60,11 @@ def _refined_tree(host: tuple, weights: np.ndarray, tpwgts: np.ndarray, balance:
 
 def initial_partition(graph: DeviceGraph, weights, nparts: int, balance: Balance,
                       tpwgts: np.ndarray, ubvec: np.ndarray, *, seed: int, ntrials: int,
-                      ufactor: int, niter: int, patience: int,
+                      ufactor: int, niter: int, patience: int, coarsened: bool = True,
                       meanwhile: Iterator[None] | None = None) -> np.ndarray:
     """A partition (int32, host) of the coarsest ``graph`` with (ncon, n) ``weights`` on its
     backend, within ``balance`` (from ``ubvec``, one factor per constraint) where the trials
-    reach it (else the least excess)."""
+    reach it (else the least excess); ``coarsened``: finer levels follow."""
     n = graph.nvtxs
     steps = iter(meanwhile if meanwhile is not None else ())
     if nparts == 1 or n == 0:
@@ -89,7 +89,8 @@ def initial_partition(graph: DeviceGraph, weights, nparts: int, balance: Balance
                                      parallel=parallel))
         # the finer levels repair a small excess cheaply, not a bad cut: trials within one
         # part's allowed slack count as balanced
-        near = balance.slack_share() / nparts
+        # (unless the coarsest graph is the input: nothing finer is left to repair it)
+        near = balance.slack_share() / nparts if coarsened else 0.0
         scores = [(max(excess - near, 0.0), cut) for _, excess, cut in results]
         part = results[scores.index(min(scores))][0]
     for _ in steps:

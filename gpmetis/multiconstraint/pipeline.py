@@ -77,7 +77,8 @@ def multiconstraint_partition(wg: WeightedGraph, nparts: int, options: Options,
     ubvec = np.asarray(options.ubfactors(len(wg.totals)), dtype=np.float64)
     part = initial_partition(coarsest, weights[-1], nparts, balance, tpwgts, ubvec, seed=seed,
                              ntrials=INITIAL_TRIALS, ufactor=options.effective_ufactor,
-                             niter=options.niter, patience=patience)
+                             niter=options.niter, patience=patience,
+                             coarsened=len(levels) > 1)
     t2 = time.perf_counter()
     stats.initial = t2 - t1
 
