@@ -39,15 +39,7 @@ def test_contiguity_twin_on_a_random_partition():
     graph = random_graph(3000, 6, seed=11, weighted=True)
     part = (np.arange(3000) * 7919 % 5).astype(np.int32)  # scattered: many pieces per part
     total = int(graph.vwgt.sum())
-    limits = np.full(5, total // 5 + total // 50)
-    out = {}
-    for name in ("cpu", "gpu"):
-        be = get_backend(name)
-        g = DeviceGraph.upload(be, graph)
-        got, rounds = make_contiguous(be, g, be.asarray(part), 5, limits)
-        out[name] = (be.asnumpy(got), rounds)
-    assert np.array_equal(out["cpu"][0], out["gpu"][0])
-    assert out["cpu"][1] == out["gpu"][1]
+    _assert_twins(make_contiguous, graph, part, 5, np.full(5, total // 5 + total // 50))
 
 
 def test_minconn_twin_on_a_random_partition():
@@ -55,12 +47,15 @@ def test_minconn_twin_on_a_random_partition():
     part = (np.arange(3000) * 7919 % 24).astype(np.int32)  # scattered: every part adjacent
     part[:1200] = np.arange(1200) // 50  # and some blocks, so that groups can move
     total = int(graph.vwgt.sum())
-    limits = np.full(24, total // 24 + total // 40)
+    _assert_twins(minimize_connectivity, graph, part, 24, np.full(24, total // 24 + total // 40))
+
+
+def _assert_twins(step, graph, part, nparts: int, limits) -> None:
+    """``step(be, g, part, nparts, limits) -> (part, rounds)`` gives the same on both engines."""
     out = {}
     for name in ("cpu", "gpu"):
         be = get_backend(name)
-        g = DeviceGraph.upload(be, graph)
-        got, rounds = minimize_connectivity(be, g, be.asarray(part), 24, limits)
+        got, rounds = step(be, DeviceGraph.upload(be, graph), be.asarray(part), nparts, limits)
         out[name] = (be.asnumpy(got), rounds)
     assert np.array_equal(out["cpu"][0], out["gpu"][0])
     assert out["cpu"][1] == out["gpu"][1]
