@@ -168,8 +168,9 @@ def vcycle(g: DeviceGraph, nparts: int, options: Options, tpwgts: np.ndarray, se
 def _uncoarsen(g: DeviceGraph, levels: list, part, nparts: int, refiners: dict,
                level_refiner, keep_below: int, finish=None, after_level=None):
     """Refine ``part`` of the coarsest level, then project and refine level by level down to
-    ``g``; ``after_level`` ((depth, level graph, part) -> part) after each level's refinement,
-    ``finish`` (part -> part) after the finest level's, then empty parts filled.
+    ``g``; ``finish`` (part -> part) after the finest level's refinement, ``after_level``
+    ((depth, level graph, part) -> part) after each level's (and the finest level's finish:
+    -minconn has the last word on which parts touch), then empty parts filled.
     ``refiners``: the levels' refiners made already."""
     be = g.be
     iterations = {}  # the levels' counts, read once all are done: no level waits for the last
@@ -188,10 +189,10 @@ def _uncoarsen(g: DeviceGraph, levels: list, part, nparts: int, refiners: dict,
         if run is None:
             run = level_refiner(depth)
         part, iterations[depth] = run(part)
+        if depth == 0 and finish is not None:
+            part = finish(part)
         if after_level is not None:
             part = after_level(depth, level.graph, part)
-    if finish is not None:
-        part = finish(part)
     part = fill_empty_parts(be, g, part, nparts)
     g.release_scratch()  # the finest level's work arrays: the metrics need the room
     be.synchronize()
