@@ -80,6 +80,11 @@ def read_bytes(path: str | os.PathLike) -> bytes | bytearray | mmap.mmap:
     return raw
 
 
+def is_matrix_market(data) -> bool:
+    """Whether the bytes start with a Matrix Market banner."""
+    return data[:14].lower() == b"%%matrixmarket"
+
+
 def rereadable(path: str | os.PathLike) -> bool:
     """Whether ``path`` names a regular file, which can be read more than once (a pipe, FIFO or
     device cannot: read those once). False when it cannot be examined."""

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -155,6 +154,12 @@ def tokenize(data: bytes, path: str) -> Tokens:
     win = np.ndarray((max(nbytes - 7, 0),), "<u8", buffer=data, strides=(1,))
 
     out = _Output(nbytes, path)
+    if nbytes <= CHUNK:  # one chunk: scanned here, without the threads' start-up
+        for lo, hi, state in _chunks(data, b, path):
+            out.add(False, _scan_chunk(b, win, lo, hi, pos_t, state))
+        return out.finish(b)
+    from concurrent.futures import ThreadPoolExecutor  # imported by large files only
+
     with ThreadPoolExecutor(THREADS) as pool:
         pending: deque = deque()
         for lo, hi, state in _chunks(data, b, path):

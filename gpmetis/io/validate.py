@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -501,6 +500,8 @@ def _each(function: Callable[[int], Any], count: int) -> list:
     """``function`` of 0..count-1, on the threads when there is more than one."""
     if count <= 1:
         return [function(i) for i in range(count)]
+    from concurrent.futures import ThreadPoolExecutor  # imported by large graphs only
+
     with ThreadPoolExecutor(_THREADS) as pool:
         return list(pool.map(function, range(count)))
 
