@@ -17,8 +17,10 @@ from conftest import FIXTURES, requires_cuda
 ROOT = Path(__file__).resolve().parents[1]
 ENTRY = "from cli.main import run; run()"  # what the installed ``gpmetis`` script runs
 # what no run of the metis engine uses: CuPy, SciPy (through cupyx), rich on a pipe, JSON
-# without -json, the threads that read a large file, tempfile's random names
-NOT_FOR_METIS = ("cupy", "cupyx", "scipy", "rich", "json", "concurrent.futures", "tempfile")
+# without -json, the threads that read a large file, tempfile's random names, decompressors on an
+# uncompressed file
+NOT_FOR_METIS = ("cupy", "cupyx", "scipy", "rich", "json", "concurrent.futures", "tempfile",
+                 "zlib", "bz2", "lzma")
 # what a run on a METIS graph file does not use
 MATRIX_MARKET = ("gpmetis.io.matrix_market", "gpmetis.io.mtx_scan")
 # ... nor, on a k-way run, the worker pool and the multilevel pipeline with its GPU reading
