@@ -497,8 +497,9 @@ class _Scan:
 
 
 def _each(function: Callable[[int], Any], count: int) -> list:
-    """``function`` of 0..count-1, on the threads when there is more than one."""
-    if count <= 1:
+    """``function`` of 0..count-1, on the threads when there are more than two (fewer run
+    sooner here than the threads' import and start-up)."""
+    if count <= 2:
         return [function(i) for i in range(count)]
     from concurrent.futures import ThreadPoolExecutor  # imported by large graphs only
 
