@@ -73,27 +73,30 @@ def connected_components(be: Backend, xadj, adjncy, part=None):
     keep = src < adjncy
     if part is not None:
         keep &= part[src] == part[adjncy]
-    return _components_numpy(n, src[keep].astype(np.int64), adjncy[keep].astype(np.int64))
+    return _components_numpy(n, src[keep], adjncy[keep].astype(np.int32, copy=False))
 
 
 def _components_numpy(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    """Hook-and-shortcut over the edge list (src, dst): each round hooks the larger label of
-    every unsettled edge onto the smaller one, then jumps pointers until every label is a root;
-    settled edges are dropped."""
-    label = np.arange(n, dtype=np.int64)
+    """Hook-and-shortcut over the edge list (src, dst: int32, src < dst): each round hooks the
+    larger label of every unsettled edge onto the smaller one, then jumps pointers until every
+    label is a root; settled edges are dropped. The first round needs no gather: every vertex
+    is its own label, and every edge is unsettled."""
+    label = np.arange(n, dtype=np.int32)
+    lu, lv = src, dst
     while len(src):
-        lu, lv = label[src], label[dst]
         open_ = lu != lv
-        if not open_.any():
-            break
-        src, dst, lu, lv = src[open_], dst[open_], lu[open_], lv[open_]
+        if not open_.all():
+            if not open_.any():
+                break
+            src, dst, lu, lv = src[open_], dst[open_], lu[open_], lv[open_]
         np.minimum.at(label, np.maximum(lu, lv), np.minimum(lu, lv))
         while True:
             jumped = label[label]
             if (jumped == label).all():
                 break
             label = jumped
-    return label.astype(np.int32)
+        lu, lv = label[src], label[dst]
+    return label
 
 
 def _components_cuda(be: Backend, n: int, xadj, adjncy, part):
@@ -118,6 +121,16 @@ def _components_cuda(be: Backend, n: int, xadj, adjncy, part):
 def count_components(be: Backend, xadj, adjncy) -> int:
     label = connected_components(be, xadj, adjncy)
     return int((label == be.xp.arange(len(xadj) - 1)).sum())
+
+
+def _joined_components(be: Backend, xadj, adjncy, label, roots) -> int:
+    """The number of components of the whole graph, from ``label`` (the parts' components,
+    ``roots`` where a vertex is its own label): the parts' components that the cut edges join,
+    a graph of as many edges as the cut (on the host)."""
+    lu, lv = label[be.sources(xadj, len(adjncy))], label[adjncy]
+    keep = lu < lv
+    joined = _components_numpy(len(label), lu[keep], lv[keep])
+    return int((roots & (joined == np.arange(len(label), dtype=np.int32))).sum())
 
 
 @dataclass
@@ -193,10 +206,15 @@ def compute_metrics(
     del part_pairs
     label = connected_components(be, xadj, adjncy, part)
     roots = label == xp.arange(n, dtype=xp.int32)
-    del label
     comps_per_part = be.asnumpy(xp.bincount(part[roots], minlength=nparts))
     contiguous = int(comps_per_part.sum()) == nparts
-    ncomponents = None if contiguous else count_components(be, xadj, adjncy)
+    if contiguous:
+        ncomponents = None
+    elif be.gpu:
+        del label
+        ncomponents = count_components(be, xadj, adjncy)
+    else:
+        ncomponents = _joined_components(be, xadj, adjncy, label, roots)
     return PartitionMetrics(
         edgecut=cut,
         volume=volume,

@@ -48,6 +48,17 @@ def test_components_equal_union_find(case):
     np.testing.assert_array_equal(inside, _union_find_labels(graph, part))
 
 
+@pytest.mark.parametrize("case", range(2))  # the disconnected cases
+def test_metrics_count_the_whole_graph_components_from_the_parts(case):
+    # the whole graph's components come from the parts' components joined by the cut edges
+    graph = _cases()[case]
+    part = np.random.default_rng(case).integers(0, 7, graph.nvtxs).astype(np.int32)
+    m = compute_metrics(graph.xadj, graph.adjncy, graph.vwgt, graph.adjwgt, part, 7,
+                        uniform_tpwgts(7, 1))
+    labels = _union_find_labels(graph)
+    assert m.ncomponents == int((labels == np.arange(graph.nvtxs)).sum()) > 1
+
+
 def test_metrics_count_components_of_parts():
     # two triangles joined by the edge 2-3; part 0 = {0, 1, 4}: two pieces (0-1 and 4)
     edges = [(0, 1), (1, 2), (0, 2), (2, 3), (3, 4), (4, 5), (3, 5)]

@@ -6,10 +6,14 @@ import os
 
 from gpmetis.errors import InputError
 from gpmetis.graph import Graph
-from gpmetis.io.matrix_market import is_matrix_market, read_matrix_market
 from gpmetis.io.metis_format import read_metis
 from gpmetis.io.partfile import read_tpwgts, write_partition
-from gpmetis.io.source import COMPRESSED_SUFFIXES, read_bytes, reading_allocations
+from gpmetis.io.source import (
+    COMPRESSED_SUFFIXES,
+    is_matrix_market,
+    read_bytes,
+    reading_allocations,
+)
 
 __all__ = ["read_graph", "read_tpwgts", "write_partition"]
 
@@ -35,6 +39,9 @@ def read_graph(
             # bytes and can free them as soon as the text is tokenized
             data = [read_bytes(name)]
             if ext == ".mtx" or is_matrix_market(data[0]):
+                # imported here: a METIS graph's run never loads the Matrix Market scanner
+                from gpmetis.io.matrix_market import read_matrix_market
+
                 return read_matrix_market(data.pop(), name, mtx_weights=mtx_weights)
             return read_metis(data.pop(), name, symmetrize=symmetrize)
         except MemoryError:

@@ -34,11 +34,6 @@ _INT32_MAX = np.iinfo(np.int32).max
 VERTEX_BYTES = 24  # per vertex: xadj, its degree count, unit vertex weights
 
 
-def is_matrix_market(data: bytes) -> bool:
-    """Whether the bytes start with a Matrix Market banner."""
-    return data[:14].lower() == b"%%matrixmarket"
-
-
 def read_matrix_market(data: bytes, path: str, *, mtx_weights: bool = False) -> Graph:
     """Parse a Matrix Market file's bytes into a graph (see the module docstring): through
     ``mtx_scan``'s fast path where it applies, else the general tokenizer."""

@@ -15,7 +15,6 @@ reader's (the tests compare the two).
 from __future__ import annotations
 
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
@@ -97,6 +96,11 @@ def scan_entries(data, head: Header, field: str, weights: bool) -> Entries | Non
         return None
     words = _Words(data, b)
     per_line = 2 if field == "pattern" else 3
+    if nbytes - head.body <= CHUNK:  # one chunk: scanned here, without the threads' start-up
+        part = _scan(b, words, head.body, nbytes, per_line, field, weights)
+        return None if part is None else Entries(*part)
+    from concurrent.futures import ThreadPoolExecutor  # imported by large files only
+
     parts = []
     with ThreadPoolExecutor(THREADS) as pool:
         pending: deque = deque()

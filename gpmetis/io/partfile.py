@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Iterator
 
 import numpy as np
@@ -14,6 +14,8 @@ import numpy as np
 from gpmetis.errors import GpmetisError, InputError
 from gpmetis.io.source import read_bytes
 from gpmetis.options import MIN_TPWGT
+
+TEMP_NAMES = 10_000  # temporary names tried beside a file before giving up (as tempfile)
 
 
 def write_partition(path: str | os.PathLike, part) -> None:
@@ -97,11 +99,8 @@ class _Staged:
             raise GpmetisError(f"{name}: cannot write the file: it is a directory")
         if mode is not None and not stat.S_ISREG(mode):
             return  # a FIFO or a device: written in place by commit
-        directory = os.path.dirname(os.path.abspath(name))
         try:
-            fd, self.tmp = tempfile.mkstemp(
-                prefix=f".{os.path.basename(name)}.", suffix=".tmp", dir=directory
-            )
+            fd, self.tmp = _create_beside(name)
         except OSError as e:
             raise GpmetisError(f"{name}: cannot write the file: {e.strerror or e}") from None
         try:
@@ -140,6 +139,21 @@ class _Staged:
             with contextlib.suppress(OSError):
                 os.unlink(self.tmp)
             self.tmp = None
+
+
+def _create_beside(name: str) -> tuple[int, str]:
+    """A new, empty file (mode 0o600) in ``name``'s directory, named ``.NAME.PID.N.tmp`` with
+    the first N not taken: (its descriptor, its path). The exclusive create never opens a file
+    that exists; tempfile.mkstemp's random names would cost a small run their imports."""
+    directory = os.path.dirname(os.path.abspath(name))
+    prefix = os.path.join(directory, f".{os.path.basename(name)}.{os.getpid()}.")
+    for n in range(TEMP_NAMES):
+        path = f"{prefix}{n}.tmp"
+        try:
+            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, f"no free temporary name beside it ({prefix}N.tmp)")
 
 
 def _new_file_mode(name: str) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from gpmetis.io.source import COMPRESSED_SUFFIXES, rereadable
+from gpmetis.io.source import COMPRESSED_SUFFIXES, is_matrix_market, rereadable
 
 PEEK_BYTES = 1 << 16
 
@@ -22,7 +22,7 @@ def peek_nedges(path: str | os.PathLike) -> int | None:
             head = f.read(PEEK_BYTES)
     except OSError:
         return None
-    matrix_market = head[:14].lower() == b"%%matrixmarket"
+    matrix_market = is_matrix_market(head)
     for line in head.split(b"\n")[:-1]:  # complete lines only
         fields = line.split()
         if not fields or fields[0].startswith(b"%"):

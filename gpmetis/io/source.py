@@ -9,18 +9,15 @@ began, and a NUL byte ends the read with an error naming its line.
 
 from __future__ import annotations
 
-import bz2
 import contextlib
 import ctypes
 import itertools
-import lzma
 import mmap
 import os
 import resource
 import signal
 import stat
 import weakref
-import zlib
 from collections.abc import Iterable, Iterator
 
 import numpy as np
@@ -32,7 +29,6 @@ _SUFFIX_KIND = dict(zip(COMPRESSED_SUFFIXES, ("gzip", "bzip2", "xz")))
 _MAGIC = {"gzip": b"\x1f\x8b", "bzip2": b"BZh", "xz": b"\xfd7zXZ\x00"}
 _MAGIC_BYTES = max(len(m) for m in _MAGIC.values())
 BLOCK = 1 << 20  # bytes per read of a stream, and per decompressed piece
-_DECOMPRESS_ERRORS = (OSError, EOFError, ValueError, zlib.error, lzma.LZMAError)
 
 
 def read_bytes(path: str | os.PathLike) -> bytes | bytearray | mmap.mmap:
@@ -78,6 +74,11 @@ def read_bytes(path: str | os.PathLike) -> bytes | bytearray | mmap.mmap:
     if not raw:
         raise InputError(name, "the file is empty")
     return raw
+
+
+def is_matrix_market(data) -> bool:
+    """Whether the bytes start with a Matrix Market banner."""
+    return data[:14].lower() == b"%%matrixmarket"
 
 
 def rereadable(path: str | os.PathLike) -> bool:
@@ -178,6 +179,9 @@ def _decompress(blocks: Iterable[bytes], kind: str, name: str, limit: int) -> by
     """The concatenated contents of the ``kind`` streams in ``blocks``, BLOCK at a time (the
     compressed file is never held whole). Bytes after a stream must start another one; the xz
     format's stream padding (NUL bytes) is skipped."""
+    import lzma  # the decompressors load with a compressed file only
+    import zlib
+
     magic = _MAGIC[kind]
     out = bytearray()
     dec = None
@@ -203,29 +207,34 @@ def _decompress(blocks: Iterable[bytes], kind: str, name: str, limit: int) -> by
                         raise InputError(name, f"corrupt or truncated {kind} data: no {kind} "
                                          "header")
                     dec = _decompressor(kind)
-                data = _inflate(dec, data, out, name, limit)
+                data = _inflate(dec, kind, data, out, name, limit)
                 if dec.eof:
                     dec, streams = None, streams + 1
         if dec is not None:
             raise InputError(name, f"corrupt or truncated {kind} data: the stream ends early")
-    except _DECOMPRESS_ERRORS as e:
+    except (OSError, EOFError, ValueError, zlib.error, lzma.LZMAError) as e:
         raise InputError(name, f"corrupt or truncated {kind} data: {e}") from None
     return out
 
 
-_ZLIB_STREAM = type(zlib.decompressobj())
-
-
 def _decompressor(kind: str):
     if kind == "gzip":
+        import zlib
+
         return zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-    return bz2.BZ2Decompressor() if kind == "bzip2" else lzma.LZMADecompressor()
+    if kind == "bzip2":
+        import bz2
+
+        return bz2.BZ2Decompressor()
+    import lzma
+
+    return lzma.LZMADecompressor()
 
 
-def _inflate(dec, data: bytes, out: bytearray, name: str, limit: int) -> bytes:
-    """Feed ``data`` to ``dec``, appending its output to ``out`` BLOCK at a time; returns the
-    bytes after the end of the stream (empty unless it ended)."""
-    if isinstance(dec, _ZLIB_STREAM):
+def _inflate(dec, kind: str, data: bytes, out: bytearray, name: str, limit: int) -> bytes:
+    """Feed ``data`` to ``dec`` (a ``kind`` decompressor), appending its output to ``out``
+    BLOCK at a time; returns the bytes after the end of the stream (empty unless it ended)."""
+    if kind == "gzip":
         while data and not dec.eof:
             _append(out, dec.decompress(data, BLOCK), name, limit)
             data = dec.unconsumed_tail

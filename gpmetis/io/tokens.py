@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -35,6 +34,7 @@ from gpmetis.errors import InputError
 
 CHUNK = 1 << 20  # bytes per chunk; a chunk is extended to the end of its last line
 THREADS = min(8, os.cpu_count() or 1)  # NumPy releases the GIL inside each operation
+SERIAL_CHUNKS = 2  # a file of at most this many chunks is scanned without threads
 _MAX_DIGITS = 18  # every integer of at most 18 digits fits in int64
 _MAX_GAP = 8  # longest run of blank bytes between tokens read without a newline search
 _FLOAT_BATCH = 1 << 16  # tokens per float conversion step
@@ -155,6 +155,12 @@ def tokenize(data: bytes, path: str) -> Tokens:
     win = np.ndarray((max(nbytes - 7, 0),), "<u8", buffer=data, strides=(1,))
 
     out = _Output(nbytes, path)
+    if nbytes <= SERIAL_CHUNKS * CHUNK:  # at most two chunks: scanned here, sooner than the
+        for lo, hi, state in _chunks(data, b, path):  # threads' import and start-up
+            out.add(lo > 0 and b[lo - 1] != _NEWLINE, _scan_chunk(b, win, lo, hi, pos_t, state))
+        return out.finish(b)
+    from concurrent.futures import ThreadPoolExecutor  # imported by large files only
+
     with ThreadPoolExecutor(THREADS) as pool:
         pending: deque = deque()
         for lo, hi, state in _chunks(data, b, path):

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -498,9 +497,12 @@ class _Scan:
 
 
 def _each(function: Callable[[int], Any], count: int) -> list:
-    """``function`` of 0..count-1, on the threads when there is more than one."""
-    if count <= 1:
+    """``function`` of 0..count-1, on the threads when there are more than two (fewer run
+    sooner here than the threads' import and start-up)."""
+    if count <= 2:
         return [function(i) for i in range(count)]
+    from concurrent.futures import ThreadPoolExecutor  # imported by large graphs only
+
     with ThreadPoolExecutor(_THREADS) as pool:
         return list(pool.map(function, range(count)))
 

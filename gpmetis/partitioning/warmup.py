@@ -85,8 +85,8 @@ class GpuRead:
     def result(self) -> Graph:
         from gpmetis.backend import cuda_available, get_backend
         from gpmetis.io import read_graph
-        from gpmetis.io.matrix_market import is_matrix_market
         from gpmetis.io.metis_gpu import read_metis_gpu
+        from gpmetis.io.source import is_matrix_market
 
         graph = None
         usable = cuda_available()
