@@ -2,6 +2,8 @@
 
 Each level keeps its vertex weights as an (ncon, n) array beside a single "guide" weight that
 lets the single-constraint coarsening keep every constraint within METIS's cluster limit; the
-coarsest graph is split by METIS trials on scalarised weights, each repaired and refined by the
-multi-constraint refinement, which then refines every level on the engine's backend.
+coarsest graph is split by a bisection tree balanced per constraint (``bisection``) and by METIS
+k-way trials on scalarised weights (``initial``), each repaired and refined by the
+multi-constraint refinement (``refinement``), which then refines every level on the engine's
+backend.
 """
