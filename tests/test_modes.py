@@ -103,8 +103,9 @@ def test_contig_every_part_connected(name, k):
     assert result.metrics.part_components == k
     assert result.edgecut <= 1.3 * plain.edgecut
     assert "contig" not in result.stats  # honoured, not ignored
-    if name != "add20":  # meshes: the rebalancing restores the limit
-        check_partition(graph, result.part, k)
+    # (add20 at k=8: the first run's merging overfills a part that rebalancing cannot empty
+    # without splitting it; a run with another seed is balanced)
+    check_partition(graph, result.part, k)
 
 
 @pytest.mark.parametrize("name,k", [("data", 8), ("commanche_dual", 8), ("uk", 64),

@@ -32,6 +32,7 @@ CONTIG_IGNORED = "the input graph is not connected: -contig is ignored, as in ME
 MINCONN_IGNORED = "-minconn cannot be used with -ptype=rb: it is ignored, as in METIS 5.1"
 DEFAULT_SEED = 4321
 CUT_SEED_STRIDE = 7919
+CONTIG_RETRIES = 3  # more runs, at most, where -contig's best run is over its limit
 COMBINE_SEED = 104729  # the combines' coarsening seeds, apart from the runs'
 
 
@@ -225,15 +226,19 @@ def _best_of_cuts(graph: Graph, nparts, options, tpwgts, engine: str, seed: int)
     try:
         g, vwgt, run, score, notes, combine = _multilevel(be, graph, nparts, options, tpwgts)
         part, stats = run(seed)
-        if ncuts > 1:
-            best = (score(part), part, stats)
-            for trial in range(1, ncuts):
-                part, stats = run(seed + trial * CUT_SEED_STRIDE)
-                if combine is not None:
-                    part = combine(best[1], part, seed + trial * COMBINE_SEED, stats)
-                if (trial_score := score(part)) < best[0]:
-                    best = (trial_score, part, stats)
-            _, part, stats = best
+        # -contig's rebalancing cannot always keep every part connected and within its limit:
+        # a run over its limit is followed by runs with other seeds, the best kept
+        retries = CONTIG_RETRIES if options.contig and "contig" not in notes else 0
+        best = (score(part), part, stats)
+        trial = 1
+        while trial < ncuts or (best[0][0] > 0 and trial < ncuts + retries):
+            part, stats = run(seed + trial * CUT_SEED_STRIDE)
+            if combine is not None:
+                part = combine(best[1], part, seed + trial * COMBINE_SEED, stats)
+            if (trial_score := score(part)) < best[0]:
+                best = (trial_score, part, stats)
+            trial += 1
+        _, part, stats = best
         metrics_start = time.perf_counter()
         be.release_free_memory()  # the metrics' arrays from fresh blocks, not the pool's fragments
         metrics = compute_metrics(g.xadj, g.adjncy, vwgt, g.adjwgt, part, nparts, tpwgts,
