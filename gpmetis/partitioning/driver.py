@@ -32,7 +32,7 @@ CONTIG_IGNORED = "the input graph is not connected: -contig is ignored, as in ME
 MINCONN_IGNORED = "-minconn cannot be used with -ptype=rb: it is ignored, as in METIS 5.1"
 DEFAULT_SEED = 4321
 CUT_SEED_STRIDE = 7919
-CONTIG_RETRIES = 3  # more runs, at most, where -contig's best run is over its limit
+BALANCE_RETRIES = 3  # more runs, at most, where the best -contig or multi-constraint run is over
 COMBINE_SEED = 104729  # the combines' coarsening seeds, apart from the runs'
 
 
@@ -226,9 +226,11 @@ def _best_of_cuts(graph: Graph, nparts, options, tpwgts, engine: str, seed: int)
     try:
         g, vwgt, run, score, notes, combine = _multilevel(be, graph, nparts, options, tpwgts)
         part, stats = run(seed)
-        # -contig's rebalancing cannot always keep every part connected and within its limit:
-        # a run over its limit is followed by runs with other seeds, the best kept
-        retries = CONTIG_RETRIES if options.contig and "contig" not in notes else 0
+        # -contig's rebalancing cannot always keep every part connected and within its limit,
+        # nor the multi-constraint one every constraint: a run over its limit is followed by
+        # runs with other seeds, the best kept
+        retries = (BALANCE_RETRIES if graph.ncon > 1 or (options.contig and "contig" not in notes)
+                   else 0)
         best = (score(part), part, stats)
         trial = 1
         while trial < ncuts or (best[0][0] > 0 and trial < ncuts + retries):
