@@ -111,17 +111,19 @@ def ran_rtype(options: Options, engine: str) -> str:
     return "jet+volume" if options.objtype == "vol" else "jet"
 
 
-def ran_iptype(options: Options, engine: str) -> str:
+def ran_iptype(options: Options, engine: str, ncon: int = 1) -> str:
     """The initial partitioning that ran. On the gpu and cpu engines: k-way starts from METIS
     recursive bisections of the coarsest graph (metisrb), whose bisections grow regions, or
-    start from random ones with -iptype=random (metisrb-random); each bisection of -ptype=rb
-    starts from grown regions (grow) or random ones (random)."""
+    start from random ones with -iptype=random (metisrb-random); a multi-constraint graph's
+    from a bisection tree balanced per constraint and METIS trials (mcrb, mcrb-random); each
+    bisection of -ptype=rb starts from grown regions (grow) or random ones (random)."""
     if engine not in ("gpu", "cpu"):
         return options.effective_iptype
     random = options.iptype == "random"
     if options.ptype == "rb":
         return "random" if random else "grow"
-    return "metisrb-random" if random else "metisrb"
+    scheme = "mcrb" if ncon > 1 else "metisrb"
+    return f"{scheme}-random" if random else scheme
 
 
 def contig_ran(options: Options, result: Result) -> bool:
@@ -139,7 +141,8 @@ def _options_dict(options: Options, result: Result) -> dict:
     return {
         "ptype": options.ptype, "objtype": options.objtype,
         "ctype": options.effective_ctype(engine),
-        "rtype": ran_rtype(options, engine), "iptype": ran_iptype(options, engine),
+        "rtype": ran_rtype(options, engine),
+        "iptype": ran_iptype(options, engine, len(result.metrics.imbalance)),
         "dbglvl": options.dbglvl, "ufactor": options.effective_ufactor,
         "no2hop": options.no2hop, "minconn": minconn_ran(options),
         "contig": contig_ran(options, result),
@@ -168,7 +171,7 @@ def format_summary(graph: Graph, result: Result, options: Options, timing: Timin
         "",
         section("Options"),
         f" ptype={o.ptype}, objtype={o.objtype}, ctype={o.effective_ctype(result.engine)}, "
-        f"rtype={ran_rtype(o, result.engine)}, iptype={ran_iptype(o, result.engine)}",
+        f"rtype={ran_rtype(o, result.engine)}, iptype={ran_iptype(o, result.engine, graph.ncon)}",
         f" dbglvl={o.dbglvl}, ufactor={ub:.3f}, no2hop={yes(o.no2hop)}, "
         f"minconn={yes(minconn_ran(o))}, contig={yes(contig_ran(o, result))}, "
         f"nooutput={yes(o.nooutput)}",

@@ -15,6 +15,7 @@ from gpmetis.backend import get_backend
 from gpmetis.balance import max_part_weights, uniform_tpwgts
 from gpmetis.errors import OptionError
 from gpmetis.graph import Graph
+from gpmetis.initial_partitioning.metis_trials import IPTYPE_GROW, IPTYPE_RANDOM
 from gpmetis.multiconstraint.bisection import bisection_tree
 from gpmetis.multiconstraint.pipeline import upload
 from gpmetis.multiconstraint.refinement import (
@@ -259,8 +260,8 @@ def test_bisection_tree_balances_every_constraint_per_bisection(name, nparts):
     graph = with_weights(load_fixture(name), 3)
     weights = graph.vwgt.T.astype(np.int64)
     tpwgts = uniform_tpwgts(nparts, 3)
-    run = dict(seed=3, ntrials=4, ufactor=30, niter=10, patience=12, steps=iter(()),
-               parallel=False)
+    run = dict(seed=3, ntrials=4, ufactor=30, niter=10, patience=12, iptype=IPTYPE_GROW,
+               steps=iter(()), parallel=False)
     host = (graph.xadj, graph.adjncy, np.ones(len(graph.adjncy), np.int64))
     part = bisection_tree(host, weights, tpwgts, np.full(3, 1.03), **run)
     assert np.array_equal(part, bisection_tree(host, weights, tpwgts, np.full(3, 1.03), **run))
@@ -278,3 +279,28 @@ def test_a_run_over_a_limit_is_followed_by_runs_with_other_seeds():
     result = partition(graph, 64, engine="cpu")
     assert_balanced(graph, result.part, 64, [1.03, 1.03])
     assert result.warnings == []
+
+
+def test_iptype_random_starts_the_bisections_from_random_ones():
+    graph = with_weights(load_fixture("4elt"), 2)
+    weights = graph.vwgt.T.astype(np.int64)
+    host = (graph.xadj, graph.adjncy, np.ones(len(graph.adjncy), np.int64))
+    run = dict(seed=3, ntrials=4, ufactor=30, niter=10, patience=12, steps=iter(()),
+               parallel=False)
+    grown, random = (bisection_tree(host, weights, uniform_tpwgts(8, 2), np.full(2, 1.03),
+                                    iptype=iptype, **run)
+                     for iptype in (IPTYPE_GROW, IPTYPE_RANDOM))
+    assert not np.array_equal(grown, random)
+    assert_balanced(graph, partition(graph, 8, engine="cpu", iptype="random").part, 8,
+                    [1.03, 1.03])
+
+
+@pytest.mark.parametrize("flags,iptype", [([], "mcrb"), (["-iptype=random"], "mcrb-random")])
+def test_summary_names_the_multi_constraint_initial_partitioning(tmp_path, flags, iptype):
+    path = tmp_path / "two.graph"
+    path.write_text("4 4 010 2\n1 2 2 4\n1 1 1 3\n2 1 2 4\n1 2 1 3\n")
+    proc = subprocess.run([sys.executable, "-m", "cli.main", str(path), "2", "-engine=cpu",
+                           "-nooutput", *flags], capture_output=True, text=True,
+                          cwd=FIXTURES.parent)
+    assert proc.returncode == 0, proc.stderr
+    assert f"iptype={iptype}\n" in proc.stdout

@@ -21,7 +21,6 @@ import numpy as np
 from gpmetis.backend import get_backend
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.initial_partitioning.metis_trials import (
-    IPTYPE_GROW,
     half_parts,
     induced_subgraphs,
     metis_trial,
@@ -35,7 +34,7 @@ def bisection_trial(args: tuple) -> tuple[np.ndarray, float, int]:
     """One bisection of a piece: (sides 0/1 int32, excess, edgecut) after the multi-constraint
     refinement of METIS's bisection of a scalarised weight."""
     (xadj, adjncy, adjwgt, weights, fractions, ubvec, trial, seed, ufactor, niter,
-     patience) = args
+     patience, iptype) = args
     totals = weights.sum(axis=1)
     limits = np.maximum(np.ceil(totals[:, None] * fractions.T * ubvec[:, None]), 1)
     balance = Balance(limits.astype(np.int64), totals)
@@ -43,7 +42,7 @@ def bisection_trial(args: tuple) -> tuple[np.ndarray, float, int]:
     share = fractions.mean(axis=1)
     tpwgts = None if np.isclose(share[0], share[1]) else list(share / share.sum())
     sides, _ = metis_trial((xadj, adjncy, scalar, adjwgt, 2, tpwgts, seed, ufactor, niter,
-                            IPTYPE_GROW, True))
+                            iptype, True))
     be = get_backend("cpu")
     g = DeviceGraph(be, xadj, adjncy.astype(np.int32), adjwgt.astype(np.int32),
                     scalar.astype(np.int32))
@@ -55,7 +54,7 @@ def bisection_trial(args: tuple) -> tuple[np.ndarray, float, int]:
 
 def bisection_tree(host: tuple, weights: np.ndarray, tpwgts: np.ndarray, ubvec: np.ndarray,
                    *, seed: int, ntrials: int, ufactor: int, niter: int, patience: int,
-                   steps: Iterator[None], parallel: bool) -> np.ndarray:
+                   iptype: int, steps: Iterator[None], parallel: bool) -> np.ndarray:
     """A partition (int32) of the graph ``host`` (xadj, adjncy, adjwgt) with (ncon, n) int64
     ``weights`` into len(tpwgts) parts of targets ``tpwgts`` (nparts, ncon), by recursive
     bisection as METIS splits the parts (the first k // 2, the rest); a level's pieces get
@@ -76,7 +75,7 @@ def bisection_tree(host: tuple, weights: np.ndarray, tpwgts: np.ndarray, ubvec: 
             left, right = half_parts(tp)
             fractions = np.stack([left.sum(axis=0), right.sum(axis=0)]) / tp.sum(axis=0)
             jobs += [(bisection_trial, (sx, sa, sw, weights[:, vertices], fractions, per_level,
-                                        t, seed + t, ufactor, niter, patience))
+                                        t, seed + t, ufactor, niter, patience, iptype))
                      for t in range(count)]
         results = run_jobs(jobs, steps, parallel and len(jobs) > 1)
         halves = []

@@ -28,11 +28,11 @@ from gpmetis.multiconstraint.weights import Balance, scalarised
 def mc_trial(args: tuple) -> tuple[np.ndarray, float, int]:
     """One trial: (partition, excess, edgecut) of the coarsest graph."""
     (xadj, adjncy, adjwgt, weights, nparts, tpwgts, limits, totals, trial, seed, ufactor,
-     niter, patience) = args
+     niter, patience, iptype) = args
     balance = Balance(limits, totals)
     scalar = scalarised(weights, totals, use_max=trial % 4 >= 2)
     part, _ = metis_trial((xadj, adjncy, scalar, adjwgt, nparts, tpwgts, seed, ufactor, niter,
-                           IPTYPE_GROW, trial % 2 == 0))
+                           iptype, trial % 2 == 0))
     be = get_backend("cpu")
     g = DeviceGraph(be, xadj, adjncy.astype(np.int32), adjwgt.astype(np.int32),
                     scalar.astype(np.int32))
@@ -61,10 +61,12 @@ def _refined_tree(host: tuple, weights: np.ndarray, tpwgts: np.ndarray, balance:
 def initial_partition(graph: DeviceGraph, weights, nparts: int, balance: Balance,
                       tpwgts: np.ndarray, ubvec: np.ndarray, *, seed: int, ntrials: int,
                       ufactor: int, niter: int, patience: int, coarsened: bool = True,
+                      iptype: int = IPTYPE_GROW,
                       meanwhile: Iterator[None] | None = None) -> np.ndarray:
     """A partition (int32, host) of the coarsest ``graph`` with (ncon, n) ``weights`` on its
     backend, within ``balance`` (from ``ubvec``, one factor per constraint) where the trials
-    reach it (else the least excess); ``coarsened``: finer levels follow."""
+    reach it (else the least excess); ``coarsened``: finer levels follow; ``iptype``: how
+    METIS's bisections start (METIS's IPTYPE_GROW or IPTYPE_RANDOM code)."""
     n = graph.nvtxs
     steps = iter(meanwhile if meanwhile is not None else ())
     if nparts == 1 or n == 0:
@@ -79,13 +81,13 @@ def initial_partition(graph: DeviceGraph, weights, nparts: int, balance: Balance
         explicit = None if np.allclose(targets, 1 / nparts) else list(targets / targets.sum())
         jobs = [(mc_trial, (xadj, adjncy, adjwgt, host_weights, nparts, explicit,
                             balance.limits, balance.totals, t, seed + t, ufactor, niter,
-                            patience))
+                            patience, iptype))
                 for t in range(ntrials)]
         parallel = ntrials > 1 and len(adjncy) >= PARALLEL_MIN_NNZ
         results = run_jobs(jobs, steps, parallel)
         results.append(_refined_tree((xadj, adjncy, adjwgt), host_weights, tpwgts, balance,
                                      ubvec, seed=seed, ntrials=ntrials, ufactor=ufactor,
-                                     niter=niter, patience=patience, steps=steps,
+                                     niter=niter, patience=patience, iptype=iptype, steps=steps,
                                      parallel=parallel))
         # the finer levels repair a small excess cheaply, not a bad cut: trials within one
         # part's allowed slack count as balanced

@@ -17,6 +17,7 @@ from gpmetis.backend import Backend
 from gpmetis.coarsening.coarsen import coarsen, coarsen_to
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.graph import Graph
+from gpmetis.initial_partitioning.metis_trials import IPTYPE_GROW, IPTYPE_RANDOM
 from gpmetis.initial_partitioning.workers import start_workers
 from gpmetis.multiconstraint.initial import initial_partition
 from gpmetis.multiconstraint.refinement import refine
@@ -78,7 +79,8 @@ def multiconstraint_partition(wg: WeightedGraph, nparts: int, options: Options,
     part = initial_partition(coarsest, weights[-1], nparts, balance, tpwgts, ubvec, seed=seed,
                              ntrials=INITIAL_TRIALS, ufactor=options.effective_ufactor,
                              niter=options.niter, patience=patience,
-                             coarsened=len(levels) > 1)
+                             coarsened=len(levels) > 1,
+                             iptype=IPTYPE_RANDOM if options.iptype == "random" else IPTYPE_GROW)
     t2 = time.perf_counter()
     stats.initial = t2 - t1
 
