@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import ROOT, generated_graph, geomean, metis_binary, print_table, run_metis
+from bench.common import ROOT, generated_graph, geomean, metis_peer, print_table
 
 DEFAULT_CASES = [
     ("delaunay", 20, 64), ("delaunay", 20, 8), ("delaunay", 20, 256), ("delaunay", 22, 64),
@@ -83,12 +83,8 @@ def bench_case(kind: str, size: int, k: int, args, skipped: set[str]) -> dict:
     row["gpu_mb"] = wall_report["memory"]["peak_gpu_bytes"] / 2**20
     row["gpu_x_csr"] = row["gpu_mb"] / row["csr_mb"]
 
-    metis = metis_binary()
-    if metis:
-        m = run_metis(metis, path, k)
+    if m := metis_peer(path, k, skipped):
         row.update(metis_s=m["seconds"], metis_wall=m["wall"], metis_cut=m["cut"])
-    else:
-        skipped.add("METIS 5.1 gpmetis")
     try:
         import pymetis
 

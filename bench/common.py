@@ -60,6 +60,16 @@ def run_metis(prefix: list[str], path: Path, k: int) -> dict:
     }
 
 
+def metis_peer(path: Path, k: int, skipped: set[str]) -> dict | None:
+    """``run_metis`` of METIS 5.1's binary where it is installed, else None with the peer
+    named in ``skipped``."""
+    metis = metis_binary()
+    if not metis:
+        skipped.add("METIS 5.1 gpmetis")
+        return None
+    return run_metis(metis, path, k)
+
+
 def geomean(values) -> float:
     values = [v for v in values if v and v > 0]
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
-from bench.common import ROOT, generated_graph, geomean, metis_binary, print_table, run_metis
+from bench.common import ROOT, generated_graph, geomean, metis_peer, print_table
 
 # Small enough for the 2-core development machine (about 2^15 vertices); the GPU machine runs
 # larger ones with --generated
@@ -127,12 +127,8 @@ def _peers(row: dict, path: Path, k: int, threads: int, skipped: set[str]) -> No
 
     graph = gpmetis.read_graph(path)
     vwgt = graph.vwgt[:, 0]
-    metis = metis_binary()
-    if metis:
-        m = run_metis(metis, path, k)
+    if m := metis_peer(path, k, skipped):
         row.update(metis_cut=m["cut"], metis_imb=m["imbalance"], metis_s=m["seconds"])
-    else:
-        skipped.add("METIS 5.1 gpmetis")
     try:
         import pymetis
 
