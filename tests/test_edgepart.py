@@ -219,6 +219,7 @@ def test_command_writes_edge_file_summary_and_report(graph_file):
     assert report["vertex_copies_beyond_one"] == beyond
     assert report["edge_balance"] == pytest.approx(np.bincount(part).max() * 6 / graph.nedges)
     assert report["engine"] == "cpu" and report["nedges"] == graph.nedges
+    assert report["format_version"] == 1
     assert f"Replication factor: {factor:.4f}, vertex copies beyond one: {beyond}." in result.output
     assert "Edge balance:" in result.output and "Edge partitioning:" in result.output
     assert not graph_file.with_name("add20.graph.part.6").exists()

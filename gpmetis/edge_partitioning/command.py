@@ -13,6 +13,7 @@ from gpmetis.edge_partitioning.driver import EdgeResult
 from gpmetis.errors import OptionError
 from gpmetis.graph import Graph
 from gpmetis.options import Options
+from gpmetis.report import REPORT_FORMAT_VERSION
 
 RULE = "*" * 78
 
@@ -47,7 +48,8 @@ def run_edgepart(graphfile: str, nparts: int, options: Options,
     files = [] if output is None else [(output, partition_bytes(result.part))]
     timing = {"io": t1 - t0, "edge_partitioning": result.seconds, "total": t2 - t0}
     if options.json:
-        report = {"graph": graphfile, "nvtxs": graph.nvtxs, "nedges": graph.nedges,
+        report = {"format_version": REPORT_FORMAT_VERSION, "graph": graphfile,
+                  "nvtxs": graph.nvtxs, "nedges": graph.nedges,
                   "output": output, **result.report(), "timing": timing}
         files.append((options.json, json.dumps(report, indent=2).encode()))
     with staged_files(files):  # written once the summary is out
