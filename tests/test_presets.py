@@ -13,6 +13,7 @@ from gpmetis.balance import max_part_weights, uniform_tpwgts
 from gpmetis.coarsening.coarsen import coarsen
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.errors import OptionError
+from gpmetis.metrics import connected_components
 from gpmetis.options import STRONG_RUNS, Options
 from gpmetis.partitioning.components import packed_start
 from gpmetis.partitioning.multilevel import multilevel_partition, vcycle
@@ -88,10 +89,11 @@ def test_packed_start_places_components_whole():
     g = DeviceGraph.upload(CPU, graph)
     tpwgts = uniform_tpwgts(2, 1)
     maxpwgt = max_part_weights(np.array([g.total_vwgt]), tpwgts, [1.03])[:, 0]
-    start = packed_start(g, 2, maxpwgt, tpwgts)
+    start = packed_start(g, 2, maxpwgt, tpwgts, connected_components(CPU, g.xadj, g.adjncy))
     assert np.all(start[:510] == 0) and np.all(start[510:] == 1)
     connected = DeviceGraph.upload(CPU, load_fixture("3elt"))
-    assert packed_start(connected, 2, maxpwgt, tpwgts) is None
+    labels = connected_components(CPU, connected.xadj, connected.adjncy)
+    assert packed_start(connected, 2, maxpwgt, tpwgts, labels) is None
 
 
 def test_disconnected_graph_uses_the_allowed_imbalance():

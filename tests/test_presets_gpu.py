@@ -15,6 +15,7 @@ from gpmetis.backend import get_backend
 from gpmetis.balance import max_part_weights, uniform_tpwgts
 from gpmetis.coarsening.coarsen import coarsen
 from gpmetis.device_graph import DeviceGraph
+from gpmetis.metrics import connected_components
 from gpmetis.partitioning.components import packed_start
 
 pytestmark = [pytest.mark.gpu, requires_cuda]
@@ -67,7 +68,8 @@ def test_packed_start_gpu_equals_cpu(name):
         g = DeviceGraph.upload(be, graph)
         tpwgts = uniform_tpwgts(nparts, 1)
         maxpwgt = max_part_weights(np.array([g.total_vwgt]), tpwgts, [1.03])[:, 0]
-        start = packed_start(g, nparts, maxpwgt, tpwgts)
+        start = packed_start(g, nparts, maxpwgt, tpwgts,
+                             connected_components(be, g.xadj, g.adjncy))
         starts.append(None if start is None else be.asnumpy(start))
     if starts[0] is None:
         assert starts[1] is None

@@ -15,7 +15,6 @@ from __future__ import annotations
 import numpy as np
 
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.metrics import connected_components
 
 # Components up to this many times the largest part limit are packed whole (a larger one would
 # leave its part far over the limit, with cuts to shed the rest that the multilevel run already
@@ -23,16 +22,17 @@ from gpmetis.metrics import connected_components
 PLACE_MAX = 1.25
 
 
-def packed_start(g: DeviceGraph, nparts: int, maxpwgt: np.ndarray, tpwgts: np.ndarray):
+def packed_start(g: DeviceGraph, nparts: int, maxpwgt: np.ndarray, tpwgts: np.ndarray,
+                 labels):
     """A partition (int32 on g's backend) that places every component of ``g`` whole, or None
     where ``g`` is connected or its largest component exceeds PLACE_MAX times the largest of
-    ``maxpwgt`` (the part weight limits); ``tpwgts``: the parts' target fractions."""
+    ``maxpwgt`` (the part weight limits); ``tpwgts``: the parts' target fractions; ``labels``:
+    ``connected_components`` of ``g`` (each component's smallest vertex)."""
     be = g.be
     xp = be.xp
     n = g.nvtxs
     if n < 2:
         return None
-    labels = connected_components(be, g.xadj, g.adjncy)  # each component's smallest vertex
     roots = xp.flatnonzero(labels == xp.arange(n, dtype=labels.dtype))
     if len(roots) < 2:
         return None

@@ -290,7 +290,7 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
 
         return wg.graph, wg.weights.T, run, score, {}, None
 
-    from gpmetis.metrics import count_components
+    from gpmetis.metrics import connected_components
     from gpmetis.partitioning.components import packed_start
     from gpmetis.partitioning.multilevel import multilevel_partition, vcycle
     from gpmetis.partitioning.recursive import bisection_balance, recursive_partition
@@ -301,7 +301,13 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
     ub = options.ubfactors(1)
     limits = max_part_weights(np.array([g.total_vwgt]), tpwgts, ub)[:, 0]
     pipeline = recursive_partition if options.ptype == "rb" else multilevel_partition
-    contig = options.contig and count_components(be, g.xadj, g.adjncy) == 1
+    # (not under -minconn: a V-cycle's refinement does not lower subdomain degrees)
+    kway_cut = options.ptype == "kway" and not options.minconn
+    # the components, found once: -contig needs one, placement packs several (each vertex's
+    # label is its component's smallest vertex, so a connected graph's are all 0)
+    labels = (connected_components(be, g.xadj, g.adjncy) if options.contig or kway_cut
+              else None)
+    contig = options.contig and not bool(labels.any())
     notes = {"contig": CONTIG_IGNORED} if options.contig and not contig else {}
     minconn = options.minconn and options.ptype == "kway"
     if options.minconn and not minconn:
@@ -310,10 +316,8 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
     vsize = None if graph.vsize is None else be.asarray(graph.vsize, dtype=be.xp.int64)
     extra = {"vsize": vsize} if options.objtype == "vol" else {}
     # a disconnected graph's components packed whole: the start of a V-cycle per run, whose
-    # partition is kept where it beats the run's own (the components are found once)
-    # (not under -minconn: a V-cycle's refinement does not lower subdomain degrees)
-    kway_cut = options.ptype == "kway" and not options.minconn
-    packed = packed_start(g, nparts, limits, tpwgts) if kway_cut else None
+    # partition is kept where it beats the run's own
+    packed = packed_start(g, nparts, limits, tpwgts, labels) if kway_cut else None
 
     def run(seed: int):
         part, stats = pipeline(g, nparts, options, tpwgts, seed, **extra)
