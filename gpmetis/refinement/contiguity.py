@@ -297,11 +297,4 @@ def take_in_order(be: Backend, group, loss, ids, w, limit, *, before: bool):
 
 def min_over_neighbours(be: Backend, g: DeviceGraph, src, values):
     """Per vertex, the minimum of ``values`` (int64) over itself and its neighbours."""
-    out = values.copy()
-    if be.gpu:
-        import cupyx
-
-        cupyx.scatter_min(out, src, values[g.adjncy])
-    else:
-        np.minimum.at(out, src, values[g.adjncy])
-    return out
+    return _scatter_min(be, values.copy(), src, values[g.adjncy])
