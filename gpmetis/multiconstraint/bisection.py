@@ -18,15 +18,13 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from gpmetis.backend import get_backend
-from gpmetis.device_graph import DeviceGraph
 from gpmetis.initial_partitioning.metis_trials import (
     half_parts,
     induced_subgraphs,
     metis_trial,
 )
 from gpmetis.initial_partitioning.workers import run_jobs
-from gpmetis.multiconstraint.refinement import refine, score_state
+from gpmetis.multiconstraint.refinement import refine_on_host
 from gpmetis.multiconstraint.weights import Balance, scalarised
 
 
@@ -43,13 +41,7 @@ def bisection_trial(args: tuple) -> tuple[np.ndarray, float, int]:
     tpwgts = None if np.isclose(share[0], share[1]) else list(share / share.sum())
     sides, _ = metis_trial((xadj, adjncy, scalar, adjwgt, 2, tpwgts, seed, ufactor, niter,
                             iptype, True))
-    be = get_backend("cpu")
-    g = DeviceGraph(be, xadj, adjncy.astype(np.int32), adjwgt.astype(np.int32),
-                    scalar.astype(np.int32))
-    sides, _ = refine(be, g, weights.astype(np.int32), sides, 2, balance, finest=False,
-                      patience=patience)
-    (excess, cut), _ = score_state(be, g, weights, sides, 2, balance)
-    return sides, excess, cut
+    return refine_on_host((xadj, adjncy, adjwgt, scalar), weights, sides, 2, balance, patience)
 
 
 def bisection_tree(host: tuple, weights: np.ndarray, tpwgts: np.ndarray, ubvec: np.ndarray,

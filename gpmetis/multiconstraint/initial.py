@@ -16,12 +16,11 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from gpmetis.backend import get_backend
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.initial_partitioning.metis_trials import IPTYPE_GROW, PARALLEL_MIN_NNZ, metis_trial
 from gpmetis.initial_partitioning.workers import run_jobs
 from gpmetis.multiconstraint.bisection import bisection_tree
-from gpmetis.multiconstraint.refinement import refine, score_state
+from gpmetis.multiconstraint.refinement import refine_on_host
 from gpmetis.multiconstraint.weights import Balance, scalarised
 
 
@@ -33,13 +32,8 @@ def mc_trial(args: tuple) -> tuple[np.ndarray, float, int]:
     scalar = scalarised(weights, totals, use_max=trial % 4 >= 2)
     part, _ = metis_trial((xadj, adjncy, scalar, adjwgt, nparts, tpwgts, seed, ufactor, niter,
                            iptype, trial % 2 == 0))
-    be = get_backend("cpu")
-    g = DeviceGraph(be, xadj, adjncy.astype(np.int32), adjwgt.astype(np.int32),
-                    scalar.astype(np.int32))
-    part, _ = refine(be, g, weights.astype(np.int32), part, nparts, balance, finest=False,
-                     patience=patience)
-    (excess, cut), _ = score_state(be, g, weights, part, nparts, balance)
-    return part, excess, cut
+    return refine_on_host((xadj, adjncy, adjwgt, scalar), weights, part, nparts, balance,
+                          patience)
 
 
 def _refined_tree(host: tuple, weights: np.ndarray, tpwgts: np.ndarray, balance: Balance,
@@ -47,15 +41,9 @@ def _refined_tree(host: tuple, weights: np.ndarray, tpwgts: np.ndarray, balance:
     """The multi-constraint bisection tree's partition, refined as a k-way partition:
     (partition, excess, edgecut)."""
     part = bisection_tree(host, weights, tpwgts, ubvec, **settings)
-    xadj, adjncy, adjwgt = host
-    be = get_backend("cpu")
-    g = DeviceGraph(be, xadj, adjncy.astype(np.int32), adjwgt.astype(np.int32),
-                    np.ones(len(xadj) - 1, dtype=np.int32))
-    nparts = len(tpwgts)
-    part, _ = refine(be, g, weights.astype(np.int32), part, nparts, balance, finest=False,
-                     patience=settings["patience"])
-    (excess, cut), _ = score_state(be, g, weights, part, nparts, balance)
-    return part, excess, cut
+    ones = np.ones(len(host[0]) - 1, dtype=np.int32)
+    return refine_on_host((*host, ones), weights, part, len(tpwgts), balance,
+                          settings["patience"])
 
 
 def initial_partition(graph: DeviceGraph, weights, nparts: int, balance: Balance,

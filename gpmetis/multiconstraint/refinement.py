@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpmetis.backend import Backend
+from gpmetis.backend import Backend, get_backend
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.multiconstraint.weights import Balance, part_weights
 from gpmetis.refinement.jet import (
@@ -316,3 +316,18 @@ def refine(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance: Bal
         elif lp or score[0] >= (1 - IMPROVEMENT) * excess:
             stale += 1  # (a rebalancing step that still lowers the excess is not stale)
     return best.astype(xp.int32, copy=False), iterations
+
+
+def refine_on_host(host: tuple, weights: np.ndarray, part: np.ndarray, nparts: int,
+                   balance: Balance, patience: int) -> tuple[np.ndarray, float, int]:
+    """(partition, excess, edgecut): ``part`` of the host graph ``host`` (xadj, adjncy, adjwgt,
+    vwgt) with (ncon, n) ``weights`` after ``refine`` on the cpu backend, as the initial
+    partition's trials run it on the workers."""
+    xadj, adjncy, adjwgt, vwgt = host
+    be = get_backend("cpu")
+    g = DeviceGraph(be, xadj, adjncy.astype(np.int32), adjwgt.astype(np.int32),
+                    vwgt.astype(np.int32))
+    part, _ = refine(be, g, weights.astype(np.int32), part, nparts, balance, finest=False,
+                     patience=patience)
+    (excess, cut), _ = score_state(be, g, weights, part, nparts, balance)
+    return part, excess, cut
