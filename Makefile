@@ -32,8 +32,8 @@ bench:
 	PYTHONPATH=$(CURDIR):$$PYTHONPATH $(PYTHON) bench/bench.py
 	PYTHONPATH=$(CURDIR):$$PYTHONPATH $(PYTHON) bench/multiconstraint.py --engine gpu \
 		--generated delaunay:20:2,grid3d:100:3 --ks 64
-	PYTHONPATH=$(CURDIR):$$PYTHONPATH $(PYTHON) bench/modes.py --engine gpu --generated delaunay:20 --ks 8,64 \
-		--repeat 3
+	PYTHONPATH=$(CURDIR):$$PYTHONPATH $(PYTHON) bench/modes.py --engine gpu --graphs none \
+		--generated delaunay:20 grid3d:100 --ks 8,64,256 --repeat 3
 
 quality: setup
 	$(PY) bench/quality.py

@@ -76,14 +76,19 @@ def main() -> None:
     parser.add_argument("--engine", default="cpu", choices=("cpu", "gpu"))
     parser.add_argument("--ks", default="2,8,64")
     parser.add_argument("--modes", default="rb,contig,vol,minconn")
-    parser.add_argument("--graphs", default="", help="fixture names (default: every .graph)")
+    parser.add_argument("--graphs", default="",
+                        help="fixture names (default: every .graph; none: only --generated)")
     parser.add_argument("--generated", nargs="*", default=[], help="KIND:SIZE, e.g. delaunay:20")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--workdir", default="/tmp/gpmetis-bench")
     args = parser.parse_args()
 
-    paths = ([ROOT / "fixtures" / f"{n}.graph" for n in args.graphs.split(",")] if args.graphs
-             else sorted((ROOT / "fixtures").glob("*.graph")))
+    if args.graphs == "none":
+        paths = []
+    elif args.graphs:
+        paths = [ROOT / "fixtures" / f"{n}.graph" for n in args.graphs.split(",")]
+    else:
+        paths = sorted((ROOT / "fixtures").glob("*.graph"))
     paths += [generated_graph(*spec.split(":")[:1], int(spec.split(":")[1]), Path(args.workdir))
               for spec in args.generated]
     ks = [int(k) for k in args.ks.split(",")]

@@ -193,10 +193,8 @@ def _segment_max(be: Backend, table: BoundaryTable, values):
     without pairs: undefined)."""
     xp = be.xp
     if be.gpu:
-        import cupyx
-
         out = xp.full(len(table.rows), np.iinfo(np.int64).min, dtype=xp.int64)
-        cupyx.scatter_max(out, table.owner, values)
+        xp.maximum.at(out, table.owner, values)
         return out
     out = np.zeros(len(table.rows), dtype=np.int64)
     has = table.rows > 0
