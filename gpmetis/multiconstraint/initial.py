@@ -49,12 +49,14 @@ def _refined_tree(host: tuple, weights: np.ndarray, tpwgts: np.ndarray, balance:
 def initial_partition(graph: DeviceGraph, weights, nparts: int, balance: Balance,
                       tpwgts: np.ndarray, ubvec: np.ndarray, *, seed: int, ntrials: int,
                       ufactor: int, niter: int, patience: int, coarsened: bool = True,
-                      iptype: int = IPTYPE_GROW,
+                      iptype: int = IPTYPE_GROW, always_tree: bool = True,
                       meanwhile: Iterator[None] | None = None) -> np.ndarray:
     """A partition (int32, host) of the coarsest ``graph`` with (ncon, n) ``weights`` on its
     backend, within ``balance`` (from ``ubvec``, one factor per constraint) where the trials
     reach it (else the least excess); ``coarsened``: finer levels follow; ``iptype``: how
-    METIS's bisections start (METIS's IPTYPE_GROW or IPTYPE_RANDOM code)."""
+    METIS's bisections start (METIS's IPTYPE_GROW or IPTYPE_RANDOM code); ``always_tree``: the
+    bisection tree joins the trials even when one of them is balanced (else only when none
+    is)."""
     n = graph.nvtxs
     steps = iter(meanwhile if meanwhile is not None else ())
     if nparts == 1 or n == 0:
@@ -73,14 +75,15 @@ def initial_partition(graph: DeviceGraph, weights, nparts: int, balance: Balance
                 for t in range(ntrials)]
         parallel = ntrials > 1 and len(adjncy) >= PARALLEL_MIN_NNZ
         results = run_jobs(jobs, steps, parallel)
-        results.append(_refined_tree((xadj, adjncy, adjwgt), host_weights, tpwgts, balance,
-                                     ubvec, seed=seed, ntrials=ntrials, ufactor=ufactor,
-                                     niter=niter, patience=patience, iptype=iptype, steps=steps,
-                                     parallel=parallel))
         # the finer levels repair a small excess cheaply, not a bad cut: trials within one
         # part's allowed slack count as balanced
         # (unless the coarsest graph is the input: nothing finer is left to repair it)
         near = balance.slack_share() / nparts if coarsened else 0.0
+        if always_tree or all(excess > near for _, excess, _ in results):
+            results.append(_refined_tree((xadj, adjncy, adjwgt), host_weights, tpwgts,
+                                         balance, ubvec, seed=seed, ntrials=ntrials,
+                                         ufactor=ufactor, niter=niter, patience=patience,
+                                         iptype=iptype, steps=steps, parallel=parallel))
         scores = [(max(excess - near, 0.0), cut) for _, excess, cut in results]
         part = results[scores.index(min(scores))][0]
     for _ in steps:

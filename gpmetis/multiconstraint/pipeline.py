@@ -32,6 +32,9 @@ from gpmetis.partitioning.multilevel import INITIAL_TRIALS, RunStats
 from gpmetis.refinement.rebalance import fill_empty_parts
 
 CLUSTER_LIMIT = 1.5  # METIS's: a coarse vertex within 1.5 * total / coarsen_to per constraint
+# above this many vertices the bisection tree is tried only when no k-way trial is balanced:
+# its levels run one after another and cost more than the rest of such a run
+TREE_ALWAYS_NVTXS = 50_000
 
 
 @dataclasses.dataclass
@@ -80,6 +83,7 @@ def multiconstraint_partition(wg: WeightedGraph, nparts: int, options: Options,
                              ntrials=INITIAL_TRIALS, ufactor=options.effective_ufactor,
                              niter=options.niter, patience=patience,
                              coarsened=len(levels) > 1,
+                             always_tree=g.nvtxs <= TREE_ALWAYS_NVTXS,
                              iptype=IPTYPE_RANDOM if options.iptype == "random" else IPTYPE_GROW)
     t2 = time.perf_counter()
     stats.initial = t2 - t1
