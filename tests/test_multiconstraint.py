@@ -184,6 +184,31 @@ def test_order_key_is_monotone_and_exact_for_small_integers():
     assert (np.diff(small) > 0).all()
 
 
+def test_select_by_sort_equals_the_kernels_digit_by_digit_select():
+    # the NumPy twin ranks by one sort; the kernels select digit by digit (rebalance.py's
+    # ordered_select is that select's twin): same items, ties at the coarse id digits of
+    # > 65536 vertices, zero weights and negative rooms included
+    from gpmetis.multiconstraint.refinement import _select
+    from gpmetis.refinement.rebalance import id_shifts, ordered_select
+
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        n = int(rng.choice([60, 300, 200_000]))
+        m, ncon, nparts = int(rng.integers(0, 60)), int(rng.integers(1, 4)), int(rng.integers(1, 6))
+        v = np.sort(rng.choice(n, m, replace=False))
+        key = rng.integers(0, int(rng.choice([3, 50, 65536])), m)
+        w = rng.integers(0, int(rng.choice([2, 5, 1000])), (ncon, m))
+        groups = np.where(rng.random((ncon, m)) < 0.8, np.arange(ncon)[:, None] * nparts
+                          + rng.integers(0, nparts, (ncon, m)), -1)
+        limit = rng.integers(-5, int(rng.choice([3, 50, 3000])), ncon * nparts)
+        hi, lo = id_shifts(n)
+        digits = [np.tile(d, ncon) for d in (key >> 8, key & 255, (v >> hi) & 255, (v >> lo) & 255)]
+        for source in (True, False):
+            lim = np.maximum(limit, 1) if source else limit
+            by_digit = ordered_select(groups.ravel(), digits, w.ravel(), lim, source)
+            assert np.array_equal(_select(groups, w, key, v, n, lim, source).ravel(), by_digit)
+
+
 def test_rebalancing_lowers_the_excess():
     graph = with_weights(load_fixture("crack"), 2)
     wg = upload(CPU, graph, 8)

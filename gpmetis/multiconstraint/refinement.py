@@ -15,12 +15,12 @@ single move lowers the excess (parts full in different constraints), adjacent pa
 vertex each (``swap_step``). The loop keeps the best state (least excess, then lowest cut) and
 stops after ``patience`` iterations without a > 0.1% improvement.
 
-Both selections order moves by (``order_key`` of the cost, 16 bits; then the vertex id's top 16
-bits) and resolve that order per constraint by the radix select of the single-constraint
-rebalancing, each constraint's groups on their own: on the GPU the kernels of
-``refinement.cu`` (a step is a handful of launches and one read-back), on NumPy
-``rebalance.ordered_select``, their twin. Every order is decided by values and vertex ids, so
-both engines take the same moves.
+Both selections rank moves by (``order_key`` of the cost, 16 bits; then the vertex id's top 16
+bits) and cut each constraint's groups (its parts) at the rank where their limit is reached: on
+the GPU by the radix select of the single-constraint rebalancing, kernels of ``refinement.cu``
+(a step is some twenty launches and one or two read-backs, no sort); on NumPy by one sort
+(``_select``), their twin. Every order is decided by values and vertex ids, so both engines
+take the same moves.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from gpmetis.refinement.jet import (
     launch_score,
     partition_state,
 )
-from gpmetis.refinement.rebalance import INFLOW_SLACK, NUM_DIGITS, id_shifts, ordered_select
+from gpmetis.refinement.rebalance import INFLOW_SLACK, NUM_DIGITS, id_shifts
 
 CU_FILE = Path(__file__).with_name("refinement.cu")
 LEVELS = 4  # as MC_LEVELS in refinement.cu: cost key high and low digits, id high and low
@@ -132,16 +132,38 @@ def cap_inflow(weights, cand, to, key, room: np.ndarray, n: int) -> np.ndarray:
 
 
 def _select(groups, w, key, v, n: int, limit, source: bool) -> np.ndarray:
-    """(ncon, m) mask: for each constraint's items (``groups`` (ncon, m): group ids, -1 for
-    none; ``w`` their weights) ``ordered_select`` in the order (key, id digits) of items ``v``."""
+    """(ncon, m) mask: per group (``groups`` (ncon, m): each constraint's group ids of items
+    ``v``, -1 for none; ``w`` their weights; ``limit`` per group) the items in the order of
+    their rank (key, then the id's top 16 bits of ``n`` vertices) up to the first rank at which
+    the weight of the items ranked at or before it reaches the limit: >= it for sources, which
+    take that rank too, > it for destinations, which do not. This is what the kernels' radix
+    select over the rank's four digits decides (each level narrows the group to the digit at
+    which its limit is reached), found here by one sort."""
     shift_hi, shift_lo = id_shifts(n)
     v = np.asarray(v, dtype=np.int64)
-    digits = [key >> 8, key & (NUM_DIGITS - 1), (v >> shift_hi) & (NUM_DIGITS - 1),
-              (v >> shift_lo) & (NUM_DIGITS - 1)]
-    ncon = len(groups)
-    taken = ordered_select(groups.ravel(), [np.tile(d, ncon) for d in digits],
-                           np.asarray(w).ravel(), np.asarray(limit, dtype=np.int64), source)
-    return taken.reshape(groups.shape)
+    rank = ((np.asarray(key, dtype=np.int64) << 16) | (((v >> shift_hi) & 255) << 8)
+            | ((v >> shift_lo) & 255))
+    flat = groups.ravel()
+    items = np.flatnonzero(flat >= 0)
+    group = flat[items]
+    rank = np.tile(rank, len(groups))[items]
+    order = np.argsort(group * (1 << 32) + rank, kind="stable")
+    group, rank = group[order], rank[order]
+    weight = np.asarray(w, dtype=np.int64).ravel()[items][order]
+    sums = np.cumsum(weight)
+    start = np.searchsorted(group, group, side="left")
+    sums -= sums[start] - weight[start]  # within the group, through this item
+    key2 = group * (1 << 32) + rank
+    through = sums[np.searchsorted(key2, key2, side="right") - 1]  # through the item's rank
+    limit = np.asarray(limit, dtype=np.int64)[group]
+    # each group's threshold: the rank of its first item that reaches the limit (none: all go)
+    reached = np.flatnonzero(through >= limit if source else through > limit)
+    first = reached[np.diff(group[reached], prepend=-1) != 0]
+    threshold = np.full(int(flat.max()) + 1 if len(items) else 0, 1 << 40, dtype=np.int64)
+    threshold[group[first]] = rank[first]
+    mask = np.zeros(len(flat), dtype=bool)
+    mask[items[order]] = rank <= threshold[group] if source else rank < threshold[group]
+    return mask.reshape(groups.shape)
 
 
 def _shifts(n: int) -> tuple:
