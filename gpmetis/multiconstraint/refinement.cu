@@ -1,7 +1,7 @@
 // Multi-constraint refinement kernels: the move selections of a rebalancing step and of a
-// label-propagation step's inflow cap, and a partition's part weights, for (ncon, n) int32
-// vertex weights (constraint c of vertex v at weights[c * n + v]). Twin: the NumPy paths of
-// gpmetis/multiconstraint/refinement.py.
+// label-propagation step's inflow cap, one cooperative kernel each, and a partition's part
+// weights, for (ncon, n) int32 vertex weights (constraint c of vertex v at weights[c * n + v]).
+// Twin: the NumPy paths of gpmetis/multiconstraint/refinement.py.
 //
 // An item is a vertex with a destination to[v] >= 0 and an order: ckey[v] (order_key of a
 // float64 cost, 16 bits), then two 8-bit digits of the id, MC_LEVELS digits in all. Each
@@ -13,10 +13,15 @@
 // rebalancing, when it is the destination's first item). Integer atomics make every sum
 // independent of thread order; every decision depends on weights, keys and ids only.
 //
-//   rebalance:  mc_rebalance_prepare -> select (sources) -> mc_rebalance_take
-//               -> select (destinations) -> mc_apply
-//   inflow cap: mc_inflow_prepare -> select (destinations) -> mc_apply
-//   select:     (mc_select_threshold, mc_digit_hist) x (MC_LEVELS - 1) -> mc_select_threshold
+//   mc_rebalance:  prepare -> select (sources) -> take -> select (destinations) -> apply
+//   mc_inflow_cap: prepare -> select (destinations) -> apply
+//   select:        (threshold, digit_hist) x (MC_LEVELS - 1) -> threshold
+//
+// Each step is a pass over the vertices or the groups (*_pass, mc_select_in_grid) followed by a
+// grid-wide barrier; arrays that a kernel writes and a later step reads are plain pointers (not
+// read through the read-only cache).
+#include <cooperative_groups.h>
+
 #include "../block_reduce.cuh"
 #include "../resident_grid.cuh"
 #include "../refinement/rebalance.cu"
@@ -43,7 +48,7 @@ __device__ __forceinline__ int mc_digit(
 // -1 when item v's order is below the digits selected for its group (sel, MC_LEVELS per group)
 // in the first `levels` levels, +1 above, 0 on them.
 __device__ __forceinline__ int mc_compare(
-    const int levels, const int* __restrict__ sel, const int v, const int key,
+    const int levels, const int* sel, const int v, const int key,
     const int shift_hi, const int shift_lo)
 {
     for (int level = 0; level < levels; ++level) {
@@ -58,7 +63,7 @@ __device__ __forceinline__ int mc_compare(
 __device__ __forceinline__ void add_item(
     const int v, const int n, const int ncon, const int nparts, const int p, const int key,
     const int* __restrict__ weights, const long long* __restrict__ over,
-    unsigned long long* __restrict__ hist)
+    unsigned long long* hist)
 {
     for (int c = 0; c < ncon; ++c) {
         const int w = weights[(long long)c * n + v];
@@ -77,14 +82,13 @@ __device__ __forceinline__ void add_item(
 // the candidates with drop > 0, the one of least cost = loss / drop (loss = -gain[v]; ties:
 // the earlier candidate) is the item's destination, order_key(cost) its key. Sources' groups:
 // (c, part[v]) for each c over there that v weighs in. Also resets first (per part) and the
-// kept count for mc_rebalance_take and mc_apply.
-extern "C" __global__ void mc_rebalance_prepare(
+// kept count for the take and apply passes.
+__device__ __forceinline__ void mc_rebalance_prepare_pass(
     const int n, const int ncon, const int nparts, const int* __restrict__ part,
     const int* __restrict__ weights, const int* __restrict__ dest, const int* __restrict__ gain,
     const long long* __restrict__ over, const double* __restrict__ scale,
-    const long long* __restrict__ roomiest, const int nroomiest, int* __restrict__ to,
-    int* __restrict__ ckey, unsigned long long* __restrict__ hist,
-    unsigned long long* __restrict__ first, unsigned long long* __restrict__ kept)
+    const long long* __restrict__ roomiest, const int nroomiest, int* to, int* ckey,
+    unsigned long long* hist, unsigned long long* first, unsigned long long* kept)
 {
     const int tid = blockIdx.x * blockDim.x + threadIdx.x;
     for (int p = tid; p < nparts; p += gridDim.x * blockDim.x) first[p] = NO_FIRST;
@@ -122,19 +126,19 @@ extern "C" __global__ void mc_rebalance_prepare(
                 if ((int)roomiest[i] != p) consider((int)roomiest[i]);
         }
         if (best_q < 0) return;
+        const int key = order_key(best_cost);
         to[v] = best_q;
-        ckey[v] = order_key(best_cost);
-        add_item(v, n, ncon, nparts, p, ckey[v], weights, over, hist);
+        ckey[v] = key;
+        add_item(v, n, ncon, nparts, p, key, weights, over, hist);
     });
 }
 
 // A label-propagation step's items: the vertices moved (moved[v] != part[v]) to moved[v],
 // keyed by order_key(-gain[v]) (highest gain first); destinations' groups (c, moved[v]).
-extern "C" __global__ void mc_inflow_prepare(
+__device__ __forceinline__ void mc_inflow_prepare_pass(
     const int n, const int ncon, const int nparts, const int* __restrict__ part,
     const int* __restrict__ moved, const int* __restrict__ gain,
-    const int* __restrict__ weights, int* __restrict__ to, int* __restrict__ ckey,
-    unsigned long long* __restrict__ hist)
+    const int* __restrict__ weights, int* to, int* ckey, unsigned long long* hist)
 {
     for_each_vertex(n, [&](const int v) {
         const int q = moved[v];
@@ -142,29 +146,20 @@ extern "C" __global__ void mc_inflow_prepare(
             to[v] = -1;
             return;
         }
+        const int key = order_key((double)(-(long long)gain[v]));
         to[v] = q;
-        ckey[v] = order_key((double)(-(long long)gain[v]));
-        add_item(v, n, ncon, nparts, q, ckey[v], weights, nullptr, hist);
+        ckey[v] = key;
+        add_item(v, n, ncon, nparts, q, key, weights, nullptr, hist);
     });
-}
-
-// One level of a select for every group (a block of NUM_DIGITS threads each): room[group] is
-// minus the excess to cover (sources, `source` = 1) or the room left (destinations).
-extern "C" __global__ void mc_select_threshold(
-    const int level, const int source, const long long* __restrict__ room,
-    unsigned long long* __restrict__ hist, int* __restrict__ sel, long long* __restrict__ base)
-{
-    select_threshold_group(blockIdx.x, level, source, room, hist, sel, base, nullptr, MC_LEVELS);
 }
 
 // hist[group][digit at `level`] sums the weights of the items still undecided in their group
 // after `level` levels; groups as add_item forms them (sources where `over` is given).
-extern "C" __global__ void mc_digit_hist(
+__device__ __forceinline__ void mc_digit_hist_pass(
     const int n, const int ncon, const int nparts, const int level,
-    const int* __restrict__ part, const int* __restrict__ weights, const int* __restrict__ to,
-    const int* __restrict__ ckey, const long long* __restrict__ over,
-    const int* __restrict__ sel, const int shift_hi, const int shift_lo,
-    unsigned long long* __restrict__ hist)
+    const int* __restrict__ part, const int* __restrict__ weights, const int* to,
+    const int* ckey, const long long* __restrict__ over, const int* sel, const int shift_hi,
+    const int shift_lo, unsigned long long* hist)
 {
     for_each_vertex(n, [&](const int v) {
         const int q = to[v];
@@ -183,16 +178,40 @@ extern "C" __global__ void mc_digit_hist(
     });
 }
 
+// The select of every (constraint, part) group over the items in `to`, from the level-0
+// histograms already in hist, each level followed by a grid-wide barrier: sources where `over`
+// is given (room[group] = minus the excess to cover), else destinations (room[group] = the
+// room left). hist is left zero.
+__device__ __forceinline__ void mc_select_in_grid(
+    const cooperative_groups::grid_group& grid, const int n, const int ncon, const int nparts,
+    const int* __restrict__ part, const int* __restrict__ weights, const int* to,
+    const int* ckey, const long long* __restrict__ over, const long long* __restrict__ room,
+    const int shift_hi, const int shift_lo, unsigned long long* hist, int* sel, long long* base)
+{
+    for (int level = 0; level < MC_LEVELS; ++level) {
+        if (level) {
+            mc_digit_hist_pass(n, ncon, nparts, level, part, weights, to, ckey, over, sel,
+                               shift_hi, shift_lo, hist);
+            grid.sync();
+        }
+        for (int g = blockIdx.x; g < ncon * nparts; g += gridDim.x) {
+            select_threshold_group(g, level, over != nullptr, room, hist, sel, base, nullptr,
+                                   MC_LEVELS);
+            __syncthreads();  // the group's shared prefix sums are read before the next's
+        }
+        grid.sync();
+    }
+}
+
 // Sources decided: an item is taken when, in some constraint over in its part that it weighs
 // in, its order is at or below the group's selected digits (the last undecided id range goes
 // too: the excess must be covered). to[v] = -1 for the others; a taken item's weights start
 // its destination's histograms and first[to] = the least (key, id) taken there.
-extern "C" __global__ void mc_rebalance_take(
+__device__ __forceinline__ void mc_rebalance_take_pass(
     const int n, const int ncon, const int nparts, const int* __restrict__ part,
-    const int* __restrict__ weights, int* __restrict__ to, const int* __restrict__ ckey,
-    const long long* __restrict__ over, const int* __restrict__ sel, const int shift_hi,
-    const int shift_lo, unsigned long long* __restrict__ hist,
-    unsigned long long* __restrict__ first)
+    const int* __restrict__ weights, int* to, const int* ckey,
+    const long long* __restrict__ over, const int* sel, const int shift_hi, const int shift_lo,
+    unsigned long long* hist, unsigned long long* first)
 {
     for_each_vertex(n, [&](const int v) {
         const int q = to[v];
@@ -217,13 +236,12 @@ extern "C" __global__ void mc_rebalance_take(
 // destination's selected digits in every constraint (the last undecided id range stays: the
 // moves must fit), or, where first is given, when it is its destination's first item.
 // out[v] = v's part after the step; locked[v] (where given) = 1 for a kept move; kept[0]
-// counts them (where given).
-extern "C" __global__ void mc_apply(
+// counts them (where given). Every thread of the block must call it.
+__device__ __forceinline__ void mc_apply_pass(
     const int n, const int ncon, const int nparts, const int* __restrict__ part,
-    const int* __restrict__ to, const int* __restrict__ ckey, const int* __restrict__ sel,
-    const int shift_hi, const int shift_lo, const unsigned long long* __restrict__ first,
-    int* __restrict__ out, unsigned char* __restrict__ locked,
-    unsigned long long* __restrict__ kept)
+    const int* to, const int* ckey, const int* sel, const int shift_hi, const int shift_lo,
+    const unsigned long long* first, int* __restrict__ out,
+    unsigned char* __restrict__ locked, unsigned long long* kept)
 {
     __shared__ long long buf[32];
     long long count = 0;
@@ -246,6 +264,53 @@ extern "C" __global__ void mc_apply(
     if (kept == nullptr) return;
     count = block_sum_i64(count, buf);
     if (threadIdx.x == 0 && count) atomicAdd(kept, (unsigned long long)count);
+}
+
+// A rebalancing step's selection in one cooperative launch (blocks of NUM_DIGITS threads, a
+// thread per vertex and a block per group at most): from best_moves' (mode 1) dest/gain, out =
+// the new partition and kept[0] = the moves kept. over, excess_room (minus the excess) and room
+// (the room left) per group, roomiest as in the prepare pass; hist zero on entry and exit.
+extern "C" __global__ void mc_rebalance(
+    const int n, const int ncon, const int nparts, const int* __restrict__ part,
+    const int* __restrict__ weights, const int* __restrict__ dest, const int* __restrict__ gain,
+    const long long* __restrict__ over, const long long* __restrict__ excess_room,
+    const long long* __restrict__ room, const double* __restrict__ scale,
+    const long long* __restrict__ roomiest, const int nroomiest, const int shift_hi,
+    const int shift_lo, int* to, int* ckey, unsigned long long* hist, int* sel, long long* base,
+    unsigned long long* first, int* __restrict__ out, unsigned long long* kept)
+{
+    const cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    mc_rebalance_prepare_pass(n, ncon, nparts, part, weights, dest, gain, over, scale, roomiest,
+                              nroomiest, to, ckey, hist, first, kept);
+    grid.sync();
+    mc_select_in_grid(grid, n, ncon, nparts, part, weights, to, ckey, over, excess_room,
+                      shift_hi, shift_lo, hist, sel, base);
+    mc_rebalance_take_pass(n, ncon, nparts, part, weights, to, ckey, over, sel, shift_hi,
+                           shift_lo, hist, first);
+    grid.sync();
+    mc_select_in_grid(grid, n, ncon, nparts, part, weights, to, ckey, nullptr, room, shift_hi,
+                      shift_lo, hist, sel, base);
+    mc_apply_pass(n, ncon, nparts, part, to, ckey, sel, shift_hi, shift_lo, first, out, nullptr,
+                  kept);
+}
+
+// A label-propagation step's inflow cap in one cooperative launch (as mc_rebalance): from the
+// afterburner's moved partition and best_moves' gain, out = the capped partition and locked =
+// its moves, each destination keeping what fits room (per group); hist zero on entry and exit.
+extern "C" __global__ void mc_inflow_cap(
+    const int n, const int ncon, const int nparts, const int* __restrict__ part,
+    const int* __restrict__ moved, const int* __restrict__ gain,
+    const int* __restrict__ weights, const long long* __restrict__ room, const int shift_hi,
+    const int shift_lo, int* to, int* ckey, unsigned long long* hist, int* sel, long long* base,
+    int* __restrict__ out, unsigned char* __restrict__ locked)
+{
+    const cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    mc_inflow_prepare_pass(n, ncon, nparts, part, moved, gain, weights, to, ckey, hist);
+    grid.sync();
+    mc_select_in_grid(grid, n, ncon, nparts, part, weights, to, ckey, nullptr, room, shift_hi,
+                      shift_lo, hist, sel, base);
+    mc_apply_pass(n, ncon, nparts, part, to, ckey, sel, shift_hi, shift_lo, nullptr, out, locked,
+                  nullptr);
 }
 
 // out[c * nparts + p] += the weight in c of part p (out zero on entry), summed per block in

@@ -17,10 +17,10 @@ stops after ``patience`` iterations without a > 0.1% improvement.
 
 Both selections rank moves by (``order_key`` of the cost, 16 bits; then the vertex id's top 16
 bits) and cut each constraint's groups (its parts) at the rank where their limit is reached: on
-the GPU by the radix select of the single-constraint rebalancing, kernels of ``refinement.cu``
-(a step is some twenty launches and one or two read-backs, no sort); on NumPy by one sort
-(``_select``), their twin. Every order is decided by values and vertex ids, so both engines
-take the same moves.
+the GPU by the radix select of the single-constraint rebalancing, in one cooperative kernel
+of ``refinement.cu`` per step after Jet's move kernels (no sort; a rebalancing step reads one
+count back); on NumPy by one sort (``_select``), their twin. Every order is decided by values
+and vertex ids, so both engines take the same moves.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpmetis.backend import NULL, Backend, get_backend
+from gpmetis.backend import Backend, get_backend, loop_blocks
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.multiconstraint.weights import Balance, part_weights
 from gpmetis.refinement.jet import (
@@ -109,15 +109,11 @@ def lp_step(be: Backend, g: DeviceGraph, weights, part, nparts: int, room: np.nd
     xp = be.xp
     n, ncon = g.nvtxs, len(weights)
     work = work or _Work.make(be, n, ncon, nparts, np.ones(ncon, dtype=np.int64))
-    dims = (np.int32(n), np.int32(ncon), np.int32(nparts))
-    be.launch_resident(be.kernel(CU_FILE, "mc_inflow_prepare"), n,
-                       (*dims, part, moved, gain, weights, work.to, work.ckey, work.hist))
-    _launch_select(be, g, weights, part, nparts, work, 0, None, be.asarray(room.ravel()))
     out = xp.empty(n, dtype=xp.int32)
     locked = xp.empty(n, dtype=xp.uint8)
-    be.launch_resident(be.kernel(CU_FILE, "mc_apply"), n,
-                       (*dims, part, work.to, work.ckey, work.sel, *_shifts(n), NULL, out, locked,
-                        NULL))
+    _launch_step(be, "mc_inflow_cap", n, ncon, nparts,
+                 (part, moved, gain, weights, be.asarray(room.ravel()), *_shifts(n), work.to,
+                  work.ckey, work.hist, work.sel, work.base, out, locked))
     return out, locked
 
 
@@ -170,25 +166,13 @@ def _shifts(n: int) -> tuple:
     return tuple(np.int32(s) for s in id_shifts(n))
 
 
-def _launch_select(be: Backend, g: DeviceGraph, weights, part, nparts: int, work: _Work,
-                   source: int, over, room) -> None:
-    """Queue the selects of every (constraint, part) group over the items in ``work.to``, from
-    the level-0 histograms already in ``work.hist``: sources (``over`` the part weights minus
-    the limits, ``room`` minus the excess) or destinations (``over`` None, ``room`` the room
-    left), int64 per group on the device."""
-    n, ncon = g.nvtxs, len(weights)
-    threshold = be.kernel(CU_FILE, "mc_select_threshold")
-    digit_hist = be.kernel(CU_FILE, "mc_digit_hist")
-    for level in range(LEVELS):
-        if level:
-            be.launch_resident(digit_hist, n,
-                               (np.int32(n), np.int32(ncon), np.int32(nparts), np.int32(level),
-                                part, weights, work.to, work.ckey,
-                                NULL if over is None else over, work.sel, *_shifts(n),
-                                work.hist))
-        be.launch_blocks(threshold, ncon * nparts,
-                         (np.int32(level), np.int32(source), room, work.hist, work.sel,
-                          work.base), block=NUM_DIGITS)
+def _launch_step(be: Backend, name: str, n: int, ncon: int, nparts: int, args: tuple) -> None:
+    """Queue the cooperative kernel ``name`` of ``refinement.cu`` (blocks of NUM_DIGITS
+    threads: a thread per vertex and a block per (constraint, part) group, as many as the GPU
+    holds at once)."""
+    be.launch_cooperative(be.kernel(CU_FILE, name), loop_blocks(n, NUM_DIGITS, 0, ncon * nparts),
+                          (np.int32(n), np.int32(ncon), np.int32(nparts), *args),
+                          block=NUM_DIGITS)
 
 
 def rebalance_step(be: Backend, g: DeviceGraph, weights, part, nparts: int,
@@ -219,22 +203,12 @@ def rebalance_step(be: Backend, g: DeviceGraph, weights, part, nparts: int,
         packed[i:j] for i, j in zip((0, groups, 2 * groups, 3 * groups, 3 * groups + nparts),
                                     (groups, 2 * groups, 3 * groups, 3 * groups + nparts, None)))
     dest, gain = best_moves(be, g, part, nparts, MoveRequest(1, room=bm_room_d))
-    xp = be.xp
     work = work or _Work.make(be, n, ncon, nparts, balance.totals)
-    dims = (np.int32(n), np.int32(ncon), np.int32(nparts))
-    be.launch_resident(be.kernel(CU_FILE, "mc_rebalance_prepare"), n,
-                       (*dims, part, weights, dest, gain, over_d, work.scale, roomiest_d,
-                        np.int32(len(roomiest)), work.to, work.ckey, work.hist, work.first,
-                        work.kept))
-    _launch_select(be, g, weights, part, nparts, work, 1, over_d, excess_room)
-    be.launch_resident(be.kernel(CU_FILE, "mc_rebalance_take"), n,
-                       (*dims, part, weights, work.to, work.ckey, over_d, work.sel, *_shifts(n),
-                        work.hist, work.first))
-    _launch_select(be, g, weights, part, nparts, work, 0, None, room_d)
-    out = xp.empty(n, dtype=xp.int32)
-    be.launch_resident(be.kernel(CU_FILE, "mc_apply"), n,
-                       (*dims, part, work.to, work.ckey, work.sel, *_shifts(n), work.first, out,
-                        NULL, work.kept))
+    out = be.xp.empty(n, dtype=be.xp.int32)
+    _launch_step(be, "mc_rebalance", n, ncon, nparts,
+                 (part, weights, dest, gain, over_d, excess_room, room_d, work.scale, roomiest_d,
+                  np.int32(len(roomiest)), *_shifts(n), work.to, work.ckey, work.hist, work.sel,
+                  work.base, work.first, out, work.kept))
     return out if int(work.kept[0]) else part
 
 
