@@ -19,7 +19,8 @@ from gpmetis.initial_partitioning.metis_trials import IPTYPE_GROW, IPTYPE_RANDOM
 from gpmetis.multiconstraint.bisection import bisection_tree
 from gpmetis.multiconstraint.pipeline import upload
 from gpmetis.multiconstraint.refinement import (
-    cap_moves,
+    cap_inflow,
+    order_key,
     rebalance_step,
     score_state,
     swap_step,
@@ -162,16 +163,50 @@ def test_guide_weights_keep_every_constraint_within_its_cluster_limit():
     assert guide.sum() < 2**31
 
 
-def test_cap_moves_keeps_the_best_moves_that_fit_per_destination():
+def test_cap_inflow_keeps_the_best_moves_that_fit_per_destination():
     weights = np.array([[1, 1, 1, 1, 5], [3, 1, 1, 1, 0]], dtype=np.int32)
     cand = np.arange(5)
     to = np.array([0, 0, 0, 1, 1])
-    priority = np.array([5, 9, 7, 1, 2])
+    gain = np.array([5, 9, 7, 1, 2])
     room = np.array([[2, 5], [10, 0]], dtype=np.int64)
-    keep = cap_moves(CPU, weights, cand, to, priority, room)
-    # part 0 takes 1 (prio 9) then 2 (prio 7), then its constraint-0 room of 2 is full;
+    keep = cap_inflow(weights, cand, to, order_key(-gain), room, 5)
+    # part 0 takes 1 (gain 9) then 2 (gain 7), then its constraint-0 room of 2 is full;
     # part 1 takes 4 (weight 5, 0), not 3 (constraint 1 has no room)
     assert keep.tolist() == [False, True, True, False, True]
+
+
+def test_order_key_is_monotone_and_exact_for_small_integers():
+    costs = np.array([-1e300, -40.0, -31.0, -1.0, -1e-300, 0.0, 1e-300, 1.0, 2.0, 31.0, 1e9,
+                      np.inf])
+    keys = order_key(costs)
+    assert (np.diff(keys) >= 0).all() and keys.max() < 1 << 16
+    small = order_key(np.arange(-31, 32, dtype=np.float64))
+    assert (np.diff(small) > 0).all()
+
+
+def test_select_by_sort_equals_the_kernels_digit_by_digit_select():
+    # the NumPy twin ranks by one sort; the kernels select digit by digit (rebalance.py's
+    # ordered_select is that select's twin): same items, ties at the coarse id digits of
+    # > 65536 vertices, zero weights and negative rooms included
+    from gpmetis.multiconstraint.refinement import _select
+    from gpmetis.refinement.rebalance import id_shifts, ordered_select
+
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        n = int(rng.choice([60, 300, 200_000]))
+        m, ncon, nparts = int(rng.integers(0, 60)), int(rng.integers(1, 4)), int(rng.integers(1, 6))
+        v = np.sort(rng.choice(n, m, replace=False))
+        key = rng.integers(0, int(rng.choice([3, 50, 65536])), m)
+        w = rng.integers(0, int(rng.choice([2, 5, 1000])), (ncon, m))
+        groups = np.where(rng.random((ncon, m)) < 0.8, np.arange(ncon)[:, None] * nparts
+                          + rng.integers(0, nparts, (ncon, m)), -1)
+        limit = rng.integers(-5, int(rng.choice([3, 50, 3000])), ncon * nparts)
+        hi, lo = id_shifts(n)
+        digits = [np.tile(d, ncon) for d in (key >> 8, key & 255, (v >> hi) & 255, (v >> lo) & 255)]
+        for source in (True, False):
+            lim = np.maximum(limit, 1) if source else limit
+            by_digit = ordered_select(groups.ravel(), digits, w.ravel(), lim, source)
+            assert np.array_equal(_select(groups, w, key, v, n, lim, source).ravel(), by_digit)
 
 
 def test_rebalancing_lowers_the_excess():
@@ -196,6 +231,51 @@ def test_gpu_engine_equals_cpu_engine(ncon, nparts):
         cpu = partition(graph, nparts, engine="cpu", seed=3)
         assert np.array_equal(gpu.part, cpu.part)
         assert gpu.edgecut == cpu.edgecut and gpu.metrics.pwgts == cpu.metrics.pwgts
+
+
+@pytest.mark.gpu
+@requires_cuda
+@pytest.mark.parametrize("ncon,nparts", [(2, 8), (3, 64), (2, 3000)])
+@pytest.mark.parametrize("name", ["4elt", "random-hubs", "random-big"])
+def test_gpu_steps_equal_cpu_steps(name, ncon, nparts):
+    # each step's kernels against their NumPy twin from the same partitions: blocks of ids
+    # and skewed ones (tight, loose and small rooms; over parts to rebalance), with hub rows,
+    # coarse id digits (> 65536 vertices) and more (constraint, part) pairs than the part
+    # weights' shared-memory sums take
+    from gpmetis.multiconstraint.refinement import lp_step
+
+    base = {"4elt": lambda: load_fixture("4elt"),
+            "random-hubs": lambda: random_graph(6000, 6, seed=5, hubs=12, weighted=True),
+            "random-big": lambda: random_graph(70_000, 5, seed=21, weighted=True)}[name]()
+    graph = with_weights(base, ncon)
+    gpu = get_backend("gpu")
+    xp = gpu.xp
+    wc, wg = upload(CPU, graph, nparts), upload(gpu, graph, nparts)
+    balance = Balance.of(wc.totals, uniform_tpwgts(nparts, ncon), [1.03] * ncon)
+    rng = np.random.default_rng(7)
+    start = np.arange(graph.nvtxs) * nparts // graph.nvtxs  # blocks of ids
+    skews = (np.where(rng.random(graph.nvtxs) < 0.5, 0, start),
+             np.where(rng.random(graph.nvtxs) < 0.3, start % max(nparts // 2, 1), start))
+    rebalanced = []
+    for part in (p.astype(np.int32) for p in (start, *skews)):
+        score_c, pw = score_state(CPU, wc.graph, wc.weights, part, nparts, balance)
+        score_g, pw_g = score_state(gpu, wg.graph, wg.weights, xp.asarray(part), nparts, balance)
+        assert score_c == score_g and np.array_equal(pw, pw_g)
+        moved_c = rebalance_step(CPU, wc.graph, wc.weights, part, nparts, balance, pw)
+        moved_g = rebalance_step(gpu, wg.graph, wg.weights, xp.asarray(part), nparts, balance, pw)
+        assert np.array_equal(moved_c, moved_g.get())
+        rebalanced.append(not np.array_equal(moved_c, part))
+        locked = (rng.random(graph.nvtxs) < 0.2).astype(np.uint8)
+        for room in (balance.limits - pw, balance.limits - pw + balance.limits // 5,
+                     np.maximum(balance.limits - pw, 0) // 7):
+            for c_num, c_den in ((1, 4), (3, 4)):
+                step_c = lp_step(CPU, wc.graph, wc.weights, part, nparts, room, locked, c_num,
+                                 c_den)
+                step_g = lp_step(gpu, wg.graph, wg.weights, xp.asarray(part), nparts, room,
+                                 xp.asarray(locked), c_num, c_den)
+                for a, b in zip(step_c, step_g):
+                    assert np.array_equal(a, b.get())
+    assert any(rebalanced)  # (half the graph in part 0 is over in every constraint)
 
 
 def test_cli_says_when_a_constraint_is_over_its_limit(tmp_path):

@@ -5,23 +5,32 @@ A label-propagation step takes Jet's candidate moves (``best_moves`` and the ``a
 of the single-constraint refinement: they look at edges only) and keeps, per destination part,
 the highest gains first while every constraint's weight moved in fits the part's room (in a
 loose step, its room plus some slack, which rebalancing then takes back). A rebalancing step
-considers, for each vertex that weighs in an over constraint of its part, its adjacent parts
-and each constraint's roomiest part, keeps the moves that lower the total excess (each
-constraint's excess over its total), gives the vertex its move of least cut lost per unit of
-excess removed, takes each part's vertices in that order until every constraint's excess is
-covered, and keeps per destination the moves that fit its room plus its cheapest move (alone,
-it lowers the excess). When no single move lowers the excess (parts full in different
-constraints), adjacent parts swap a vertex each (``swap_step``). The loop keeps the best
-state (least excess, then lowest cut) and stops after ``patience`` iterations without a > 0.1%
-improvement. Every step is array code that runs the same on NumPy and CuPy, and every order is
-decided by values and vertex ids, so both engines take the same moves.
+considers, for each vertex that weighs in an over constraint of its part, its most connected
+adjacent part over in no constraint or, when it has none, each constraint's roomiest part; it
+keeps the moves that lower the total excess (each constraint's excess over its total), gives
+the vertex its move of least cut lost per unit of excess removed (its cost), takes each part's
+vertices in cost order until every constraint's excess is covered, and keeps per destination
+the moves that fit its room plus its cheapest move (alone, it lowers the excess). When no
+single move lowers the excess (parts full in different constraints), adjacent parts swap a
+vertex each (``swap_step``). The loop keeps the best state (least excess, then lowest cut) and
+stops after ``patience`` iterations without a > 0.1% improvement.
+
+Both selections rank moves by (``order_key`` of the cost, 16 bits; then the vertex id's top 16
+bits) and cut each constraint's groups (its parts) at the rank where their limit is reached: on
+the GPU by the radix select of the single-constraint rebalancing, in one cooperative kernel
+of ``refinement.cu`` per step after Jet's move kernels (no sort; a rebalancing step reads one
+count back); on NumPy by one sort (``_select``), their twin. Every order is decided by values
+and vertex ids, so both engines take the same moves.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+
 import numpy as np
 
-from gpmetis.backend import Backend, get_backend
+from gpmetis.backend import Backend, get_backend, loop_blocks
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.multiconstraint.weights import Balance, part_weights
 from gpmetis.refinement.jet import (
@@ -32,166 +41,227 @@ from gpmetis.refinement.jet import (
     MoveRequest,
     afterburner,
     best_moves,
+    launch_score,
     partition_state,
 )
-from gpmetis.refinement.rebalance import INFLOW_SLACK
+from gpmetis.refinement.rebalance import INFLOW_SLACK, NUM_DIGITS, id_shifts
 
-PRIORITY_BITS = 32
+CU_FILE = Path(__file__).with_name("refinement.cu")
+LEVELS = 4  # as MC_LEVELS in refinement.cu: cost key high and low digits, id high and low
+SHARED_GROUPS = 4096  # mc_part_weights sums up to this many (constraint, part) pairs per block
 UNBOUNDED_ROOM = 1 << 62
+NO_FIRST = np.iinfo(np.uint64).max
 
 
-def cap_moves(be: Backend, weights, cand, to, priority, room):
-    """Mask over the moves ``cand`` -> ``to`` of those kept: per destination part, in order of
-    ``priority`` (higher first; |priority| < 2^31; ties: the earlier move), while every
-    constraint's weight moved in stays within ``room`` ((ncon, nparts) int64 on ``be``)."""
-    xp = be.xp
-    if len(cand) == 0:
-        return xp.zeros(0, dtype=bool)
-    key = to.astype(xp.int64) * (1 << PRIORITY_BITS) + (
-        (1 << (PRIORITY_BITS - 1)) - 1 - priority.astype(xp.int64))
-    order = be.argsort_stable(key)
-    dest = to[order]
-    movers = cand[order]
-    first = xp.searchsorted(dest, dest, side="left")  # each move's segment start
-    fits = xp.ones(len(cand), dtype=bool)
-    for w, r in zip(weights, room):
-        w = w[movers].astype(xp.int64)
-        moved_in = xp.cumsum(w)
-        moved_in -= moved_in[first] - w[first]
-        fits &= moved_in <= r[dest]
-    keep = xp.empty_like(fits)
-    keep[order] = fits
-    return keep
+def order_key(cost) -> np.ndarray:
+    """A 16-bit int64 key per float64 cost, monotone (non-decreasing) in the cost: the top bits
+    of an order-preserving map of its bits (sign, exponent, 4 mantissa bits), so integers
+    below 32 keep their order exactly. Twin of refinement.cu's order_key."""
+    bits = np.ascontiguousarray(cost, dtype=np.float64).view(np.uint64)
+    bits = np.where(bits >> np.uint64(63) != 0, ~bits, bits | np.uint64(1 << 63))
+    return (bits >> np.uint64(48)).astype(np.int64)
 
 
-def lp_step(be: Backend, g: DeviceGraph, weights, part, nparts: int, room, locked,
-            c_num: int, c_den: int):
-    """(new partition, new locks): one label-propagation step whose inflow fits ``room``."""
-    xp = be.xp
+@dataclass
+class _Work:
+    """The GPU selections' buffers for one level: per vertex the item's destination and key;
+    per (constraint, part) group the select's histogram (zero between uses), digits and base;
+    per part the first (key, id) of a rebalancing's destination; the kept count; and each
+    constraint's total (at least 1) as float64."""
+
+    to: object
+    ckey: object
+    hist: object
+    sel: object
+    base: object
+    first: object
+    kept: object
+    scale: object
+
+    @classmethod
+    def make(cls, be: Backend, n: int, ncon: int, nparts: int, totals: np.ndarray) -> _Work:
+        xp = be.xp
+        groups = ncon * nparts
+        to, ckey = be.carve((n, n), xp.int32)
+        hist, first, kept = be.carve((groups * NUM_DIGITS, nparts, 1), xp.uint64, zeroed=1)
+        return cls(to, ckey, hist, xp.empty(groups * LEVELS, dtype=xp.int32),
+                   xp.empty(groups, dtype=xp.int64), first, kept,
+                   xp.asarray(np.maximum(totals, 1).astype(np.float64)))
+
+
+def lp_step(be: Backend, g: DeviceGraph, weights, part, nparts: int, room: np.ndarray, locked,
+            c_num: int, c_den: int, work: _Work | None = None):
+    """(new partition, new locks): one label-propagation step whose inflow fits ``room``
+    ((ncon, nparts) int64 on the host); ``work``: the GPU's buffers (made when None)."""
     dest, gain = best_moves(be, g, part, nparts, MoveRequest(0, locked, c_num, c_den))
     _, moved = afterburner(be, g, part, dest, gain, nparts)
-    cand = xp.flatnonzero(moved != part)
-    to = moved[cand]
-    keep = cap_moves(be, weights, cand, to, gain[cand], be.asarray(room))
-    cand, to = cand[keep], to[keep]
-    part = part.copy()
-    part[cand] = to
-    locked = xp.zeros(g.nvtxs, dtype=xp.uint8)
-    locked[cand] = 1
-    return part, locked
+    room = np.asarray(room, dtype=np.int64)
+    if not be.gpu:
+        cand = np.flatnonzero(moved != part)
+        to = moved[cand]
+        keep = cap_inflow(weights, cand, to, order_key(-gain[cand].astype(np.int64)), room,
+                          g.nvtxs)
+        part = part.copy()
+        part[cand[keep]] = to[keep]
+        locked = np.zeros(g.nvtxs, dtype=np.uint8)
+        locked[cand[keep]] = 1
+        return part, locked
+    xp = be.xp
+    n, ncon = g.nvtxs, len(weights)
+    work = work or _Work.make(be, n, ncon, nparts, np.ones(ncon, dtype=np.int64))
+    out = xp.empty(n, dtype=xp.int32)
+    locked = xp.empty(n, dtype=xp.uint8)
+    _launch_step(be, "mc_inflow_cap", n, ncon, nparts,
+                 (part, moved, gain, weights, be.asarray(room.ravel()), *_shifts(n), work.to,
+                  work.ckey, work.hist, work.sel, work.base, out, locked))
+    return out, locked
+
+
+def cap_inflow(weights, cand, to, key, room: np.ndarray, n: int) -> np.ndarray:
+    """Mask over the moves ``cand`` -> ``to`` (NumPy) of those kept: per destination part, in
+    the order of (``key``, the vertex id's top 16 bits; ``n`` vertices), while every
+    constraint's weight moved in, this move's included, stays within ``room`` ((ncon, nparts)
+    int64); moves in the last id range that reaches a limit stay out."""
+    ncon, nparts = room.shape
+    groups = np.arange(ncon)[:, None] * nparts + np.asarray(to, dtype=np.int64)[None, :]
+    return _select(groups, weights[:, cand], key, cand, n, room.ravel(), source=False).all(axis=0)
+
+
+def _select(groups, w, key, v, n: int, limit, source: bool) -> np.ndarray:
+    """(ncon, m) mask: per group (``groups`` (ncon, m): each constraint's group ids of items
+    ``v``, -1 for none; ``w`` their weights; ``limit`` per group) the items in the order of
+    their rank (key, then the id's top 16 bits of ``n`` vertices) up to the first rank at which
+    the weight of the items ranked at or before it reaches the limit: >= it for sources, which
+    take that rank too, > it for destinations, which do not. This is what the kernels' radix
+    select over the rank's four digits decides (each level narrows the group to the digit at
+    which its limit is reached), found here by one sort."""
+    shift_hi, shift_lo = id_shifts(n)
+    v = np.asarray(v, dtype=np.int64)
+    rank = ((np.asarray(key, dtype=np.int64) << 16) | (((v >> shift_hi) & 255) << 8)
+            | ((v >> shift_lo) & 255))
+    flat = groups.ravel()
+    items = np.flatnonzero(flat >= 0)
+    group = flat[items]
+    rank = np.tile(rank, len(groups))[items]
+    order = np.argsort(group * (1 << 32) + rank, kind="stable")
+    group, rank = group[order], rank[order]
+    weight = np.asarray(w, dtype=np.int64).ravel()[items][order]
+    sums = np.cumsum(weight)
+    start = np.searchsorted(group, group, side="left")
+    sums -= sums[start] - weight[start]  # within the group, through this item
+    key2 = group * (1 << 32) + rank
+    through = sums[np.searchsorted(key2, key2, side="right") - 1]  # through the item's rank
+    limit = np.asarray(limit, dtype=np.int64)[group]
+    # each group's threshold: the rank of its first item that reaches the limit (none: all go)
+    reached = np.flatnonzero(through >= limit if source else through > limit)
+    first = reached[np.diff(group[reached], prepend=-1) != 0]
+    threshold = np.full(int(flat.max()) + 1 if len(items) else 0, 1 << 40, dtype=np.int64)
+    threshold[group[first]] = rank[first]
+    mask = np.zeros(len(flat), dtype=bool)
+    mask[items[order]] = rank <= threshold[group] if source else rank < threshold[group]
+    return mask.reshape(groups.shape)
+
+
+def _shifts(n: int) -> tuple:
+    return tuple(np.int32(s) for s in id_shifts(n))
+
+
+def _launch_step(be: Backend, name: str, n: int, ncon: int, nparts: int, args: tuple) -> None:
+    """Queue the cooperative kernel ``name`` of ``refinement.cu`` (blocks of NUM_DIGITS
+    threads: a thread per vertex and a block per (constraint, part) group, as many as the GPU
+    holds at once)."""
+    be.launch_cooperative(be.kernel(CU_FILE, name), loop_blocks(n, NUM_DIGITS, 0, ncon * nparts),
+                          (np.int32(n), np.int32(ncon), np.int32(nparts), *args),
+                          block=NUM_DIGITS)
 
 
 def rebalance_step(be: Backend, g: DeviceGraph, weights, part, nparts: int,
-                   balance: Balance, pwgts: np.ndarray):
+                   balance: Balance, pwgts: np.ndarray, work: _Work | None = None):
     """A new partition with vertices moved out of the parts over in any constraint (``part``
-    itself when none is, or when no move lowers the total excess)."""
-    xp = be.xp
-    excess_h = np.maximum(pwgts - balance.limits, 0)
-    if not excess_h.any():
+    itself when none is, or when no move lowers the total excess); ``work``: the GPU's
+    buffers (made when None)."""
+    over = pwgts - balance.limits
+    if not (over > 0).any():
         return part
-    excess = be.asarray(excess_h)
-    n = g.nvtxs
-    active = xp.zeros(n, dtype=bool)
-    for c, w in enumerate(weights):
-        active |= (excess[c][part] > 0) & (w > 0)
-
-    # each active vertex's most connected adjacent part among those over in no constraint
-    # (Jet's rebalancing kernel, given no room in the over parts and unbounded room elsewhere)
-    over_part = (excess_h > 0).any(axis=0)
-    room = be.asarray(np.where(over_part, -1, UNBOUNDED_ROOM).astype(np.int64))
-    dest, gain = best_moves(be, g, part, nparts, MoveRequest(1, room=room))
-    linked = active & (dest >= 0)
-    vs = xp.flatnonzero(linked)
-    ps = dest[vs].astype(xp.int64)
-    loss = -gain[vs].astype(xp.int64)
-    # ... and, for those with none, each constraint's part with the most room (relative to its
-    # target), at the loss of their whole connectivity (-gain)
-    lone = active & (dest < 0)
+    # best_moves (Jet's rebalancing kernel) given no room in the over parts, unbounded room
+    # elsewhere: each vertex's most connected adjacent part over in no constraint
+    bm_room = np.where((over > 0).any(axis=0), -1, UNBOUNDED_ROOM).astype(np.int64)
+    # each constraint's part with the most room relative to its limit, for the vertices with
+    # no such neighbour (at the loss of their whole connectivity, -gain)
     share = (balance.limits - pwgts) / np.maximum(balance.limits, 1)
-    for roomiest in sorted({int(np.argmax(row)) for row in share}):
-        alone = xp.flatnonzero(lone & (part != roomiest))
-        vs = xp.concatenate((vs, alone))
-        ps = xp.concatenate((ps, xp.full(len(alone), roomiest, dtype=xp.int64)))
-        loss = xp.concatenate((loss, -gain[alone].astype(xp.int64)))
+    roomiest = np.array(sorted({int(np.argmax(row)) for row in share}), dtype=np.int64)
+    n, ncon = g.nvtxs, balance.ncon
+    if not be.gpu:
+        dest, gain = best_moves(be, g, part, nparts, MoveRequest(1, room=bm_room))
+        return _rebalance_numpy(weights, part, nparts, over,
+                                np.maximum(balance.totals, 1).astype(np.float64), roomiest,
+                                dest, gain)
+    groups = ncon * nparts
+    packed = be.asarray(np.concatenate([over.ravel(), -np.maximum(over, 0).ravel(),
+                                        -over.ravel(), bm_room, roomiest]))
+    over_d, excess_room, room_d, bm_room_d, roomiest_d = (
+        packed[i:j] for i, j in zip((0, groups, 2 * groups, 3 * groups, 3 * groups + nparts),
+                                    (groups, 2 * groups, 3 * groups, 3 * groups + nparts, None)))
+    dest, gain = best_moves(be, g, part, nparts, MoveRequest(1, room=bm_room_d))
+    work = work or _Work.make(be, n, ncon, nparts, balance.totals)
+    out = be.xp.empty(n, dtype=be.xp.int32)
+    _launch_step(be, "mc_rebalance", n, ncon, nparts,
+                 (part, weights, dest, gain, over_d, excess_room, room_d, work.scale, roomiest_d,
+                  np.int32(len(roomiest)), *_shifts(n), work.to, work.ckey, work.hist, work.sel,
+                  work.base, work.first, out, work.kept))
+    return out if int(work.kept[0]) else part
 
-    # a move is a candidate when it lowers the total excess; its cost is the cut it adds per
-    # unit of excess it removes
-    drop = _excess_drop(be, weights, vs, part[vs], ps, balance, pwgts)
-    ok = drop > 0
-    vs, ps = vs[ok], ps[ok]
-    cost = loss[ok] / drop[ok]
-    # each vertex's cheapest move (ties: the lower part)
-    order = be.argsort_stable(cost)
-    order = order[be.argsort_stable(vs[order])]
-    first = xp.flatnonzero(xp.concatenate((xp.ones(min(len(order), 1), dtype=bool),
-                                           vs[order][1:] != vs[order][:-1])))
-    best = order[first]
-    movers, dest, cost = vs[best], ps[best], cost[best]
 
-    # per source part, the cheapest first until every constraint's excess is covered
-    source = part[movers]
-    order = be.argsort_stable(cost)
-    order = order[be.argsort_stable(source[order])]
-    movers, dest, source, cost = movers[order], dest[order], source[order], cost[order]
-    first = xp.searchsorted(source, source, side="left")
-    take = xp.zeros(len(movers), dtype=bool)
-    for c, wc in enumerate(weights):
-        wm = wc[movers].astype(xp.int64)
-        before = xp.cumsum(wm) - wm  # weight ranked ahead of each vertex in its part
-        before -= before[first]
-        take |= (wm > 0) & (before < excess[c][source])
-    movers, dest, cost = movers[take], dest[take], cost[take]
-    keep = _destination_cap(be, weights, movers, dest, cost, pwgts, balance)
-    if not bool(keep.any()):
+def _rebalance_numpy(weights, part, nparts: int, over: np.ndarray, scale: np.ndarray,
+                     roomiest: np.ndarray, dest, gain):
+    """rebalance_step on NumPy from best_moves' ``dest``/``gain`` (twin of the kernels of
+    ``refinement.cu``)."""
+    n = len(part)
+    active = ((over[:, part] > 0) & (weights > 0)).any(axis=0)
+    v = np.flatnonzero(active)
+    p = part[v]
+    w = weights[:, v].astype(np.int64)
+    over_s = over[:, p]
+    loss = -gain[v].astype(np.int64)
+    linked = dest[v] >= 0
+    best_q = np.full(len(v), -1, dtype=np.int64)
+    best_cost = np.zeros(len(v))
+    # candidates in the kernel's order: the adjacent part, else each roomiest part but its own
+    for i, r in enumerate(roomiest):
+        q = np.where(linked, dest[v] if i == 0 else -1, np.where(p != r, r, -1))
+        over_d = over[:, np.maximum(q, 0)]
+        drop = np.zeros(len(v))
+        for c in range(len(weights)):
+            added = np.maximum(over_d[c] + w[c], 0) - np.maximum(over_d[c], 0)
+            change = np.maximum(over_s[c], 0) - np.maximum(over_s[c] - w[c], 0) - added
+            drop += change / scale[c]
+        ok = (q >= 0) & (drop > 0)
+        cost = loss / np.where(ok, drop, 1.0)
+        better = ok & ((best_q < 0) | (cost < best_cost))
+        best_q = np.where(better, q, best_q)
+        best_cost = np.where(better, cost, best_cost)
+    item = best_q >= 0
+    v, p, to, w = v[item], p[item], best_q[item], w[:, item]
+    key = order_key(best_cost[item])
+    ncon = len(weights)
+    # sources: per constraint over in the part that the vertex weighs in, until its excess
+    # is covered
+    owed = (w > 0) & (over[:, p] > 0)
+    groups = np.where(owed, np.arange(ncon)[:, None] * nparts + p[None, :], -1)
+    taken = _select(groups, w, key, v, n, np.maximum(over, 1).ravel(), source=True).any(axis=0)
+    v, to, key, w = v[taken], to[taken], key[taken], w[:, taken]
+    # destinations: the moves that fit every constraint's room, and each one's first move
+    groups = np.arange(ncon)[:, None] * nparts + to[None, :]
+    fits = _select(groups, w, key, v, n, -over.ravel(), source=False).all(axis=0)
+    order = (key.astype(np.uint64) << np.uint64(32)) | v.astype(np.uint64)
+    first = np.full(nparts, NO_FIRST, dtype=np.uint64)
+    np.minimum.at(first, to, order)
+    moves = fits | (order == first[to])
+    if not moves.any():
         return part
     part = part.copy()
-    part[movers[keep]] = dest[keep].astype(xp.int32)
+    part[v[moves]] = to[moves].astype(np.int32)
     return part
-
-
-def _destination_cap(be: Backend, weights, movers, dest, cost, pwgts: np.ndarray,
-                     balance: Balance):
-    """Mask of the moves kept: per destination, cheapest first, its first move (which alone
-    lowers the excess) and the moves up to where the destination's room runs out in some
-    constraint."""
-    xp = be.xp
-    if len(movers) == 0:
-        return xp.zeros(0, dtype=bool)
-    order = be.argsort_stable(cost)
-    order = order[be.argsort_stable(dest[order])]
-    movers, dest = movers[order], dest[order]
-    first = xp.searchsorted(dest, dest, side="left")
-    pw, limits = be.asarray(pwgts), be.asarray(balance.limits)
-    fits = xp.ones(len(movers), dtype=bool)
-    for c, wc in enumerate(weights):
-        moved_in = _segment_cumsum(xp, wc[movers].astype(xp.int64), first)
-        fits &= pw[c][dest] + moved_in <= limits[c][dest]
-    kept = fits | (first == xp.arange(len(first)))
-    keep = xp.empty(len(movers), dtype=bool)
-    keep[order] = kept
-    return keep
-
-
-def _segment_cumsum(xp, values, first):
-    """Inclusive running sums of int64 ``values`` restarting at each segment's ``first``."""
-    sums = xp.cumsum(values)
-    return sums - (sums[first] - values[first])
-
-
-def _excess_drop(be: Backend, weights, v, source, dest, balance: Balance, pwgts: np.ndarray):
-    """How much moving each vertex ``v`` from ``source`` to ``dest`` lowers the total excess
-    (float64; each constraint's excess over its total)."""
-    xp = be.xp
-    pw, limits = be.asarray(pwgts), be.asarray(balance.limits)
-    drop = xp.zeros(len(v), dtype=xp.float64)
-    for c, wc in enumerate(weights):
-        w = wc[v].astype(xp.int64)
-        over_s = pw[c][source] - limits[c][source]
-        over_d = pw[c][dest] - limits[c][dest]
-        added = xp.maximum(over_d + w, 0) - xp.maximum(over_d, 0)
-        change = xp.maximum(over_s, 0) - xp.maximum(over_s - w, 0) - added
-        drop += change / float(max(balance.totals[c], 1))
-    return drop
 
 
 def swap_step(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance: Balance,
@@ -274,10 +344,23 @@ def swap_step(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance: 
 
 
 def score_state(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance: Balance):
-    """((excess, edgecut), part weights (ncon, nparts) on the host)."""
-    cut, _ = partition_state(be, g, part, nparts)
-    pwgts = be.asnumpy(part_weights(be, weights, part, nparts))
-    return (balance.excess(pwgts), cut), pwgts
+    """((excess, edgecut), part weights (ncon, nparts) on the host); on the GPU two kernels
+    and one read-back."""
+    if not be.gpu:
+        cut, _ = partition_state(be, g, part, nparts)
+        pwgts = part_weights(be, weights, part, nparts)
+        return (balance.excess(pwgts), cut), pwgts
+    n, ncon = g.nvtxs, len(weights)
+    groups = ncon * nparts
+    out = be.xp.zeros(nparts + 1 + groups, dtype=be.xp.uint64)
+    launch_score(be, g, part, out[:nparts + 1])  # 2 * cut (and the guide's part weights)
+    shared = groups <= SHARED_GROUPS
+    be.launch_resident(be.kernel(CU_FILE, "mc_part_weights"), n,
+                       (np.int32(n), np.int32(ncon), np.int32(nparts), np.int32(shared), part,
+                        weights, out[nparts + 1:]), shared_mem=8 * groups if shared else 0)
+    host = out.get().astype(np.int64)
+    pwgts = host[nparts + 1:].reshape(ncon, nparts)
+    return (balance.excess(pwgts), int(host[0]) // 2), pwgts
 
 
 def refine(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance: Balance, *,
@@ -288,6 +371,7 @@ def refine(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance: Bal
     c_num, c_den = FILTER_FINEST if finest else FILTER_COARSE
     slack = balance.limits // INFLOW_SLACK
     locked = xp.zeros(g.nvtxs, dtype=xp.uint8)
+    work = _Work.make(be, g.nvtxs, balance.ncon, nparts, balance.totals) if be.gpu else None
     score, pwgts = score_state(be, g, weights, part, nparts, balance)
     best, best_score = part, score
     stale = iterations = 0
@@ -298,9 +382,10 @@ def refine(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance: Bal
         lp = score[0] == 0
         if lp:
             room = balance.limits - pwgts + (slack if loose else 0)
-            part, locked = lp_step(be, g, weights, part, nparts, room, locked, c_num, c_den)
+            part, locked = lp_step(be, g, weights, part, nparts, room, locked, c_num, c_den,
+                                   work)
         else:
-            moved = rebalance_step(be, g, weights, part, nparts, balance, pwgts)
+            moved = rebalance_step(be, g, weights, part, nparts, balance, pwgts, work)
             if moved is part:  # no move lowers the excess: trade constraints
                 moved = swap_step(be, g, weights, part, nparts, balance, pwgts)
             part = moved

@@ -84,14 +84,15 @@ extern "C" __global__ void rebalance_prepare(
 // Per group g (one block of NUM_DIGITS threads, one per digit) at `level`: the first digit at
 // which the weight taken so far (base[g] plus the histogram's prefix) reaches the limit:
 // >= max(-room[g], 1) for sources (`source` != 0: take until the excess is covered), > room[g]
-// for destinations (take while the moves fit). sel[g * NUM_LEVELS + level] = that digit, or
+// for destinations (take while the moves fit). sel[g * levels + level] = that digit, or
 // BEYOND; base[g] += the weight of the digits before it. The histogram row is zeroed for the
 // next level. Where opened is given, *opened = 1 when the group has a digit (its items on it
-// go on to the next level; without one there, every group's items are decided).
+// go on to the next level; without one there, every group's items are decided). sel holds
+// `levels` digits per group (NUM_LEVELS here; the multi-constraint selects use more).
 __device__ __forceinline__ void select_threshold_group(
     const int g, const int level, const int source, const long long* __restrict__ room,
     unsigned long long* __restrict__ hist, int* __restrict__ sel, long long* __restrict__ base,
-    int* __restrict__ opened)
+    int* __restrict__ opened, const int levels = NUM_LEVELS)
 {
     __shared__ long long buf[32];
     __shared__ int first;
@@ -99,7 +100,7 @@ __device__ __forceinline__ void select_threshold_group(
     unsigned long long* row = hist + (long long)g * NUM_DIGITS;
     const long long w = (long long)row[i];
     row[i] = 0;
-    const bool open = level == 0 || sel[g * NUM_LEVELS + level - 1] != BEYOND;
+    const bool open = level == 0 || sel[g * levels + level - 1] != BEYOND;
     const long long before = level == 0 ? 0 : base[g];
     const long long limit = source ? (-room[g] > 1 ? -room[g] : 1) : room[g];
     if (i == 0) first = BEYOND;  // the scan's barriers publish it
@@ -109,7 +110,7 @@ __device__ __forceinline__ void select_threshold_group(
     __syncthreads();
     const int d = first;
     if (d == BEYOND ? i == 0 : i == d) {
-        sel[g * NUM_LEVELS + level] = d;
+        sel[g * levels + level] = d;
         base[g] = !open ? before : (d == BEYOND ? before + all : through - w);
         if (opened != nullptr && d != BEYOND) *opened = 1;
     }
