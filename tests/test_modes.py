@@ -218,27 +218,27 @@ def test_plan_chunks_one_sender_per_receiver_and_whole_excess_only():
     assert amount[0] == 5
 
 
-def star_path() -> Graph:
-    """Path 0-1-...-9 plus vertex 10 hanging off vertex 6."""
-    edges = [(i, i + 1) for i in range(9)] + [(6, 10)]
+def star_path(leaves: int) -> Graph:
+    """Path 0-1-...-9 plus ``leaves`` vertices 10, 11, ... hanging off vertex 6."""
+    edges = [(i, i + 1) for i in range(9)] + [(6, 10 + i) for i in range(leaves)]
     a = np.array([u for u, v in edges] + [v for u, v in edges])
     b = np.array([v for u, v in edges] + [u for u, v in edges])
     order = np.lexsort((b, a))
-    xadj = np.zeros(12, dtype=np.int64)
-    np.cumsum(np.bincount(a, minlength=11), out=xadj[1:])
+    xadj = np.zeros(11 + leaves, dtype=np.int64)
+    np.cumsum(np.bincount(a, minlength=10 + leaves), out=xadj[1:])
     return Graph.from_csr(xadj, b[order], None, None, name="star_path")
 
 
-@pytest.mark.parametrize("room,follows", [(2, True), (1, False)])
-def test_pieces_cut_off_follow_their_chunk_where_they_fit(room, follows):
-    graph = star_path()
+@pytest.mark.parametrize("leaves,room,follows", [(1, 2, True), (1, 1, False), (2, 5, False)])
+def test_pieces_cut_off_follow_their_chunk_where_they_fit(leaves, room, follows):
+    graph = star_path(leaves)
     be = get_backend("cpu")
     g = DeviceGraph.upload(be, graph)
-    part = np.array([0] * 7 + [1] * 3 + [0], dtype=np.int32)  # part 0 over by 1: vertex 6
+    part = np.array([0] * 7 + [1] * 3 + [0] * leaves, dtype=np.int32)  # 0 over by 1: vertex 6
     to, amount = np.array([1, -1]), np.array([1, 0])
     moved = move_chunks(be, g, be.sources(g.xadj, g.nnz), part, 2, to, amount,
                         np.array([-1, room]))
-    if not follows:  # vertex 6 and the leaf it cut off would overfill part 1
+    if not follows:  # vertex 6 and the leaves it cut off overfill part 1, or outweigh it
         assert moved is None
         return
     assert np.flatnonzero(moved != part).tolist() == [6, 10]
