@@ -64,12 +64,14 @@ def make_contiguous(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.
             break
         part = moved
         rebalances += 1
-    src = be.sources(g.xadj, g.nnz)
-    cut = edgecut(be, src, g.adjncy, g.adjwgt, part)
+    src = cut = None
     for _ in range(REFINE_ROUNDS):
         moved = refine_connected(be, g, part, nparts, maxpwgt)
         if moved is None:
             break
+        if src is None:
+            src = be.sources(g.xadj, g.nnz)
+            cut = edgecut(be, src, g.adjncy, g.adjwgt, part)
         part, before, cut = moved, cut, edgecut(be, src, g.adjncy, g.adjwgt, moved)
         if (before - cut) * REFINE_STOP < before:  # each round costs a components search
             break
@@ -138,21 +140,29 @@ def _rebalance_round(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np
     """(rebalance_connected's partition, whether later rounds may try chunks): once every
     chunk of a round went back, later rounds move single vertices only."""
     xp = be.xp
+    host_pw = be.asnumpy(be.bin_sums(part, nparts, g.vwgt))
+    limits = np.asarray(maxpwgt, dtype=np.int64)
+    over = host_pw > limits
+    if not over.any():
+        return None, chunks
     src = be.sources(g.xadj, g.nnz)
     ps, pd = part[src], part[g.adjncy]
     cut = ps != pd
-    keys, inverse = xp.unique(ps[cut].astype(xp.int64) * nparts + pd[cut], return_inverse=True)
+    keys = ps[cut].astype(xp.int64) * nparts + pd[cut]
+    del ps, pd
+    if not chunks:
+        del cut
+        keys = be.asnumpy(xp.unique(keys))
+        return _connected_round(be, g, part, nparts, maxpwgt, refine=False, src=src, keys=keys,
+                                host_pw=host_pw), chunks
+    keys, inverse = xp.unique(keys, return_inverse=True)
     conn = be.bin_sums(inverse.astype(xp.int32).ravel(), len(keys), g.adjwgt[cut])
-    pw = be.bin_sums(part, nparts, g.vwgt)
-    keys, conn, host_pw = be.asnumpy(keys), be.asnumpy(conn), be.asnumpy(pw)
-    limits = np.asarray(maxpwgt, dtype=np.int64)
-    if not (host_pw > limits).any():
-        return None, chunks
-    del ps, pd, cut, inverse
+    keys, conn = be.asnumpy(keys), be.asnumpy(conn)
+    del cut, inverse
     to, amount = plan_chunks(keys, conn, host_pw, limits, nparts)
     # chunks only where they serve every overweight part: alternating with rounds of single
     # vertices would halve the pace of the excess travelling through full parts
-    if chunks and ((to >= 0) == (host_pw > limits)).all():
+    if ((to >= 0) == over).all():
         moved = move_chunks(be, g, src, part, nparts, to, amount, limits - host_pw)
         if moved is not None:
             return moved, True
