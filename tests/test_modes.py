@@ -15,7 +15,12 @@ from gpmetis.backend import get_backend
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.errors import OptionError
 from gpmetis.graph import Graph
-from gpmetis.refinement.contiguity import make_contiguous, rebalance_connected
+from gpmetis.refinement.contiguity import (
+    make_contiguous,
+    move_chunks,
+    plan_chunks,
+    rebalance_connected,
+)
 from gpmetis.refinement.minconn import constrained_round, minimize_connectivity
 
 
@@ -184,6 +189,60 @@ def test_rebalance_connected_keeps_parts_connected():
     out, _ = make_contiguous(be, g, part, 3, limits)
     assert np.bincount(out, minlength=3).max() <= 100
     assert (part_components(graph, out, 3) == 1).all()
+
+
+def test_rebalance_moves_the_excess_in_one_chunk_nearest_the_destination():
+    graph = grid(16)
+    be = get_backend("cpu")
+    g = DeviceGraph.upload(be, graph)
+    col = np.arange(256) % 16
+    part = (col >= 9).astype(np.int32)  # 144 | 112 vertices
+    limits = np.array([130, 130])
+    moved = rebalance_connected(be, g, part, 2, limits)
+    assert np.bincount(moved, minlength=2).tolist() == [130, 126]
+    changed = np.flatnonzero(moved != part)
+    assert (col[changed] == 8).all()  # the column next to part 1: distance 0
+    assert (part_components(graph, moved, 2) == 1).all()
+
+
+def test_plan_chunks_one_sender_per_receiver_and_whole_excess_only():
+    # parts 0 and 1 over (by 5 and 3), both adjacent to part 2 (room 6); part 3 over by 4 and
+    # adjacent only to part 4 (room 2)
+    pairs = [(0, 2), (1, 2), (3, 4), (0, 1)]
+    keys = np.unique([p * 5 + q for a, b in pairs for p, q in ((a, b), (b, a))])
+    conn = np.ones(len(keys), dtype=np.int64)
+    limits = np.full(5, 100)
+    pw = np.array([105, 103, 94, 104, 98])
+    to, amount = plan_chunks(keys, conn, pw, limits, 5)
+    assert to.tolist() == [2, -1, -1, -1, -1]
+    assert amount[0] == 5
+
+
+def star_path(leaves: int) -> Graph:
+    """Path 0-1-...-9 plus ``leaves`` vertices 10, 11, ... hanging off vertex 6."""
+    edges = [(i, i + 1) for i in range(9)] + [(6, 10 + i) for i in range(leaves)]
+    a = np.array([u for u, v in edges] + [v for u, v in edges])
+    b = np.array([v for u, v in edges] + [u for u, v in edges])
+    order = np.lexsort((b, a))
+    xadj = np.zeros(11 + leaves, dtype=np.int64)
+    np.cumsum(np.bincount(a, minlength=10 + leaves), out=xadj[1:])
+    return Graph.from_csr(xadj, b[order], None, None, name="star_path")
+
+
+@pytest.mark.parametrize("leaves,room,follows", [(1, 2, True), (1, 1, False), (2, 5, False)])
+def test_pieces_cut_off_follow_their_chunk_where_they_fit(leaves, room, follows):
+    graph = star_path(leaves)
+    be = get_backend("cpu")
+    g = DeviceGraph.upload(be, graph)
+    part = np.array([0] * 7 + [1] * 3 + [0] * leaves, dtype=np.int32)  # 0 over by 1: vertex 6
+    to, amount = np.array([1, -1]), np.array([1, 0])
+    moved = move_chunks(be, g, be.sources(g.xadj, g.nnz), part, 2, to, amount,
+                        np.array([-1, room]))
+    if not follows:  # vertex 6 and the leaves it cut off overfill part 1, or outweigh it
+        assert moved is None
+        return
+    assert np.flatnonzero(moved != part).tolist() == [6, 10]
+    assert (part_components(graph, moved, 2) == 1).all()
 
 
 @pytest.mark.parametrize("option,value,needle", [

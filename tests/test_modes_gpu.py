@@ -6,11 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import load_fixture, random_graph, requires_cuda
+from test_modes import grid
 
 from gpmetis import partition
 from gpmetis.backend import get_backend
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.refinement.contiguity import make_contiguous
+from gpmetis.refinement.contiguity import make_contiguous, rebalance_connected
 from gpmetis.refinement.minconn import minimize_connectivity
 
 pytestmark = [pytest.mark.gpu, requires_cuda]
@@ -21,6 +22,7 @@ pytestmark = [pytest.mark.gpu, requires_cuda]
     ("add20", 13, {"ptype": "rb", "tpwgts": tuple(np.arange(1, 14) / 91)}),
     ("add20", 8, {"contig": True}),
     ("4elt", 64, {"contig": True}),
+    ("airfoil1", 64, {"contig": True}),  # its rebalancing moves one chunk
     ("power", 16, {"contig": True, "ptype": "rb"}),
     ("add20", 64, {"minconn": True}),
     ("rgg_n_2_15_s0", 64, {"minconn": True}),
@@ -40,6 +42,19 @@ def test_contiguity_twin_on_a_random_partition():
     part = (np.arange(3000) * 7919 % 5).astype(np.int32)  # scattered: many pieces per part
     total = int(graph.vwgt.sum())
     _assert_twins(make_contiguous, graph, part, 5, np.full(5, total // 5 + total // 50))
+
+
+def test_chunk_rebalancing_twin():
+    graph = grid(16)
+    part = (np.arange(256) % 16 >= 9).astype(np.int32)
+    out = []
+    for name in ("cpu", "gpu"):
+        be = get_backend(name)
+        moved = rebalance_connected(be, DeviceGraph.upload(be, graph), be.asarray(part), 2,
+                                    np.array([130, 130]))
+        out.append(be.asnumpy(moved))
+    assert np.array_equal(out[0], out[1])
+    assert (out[0] != part).sum() == 14
 
 
 def test_minconn_twin_on_a_random_partition():

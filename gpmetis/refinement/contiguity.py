@@ -8,17 +8,21 @@ engine, NumPy on the cpu engine); both give the same partition.
    connected to (edge weight), among the parts with room for it, else among all; components
    touching no main component wait for the next round. A moved component joins a main one, so
    each round lowers the number of components and no two components swap forever.
-3. While a part is over its limit: the vertices of overweight parts that are adjacent to an
-   open part (within its limit and lighter than every overweight part; it takes up to its room,
-   or half its gap to them, so excess also diffuses through full parts over several rounds) and
-   have a neighbour in their own part are candidates; a candidate moves only if no better
-   candidate (loss, then id) lies within two edges, so no two movers are adjacent. Per source
-   part the cheapest moves are taken until its excess is covered, per destination while they
-   fit. Then the parts' components are recomputed, and every mover adjacent to a piece of its
-   old part outside that part's main component (it was an articulation point) goes back: each
-   such piece reached the main one through movers adjacent to pieces, all restored, so every
-   part is connected again; a mover joins its new part as a vertex adjacent to it.
-4. Rounds of moves that lower the cut (gain > 0, into parts with room) under the same rules.
+3. While a part is over its limit: where every overweight part has an adjacent part with
+   room for all its excess, each moves its excess there in one chunk (``move_chunks``: the
+   vertices nearest that part, inside the part, and any pieces they cut off). Else the
+   vertices of overweight parts that are adjacent to an open part (within its limit and
+   lighter than every overweight part; it takes up to its room, or half its gap to them, so
+   excess also diffuses through full parts over several rounds) and have a neighbour in
+   their own part are candidates; a candidate moves only if no better candidate (loss, then
+   id) lies within two edges, so no two movers are adjacent. Per source part the cheapest
+   moves are taken until its excess is covered, per destination while they fit. Then the
+   parts' components are recomputed, and every mover adjacent to a piece of its old part
+   outside that part's main component (it was an articulation point) goes back: each such
+   piece reached the main one through movers adjacent to pieces, all restored, so every part
+   is connected again; a mover joins its new part as a vertex adjacent to it.
+4. Rounds of moves that lower the cut (gain > 0, into parts with room) under the same rules,
+   until a round lowers the cut by less than 1/REFINE_STOP of it.
 """
 
 from __future__ import annotations
@@ -27,13 +31,15 @@ import numpy as np
 
 from gpmetis.backend import Backend
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.metrics import connected_components
+from gpmetis.metrics import connected_components, edgecut
 
 MAX_ROUNDS = 256  # rebalancing rounds; each moves at least one vertex or ends
 LOSS_OFFSET = 2**31  # losses lie in (-2^31, 2^31): (loss + offset) * n + id fits an int64
 NO_PRIORITY = np.int64(2**63 - 1)
 UNLIMITED = np.int64(2**62)  # the cap of a full part on the way to parts with room
 REFINE_ROUNDS = 16  # rounds of cut-lowering moves that keep the parts connected, at most
+REFINE_STOP = 2000  # ... ending after one that lowers the cut by less than 1/2000
+CHUNK_DEPTH = 16  # a chunk reaches this many edges into its part, at most
 
 
 def make_contiguous(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray):
@@ -51,17 +57,24 @@ def make_contiguous(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.
         part = merge_components(be, g, part, label, main, nparts, maxpwgt)
         merges += 1
     rebalances = 0
+    chunks = True
     while rebalances < MAX_ROUNDS:
-        moved = rebalance_connected(be, g, part, nparts, maxpwgt)
+        moved, chunks = _rebalance_round(be, g, part, nparts, maxpwgt, chunks)
         if moved is None:
             break
         part = moved
         rebalances += 1
+    src = cut = None
     for _ in range(REFINE_ROUNDS):
         moved = refine_connected(be, g, part, nparts, maxpwgt)
         if moved is None:
             break
-        part = moved
+        if src is None:
+            src = be.sources(g.xadj, g.nnz)
+            cut = edgecut(be, src, g.adjncy, g.adjwgt, part)
+        part, before, cut = moved, cut, edgecut(be, src, g.adjncy, g.adjwgt, moved)
+        if (before - cut) * REFINE_STOP < before:  # each round costs a components search
+            break
     return part, (merges, rebalances)
 
 
@@ -117,9 +130,111 @@ def merge_components(be: Backend, g: DeviceGraph, part, label, main, nparts: int
 
 def rebalance_connected(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray):
     """One round of moves out of overweight parts that keeps every part connected (module
-    docstring, step 3): the new partition, or None when no part is overweight or nothing can
-    move."""
-    return _connected_round(be, g, part, nparts, maxpwgt, refine=False)
+    docstring, step 3: chunks first, else single vertices): the new partition, or None when no
+    part is overweight or nothing can move."""
+    return _rebalance_round(be, g, part, nparts, maxpwgt, True)[0]
+
+
+def _rebalance_round(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray,
+                     chunks: bool):
+    """(rebalance_connected's partition, whether later rounds may try chunks): once every
+    chunk of a round went back, later rounds move single vertices only."""
+    xp = be.xp
+    host_pw = be.asnumpy(be.bin_sums(part, nparts, g.vwgt))
+    limits = np.asarray(maxpwgt, dtype=np.int64)
+    over = host_pw > limits
+    if not over.any():
+        return None, chunks
+    src = be.sources(g.xadj, g.nnz)
+    ps, pd = part[src], part[g.adjncy]
+    cut = ps != pd
+    keys = ps[cut].astype(xp.int64) * nparts + pd[cut]
+    del ps, pd
+    if not chunks:
+        del cut
+        keys = be.asnumpy(xp.unique(keys))
+        return _connected_round(be, g, part, nparts, maxpwgt, refine=False, src=src, keys=keys,
+                                host_pw=host_pw), chunks
+    keys, inverse = xp.unique(keys, return_inverse=True)
+    conn = be.bin_sums(inverse.astype(xp.int32).ravel(), len(keys), g.adjwgt[cut])
+    keys, conn = be.asnumpy(keys), be.asnumpy(conn)
+    del cut, inverse
+    to, amount = plan_chunks(keys, conn, host_pw, limits, nparts)
+    # chunks only where they serve every overweight part: alternating with rounds of single
+    # vertices would halve the pace of the excess travelling through full parts
+    if ((to >= 0) == over).all():
+        moved = move_chunks(be, g, src, part, nparts, to, amount, limits - host_pw)
+        if moved is not None:
+            return moved, True
+        chunks = False
+    return _connected_round(be, g, part, nparts, maxpwgt, refine=False, src=src, keys=keys,
+                            host_pw=host_pw), chunks
+
+
+def plan_chunks(keys: np.ndarray, conn: np.ndarray, pw: np.ndarray, limits: np.ndarray,
+                nparts: int) -> tuple[np.ndarray, np.ndarray]:
+    """Host part-level plan of a chunk round: per part the part its chunk goes to (-1: none)
+    and the chunk's weight, from the sorted keys p * nparts + q of the adjacent part pairs and
+    their cut weights. Each overweight part sends its excess to its most connected adjacent
+    part with room for all of it (ties: the smaller id); a part takes from one sender only (the
+    most overweight, then the smaller id), so chunks never meet. (Excess that no adjacent part
+    can take whole travels by single vertices, through full parts.)"""
+    room = limits - pw
+    p, q = keys // nparts, keys % nparts
+    i = np.flatnonzero((room[p] < 0) & (room[q] >= -room[p]))
+    i = i[np.lexsort((q[i], -conn[i], p[i]))]
+    i = i[np.r_[True, p[i][1:] != p[i][:-1]]] if len(i) else i
+    i = i[np.lexsort((p[i], room[p[i]], q[i]))]
+    i = i[np.r_[True, q[i][1:] != q[i][:-1]]] if len(i) else i
+    to = np.full(nparts, -1, dtype=np.int64)
+    amount = np.zeros(nparts, dtype=np.int64)
+    to[p[i]] = q[i]
+    amount[p[i]] = -room[p[i]]
+    return to, amount
+
+
+def move_chunks(be: Backend, g: DeviceGraph, src, part, nparts: int, to: np.ndarray,
+                amount: np.ndarray, room: np.ndarray):
+    """``part`` with the chunks of ``plan_chunks`` moved, or None when none could: a chunk
+    is the prefix, in (distance, loss, id) order, of its part's vertices within CHUNK_DEPTH
+    edges of the destination (inside the part), while the weight before a vertex is below
+    ``amount``; every vertex at distance d > 0 has a neighbour at d - 1 before it, so the
+    destination stays connected. Pieces the chunk cuts off its part (they touched the rest only
+    through the chunk) follow it, unless they outweigh it (a chunk that cuts off more is a
+    poor cut: on a social graph, a chunk of 37 cut off 112 and raised the cut by 18%) or chunk
+    and pieces together overfill the destination's ``room``: then the part keeps all of it.
+    Every accepted move lowers the total excess."""
+    xp = be.xp
+    n = g.nvtxs
+    t = xp.asarray(to, dtype=xp.int32)[part]  # per vertex: its part's destination, or -1
+    ts, pd = t[src], part[g.adjncy]
+    inside = xp.flatnonzero((ts >= 0) & (part[src] == pd))
+    dist = xp.full(n, CHUNK_DEPTH + 1, dtype=xp.int32)
+    dist[src[pd == ts]] = 0
+    s_in, d_in = src[inside], g.adjncy[inside]
+    for _ in range(CHUNK_DEPTH):
+        _scatter_min(be, dist, s_in, dist[d_in] + 1)
+    own = be.bin_sums(src, n, xp.where(part[src] == pd, g.adjwgt, 0))
+    into = be.bin_sums(src, n, xp.where(pd == ts, g.adjwgt, 0))
+    del ts, pd, inside, s_in, d_in
+    cand = xp.flatnonzero(dist <= CHUNK_DEPTH).astype(xp.int32)
+    order = dist[cand].astype(xp.int64) * 2**32 + (own[cand] - into[cand] + LOSS_OFFSET)
+    vw = g.vwgt[cand].astype(xp.int64)
+    take = take_in_order(be, part[cand], order, cand, vw, xp.asarray(amount), before=True)
+    chunk = cand[take]
+    moved = part.copy()
+    moved[chunk] = t[chunk]
+    label = connected_components(be, g.xadj, g.adjncy, moved)
+    cut_off = ~main_components(be, g, moved, label, nparts)
+    sent = be.bin_sums(part[chunk], nparts, g.vwgt[chunk])
+    pieces = be.asnumpy(be.bin_sums(moved, nparts, xp.where(cut_off, g.vwgt, 0)))
+    sent = be.asnumpy(sent)
+    keep = (to >= 0) & (sent > 0) & (pieces <= sent) & (sent + pieces <= room[np.maximum(to, 0)])
+    if not keep.any():
+        return None
+    kept = xp.asarray(keep)
+    moved = xp.where(kept[part] & ((moved != part) | cut_off), t, part).astype(xp.int32)
+    return moved
 
 
 def refine_connected(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray):
@@ -129,26 +244,27 @@ def refine_connected(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np
 
 
 def _connected_round(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray,
-                     refine: bool):
+                     refine: bool, src=None, keys=None, host_pw=None):
+    """A round of step 3 (not ``refine``: given the sorted adjacent part pairs ``keys`` and
+    the host part weights ``host_pw``, a part being over its limit) or step 4."""
     xp = be.xp
     n = g.nvtxs
     limits = xp.asarray(maxpwgt, dtype=xp.int64)
-    pw = be.bin_sums(part, nparts, g.vwgt)
+    pw = be.bin_sums(part, nparts, g.vwgt) if host_pw is None else xp.asarray(host_pw)
     room = limits - pw
     over = room < 0
-    src = be.sources(g.xadj, g.nnz)
+    if src is None:
+        src = be.sources(g.xadj, g.nnz)
     ps, pd = part[src], part[g.adjncy]
     if refine:
         over = xp.ones(nparts, dtype=xp.bool_)
         toward = (room[pd] > 0) & (pd != ps)
         cap = room
-    elif not bool(over.any()):
-        return None
     else:
         # destinations: down the hop distance to a part with room in the part graph; a full
         # part takes what it passes on in later rounds, so excess flows through full parts
-        pairs = xp.unique(ps[ps != pd].astype(xp.int64) * nparts + pd[ps != pd])
-        hops = xp.asarray(hops_to_room(be.asnumpy(pairs), be.asnumpy(room), nparts))
+        host_room = np.asarray(maxpwgt, dtype=np.int64) - host_pw
+        hops = xp.asarray(hops_to_room(keys, host_room, nparts))
         # ... and lighter than the source where full: no excess piles up in a part that
         # cannot pass it on
         toward = (hops[pd] < hops[ps]) & ((hops[pd] == 0) | (pw[pd] < pw[ps]))

@@ -65,25 +65,31 @@ def minimize_connectivity(be: Backend, g: DeviceGraph, part, nparts: int,
     part = merge_fragments(be, g, part.astype(xp.int32, copy=True), nparts, limits)
     eliminations = 0
     cap = limits + limits * SLACK[0] // SLACK[1]
-    while eliminations < MAX_ROUNDS:
-        moved = eliminate_round(be, g, src, part, nparts, cap)
+    while True:
+        # the round that finds nothing to eliminate hands its subdomain graph to step 2
+        pairs = vertex_part_pairs(be, g, src, part, nparts)
+        sub = subdomain_graph(be, part, pairs, nparts)
+        if eliminations == MAX_ROUNDS:
+            break
+        moved = eliminate_round(be, g, src, part, nparts, cap, pairs=pairs, sub=sub)
         if moved is None:
             break
         part = moved
         eliminations += 1
     refinements = 0
     while refinements < MAX_ROUNDS:
-        over = bool((be.bin_sums(part, nparts, g.vwgt) > xp.asarray(limits)).any())
+        pw = be.asnumpy(be.bin_sums(part, nparts, g.vwgt))
+        over = bool((pw > limits).any())
         if not over and refinements >= REFINE_ROUNDS:
             break
-        moved = constrained_round(be, g, src, part, nparts, limits, rebalance=over)
+        moved = constrained_round(be, g, src, part, nparts, limits, rebalance=over,
+                                  pairs=pairs, sub=sub, pw=pw)
         if moved is None and over:
             # no move out of the overweight parts keeps the subdomain graph: any rebalancing
-            pw = be.asnumpy(be.bin_sums(part, nparts, g.vwgt))
             moved = rebalance_step(be, g, part, nparts, limits, pw)
         if moved is None:
             break
-        part = moved
+        part, pairs, sub = moved, None, None
         refinements += 1
     return part, (eliminations, refinements)
 
@@ -143,12 +149,15 @@ def expand(xp, starts, counts):
     return owner, starts[owner] + t - (ends[owner] - counts[owner])
 
 
-def eliminate_round(be: Backend, g: DeviceGraph, src, part, nparts: int, limits: np.ndarray):
+def eliminate_round(be: Backend, g: DeviceGraph, src, part, nparts: int, limits: np.ndarray,
+                    *, pairs=None, sub=None):
     """One round of step 1: the new partition, or None when the degrees are even enough or no
-    group can move."""
+    group can move. ``pairs`` and ``sub``: ``part``'s ``vertex_part_pairs`` and
+    ``subdomain_graph`` where known."""
     xp = be.xp
-    pairs = vertex_part_pairs(be, g, src, part, nparts)
-    keys, weights = subdomain_graph(be, part, pairs, nparts)
+    if pairs is None:
+        pairs = vertex_part_pairs(be, g, src, part, nparts)
+    keys, weights = subdomain_graph(be, part, pairs, nparts) if sub is None else sub
     p, q = keys // nparts, keys % nparts
     nads = np.bincount(p, minlength=nparts)
     avg, top = int(nads.sum()) // nparts, int(nads.max())
@@ -280,19 +289,21 @@ def choose_targets(nads, keys, pw, limits, gw, ext, touched, group_keys, nparts:
 
 
 def constrained_round(be: Backend, g: DeviceGraph, src, part, nparts: int,
-                      limits: np.ndarray, *, rebalance: bool):
+                      limits: np.ndarray, *, rebalance: bool, pairs=None, sub=None, pw=None):
     """One round of step 2 (``rebalance``: step 3): the new partition, or None when no move
-    is found."""
+    is found. ``pairs``, ``sub`` and ``pw`` (host part weights): ``part``'s, where known."""
     xp = be.xp
     n = g.nvtxs
-    pairs = vertex_part_pairs(be, g, src, part, nparts)
+    if pairs is None:
+        pairs = vertex_part_pairs(be, g, src, part, nparts)
     v, q, conn = pairs
     if not len(v):
         return None
-    host_keys = subdomain_graph(be, part, pairs, nparts)[0]
+    host_keys = (subdomain_graph(be, part, pairs, nparts) if sub is None else sub)[0]
     keys = xp.asarray(host_keys)
     own = be.bin_sums(src, n, xp.where(part[src] == part[g.adjncy], g.adjwgt, 0))
-    pw = be.asnumpy(be.bin_sums(part, nparts, g.vwgt))
+    if pw is None:
+        pw = be.asnumpy(be.bin_sums(part, nparts, g.vwgt))
     room = xp.asarray(limits - pw)
     cap = room
     if rebalance:
