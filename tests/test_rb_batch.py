@@ -16,6 +16,7 @@ from gpmetis.backend import get_backend
 from gpmetis.balance import max_part_weights
 from gpmetis.coarsening.coarsen import within_parts
 from gpmetis.device_graph import DeviceGraph
+from gpmetis.initial_partitioning.metis_trials import DENSE_DEGREE, initial_bisections
 from gpmetis.metrics import part_weights
 from gpmetis.options import Options
 from gpmetis.partitioning import multilevel, recursive
@@ -147,3 +148,27 @@ def test_more_parts_than_vertices_in_a_piece_stays_valid():
     result = partition(graph, 32, engine="cpu", ptype="rb")
     assert result.part.min() == 0 and result.part.max() == 31
     assert len(np.unique(result.part)) == 32
+
+
+# bisection trials; k-way ones (coarsening stalled); k-way ones of a thinned dense graph
+@pytest.mark.parametrize("name,target", [("add20", 10_000), ("add20", 50), ("dense", 50)])
+def test_initial_bisections_split_each_piece_on_its_own(name, target):
+    graph = random_graph(2000, 300, seed=13, weighted=True) if name == "dense" else (
+        load_fixture(name))
+    g, labels = disjoint_union(graph, 4)
+    labels = labels.copy()
+    labels[labels == 3] = 5  # pieces 3 and 4 empty, 5 the last block
+    labels[0], labels[1:3] = 3, 4  # and pieces of one and of two vertices
+    g = within_parts(CPU, DeviceGraph.upload(CPU, graph), labels)
+    assert (g.nnz > DENSE_DEGREE * g.nvtxs) == (name == "dense")
+    tpwgts = np.tile([0.4, 0.6], (6, 1))
+    weights = np.bincount(labels, weights=graph.vwgt[:, 0], minlength=6)
+    maxpwgt = np.floor(1.01 * tpwgts * weights[:, None]).astype(np.int64) + 1
+    side = initial_bisections(g, labels, tpwgts, maxpwgt, target=target, seed=3, ntrials=3,
+                              ufactor=10, niter=10)
+    assert side.dtype == np.int32 and set(np.unique(side)) == {0, 1}
+    assert side[0] == 0 and sorted(side[1:3]) == [0, 1]
+    for i in (0, 1, 2, 5):
+        halves = np.bincount(side[labels == i], weights=graph.vwgt[labels == i, 0], minlength=2)
+        assert np.all(halves > 0)
+        assert halves[0] < halves[1]  # 40 / 60 targets
