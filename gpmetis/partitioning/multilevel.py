@@ -30,6 +30,10 @@ from gpmetis.refinement.volume import refine_volume
 # METIS trials at once (one worker each). 8 ended the initial phase 1-9 ms sooner on the 16-core
 # H100 machine, but cut the shared graphs 0.5% worse (geometric mean / METIS 0.921 -> 0.926)
 INITIAL_TRIALS = 16
+# a depth of recursive bisection shares INITIAL_TRIALS out among its pieces, each piece getting
+# at least PIECE_TRIALS: half the METIS work of 16 each for the same cuts, where 4 or 2 cut worse
+# (rb's tight per-bisection balance leaves refinement little room to repair a bisection)
+PIECE_TRIALS = 8
 RELEASE_FRACTION = 16  # levels of at least 1/16 of the input start from released pool memory
 # ... where the pool holds more than this many times the input's bytes: below, the freed blocks
 # stay for the next levels (freeing them and allocating anew costs ~2 ms of delaunay 20's ~25 ms
@@ -155,8 +159,8 @@ def multilevel_bisections(g: DeviceGraph, labels, tpwgts: np.ndarray, options: O
 
     side = initial_bisections(
         levels[-1].graph, coarse_labels, tpwgts, maxpwgt, target=target, seed=seed,
-        ntrials=INITIAL_TRIALS, ufactor=options.effective_ufactor, niter=options.niter,
-        random_bisections=options.iptype == "random",
+        ntrials=max(PIECE_TRIALS, INITIAL_TRIALS // npieces), ufactor=options.effective_ufactor,
+        niter=options.niter, random_bisections=options.iptype == "random",
         meanwhile=_prepare_small_levels(levels, refiners, level_refiner))
     t2 = time.perf_counter()
     stats.initial = t2 - t1
