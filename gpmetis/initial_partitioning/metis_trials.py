@@ -15,7 +15,8 @@ goes to METIS's whole k-way scheme; the lowest cut among the trials within the b
 wins (else the least excess). A dense graph is thinned first (``thinning``): METIS sees each
 vertex's heaviest edges, the trials are scored on every edge. The trials use seeds ``seed,
 seed+1, ...`` and ties go to the earlier trial, so the result does not depend on how many cores
-ran them.
+ran them. ``initial_bisections`` does the same for each piece of a disjoint union (a depth of
+``-ptype=rb``): every piece's trials in one submission, the lowest cut per piece.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ upload -> coarsen (matching, scan, contraction) -> coarsest graph (thinned where
 host -> METIS trials (recursive bisection, or k-way where coarsening stalled or left a dense
 graph), scored on the backend -> project and refine level by level (Jet + rebalancing; with
 -minconn, lowering the subdomain degrees from the middle level down) -> fill empty parts ->
-part on host.
+part on host. ``multilevel_bisections`` runs the same pipeline over a disjoint union of pieces,
+bisecting every piece at once (a depth of ``-ptype=rb``).
 """
 
 from __future__ import annotations
