@@ -10,15 +10,23 @@ from test_modes import grid
 
 from gpmetis import partition
 from gpmetis.backend import get_backend
+from gpmetis.coarsening.coarsen import within_parts
 from gpmetis.device_graph import DeviceGraph
+from gpmetis.metrics import part_weights
+from gpmetis.options import Options
+from gpmetis.partitioning.multilevel import fill_empty_halves, multilevel_bisections
 from gpmetis.refinement.contiguity import make_contiguous, rebalance_connected
+from gpmetis.refinement.jet import refiner
 from gpmetis.refinement.minconn import minimize_connectivity
+from gpmetis.refinement.rebalance import rebalance_step
 
 pytestmark = [pytest.mark.gpu, requires_cuda]
 
 
 @pytest.mark.parametrize("name,k,mode", [
     ("4elt", 8, {"ptype": "rb"}),
+    ("4elt", 64, {"ptype": "rb"}),
+    ("rgg_n_2_15_s0", 256, {"ptype": "rb"}),
     ("add20", 13, {"ptype": "rb", "tpwgts": tuple(np.arange(1, 14) / 91)}),
     ("add20", 8, {"contig": True}),
     ("4elt", 64, {"contig": True}),
@@ -74,3 +82,48 @@ def _assert_twins(step, graph, part, nparts: int, limits) -> None:
         out[name] = (be.asnumpy(got), rounds)
     assert np.array_equal(out["cpu"][0], out["gpu"][0])
     assert out["cpu"][1] == out["gpu"][1]
+
+
+def _union(graph, npieces: int, be):
+    """``graph`` without the edges between its ``npieces`` blocks of consecutive ids, on
+    ``be``, and each vertex's block (host int32)."""
+    labels = (np.arange(graph.nvtxs) * npieces // graph.nvtxs).astype(np.int32)
+    return within_parts(be, DeviceGraph.upload(be, graph), be.asarray(labels)), labels
+
+
+def test_paired_rebalancing_and_jet_twins():
+    # rb's refinement of a depth's pieces: rebalancing's fallback is the partner part
+    graph = random_graph(4000, 6, seed=3, weighted=True)
+    out = {}
+    for name in ("cpu", "gpu"):
+        be = get_backend(name)
+        g, labels = _union(graph, 4, be)
+        rng = np.random.default_rng(7)
+        part = (2 * labels + (rng.random(g.nvtxs) < 0.5)).astype(np.int32)
+        part[labels == 0] = np.where(rng.random(int((labels == 0).sum())) < 0.8, 0, 1)
+        limits = np.full(8, int(1.03 * int(graph.vwgt.sum()) / 8), np.int64)
+        limits[3] = int(graph.vwgt.sum())  # the roomiest part, in another pair
+        pw = be.asnumpy(part_weights(be, g.vwgt[:, None], be.asarray(part), 8)[:, 0])
+        moved = rebalance_step(be, g, be.asarray(part), 8, limits, pw, paired=True)
+        best, _ = refiner(be, g, 8, limits, finest=True, patience=4, paired=True)(
+            be.asarray(part))
+        out[name] = be.asnumpy(moved), be.asnumpy(best).copy()
+        assert np.array_equal(out[name][1] >> 1, labels)
+    assert np.array_equal(out["cpu"][0], out["gpu"][0])
+    assert np.array_equal(out["cpu"][1], out["gpu"][1])
+
+
+def test_multilevel_bisections_twin():
+    graph = load_fixture("4elt")
+    targets = np.array([[0.5, 0.5], [0.3, 0.7], [0.6, 0.4], [0.5, 0.5], [0.45, 0.55]])
+    out = {}
+    for name in ("cpu", "gpu"):
+        be = get_backend(name)
+        g, labels = _union(graph, 5, be)
+        part, _ = multilevel_bisections(g, be.asarray(labels), targets,
+                                        Options(ptype="rb", engine=name), seed=5)
+        out[name] = be.asnumpy(part)
+        assert np.array_equal(out[name] >> 1, labels)
+        filled = fill_empty_halves(be, g, be.asarray(part), 10)
+        assert np.array_equal(be.asnumpy(filled), out[name])
+    assert np.array_equal(out["cpu"], out["gpu"])

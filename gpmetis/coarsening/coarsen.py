@@ -51,19 +51,21 @@ def coarsen_to(nvtxs: int, nparts: int) -> int:
 
 def coarsen(
     be: Backend, graph: DeviceGraph, nparts: int, seed: int, ctype: str, two_hop: bool,
-    maxvwgt: int | None = None, within=None,
+    maxvwgt: int | None = None, within=None, *, closed: bool = False, target: int | None = None,
 ) -> list[Level]:
     """The hierarchy, finest first; the last level has no cmap and is the coarsest graph.
     With ``within`` (int32 labels per vertex of ``graph``, e.g. a partition), every coarse
     vertex holds vertices of one label (clusters grow over the edges inside labels only, as a
-    V-cycle needs) and the coarsest level holds the projected labels in ``part``.
+    V-cycle needs) and the coarsest level holds the projected labels in ``part``; ``closed``
+    says that ``graph`` has no edge between labels already (none to cut level by level).
 
     ``ctype``: "lp" clusters by label propagation, "shem" matches heavy edges, "rm" matches at
     random. Stops when the graph has at most 1.1 * ``coarsen_to`` vertices, or a level shrinks
-    it by less than 10%. A coarse vertex never weighs more than ``maxvwgt``, by default METIS's
-    limit of 1.5 * total / coarsen_to (unless it is one heavier fine vertex).
+    it by less than 10% (``target``: instead of ``coarsen_to``). A coarse vertex never weighs
+    more than ``maxvwgt``, by default METIS's limit of 1.5 * total / target (unless it is one
+    heavier fine vertex).
     """
-    target = coarsen_to(graph.nvtxs, nparts)
+    target = coarsen_to(graph.nvtxs, nparts) if target is None else target
     enough = int(TARGET_SLACK * target)
     input_bytes = graph.nbytes  # before the finest level drops any array
     budget = LEVEL_MEMORY_BUDGET * input_bytes
@@ -74,7 +76,7 @@ def coarsen(
     nlabels = int(within.max()) + 1 if within is not None and graph.nvtxs else 1
     while graph.nvtxs > enough and len(levels) < MAX_LEVELS:
         start = time.perf_counter()
-        seen = graph if part is None else within_parts(be, graph, part)
+        seen = graph if part is None or closed else within_parts(be, graph, part)
         cmap, nc, members = _coarse_map(be, seen, maxvwgt, seed + len(levels), ctype, two_hop)
         if ctype == "lp" and nc > max(CLUSTER_MAX_RATIO * graph.nvtxs, enough):
             # clusters that do not even halve the graph (power-law graphs: leaves whose hubs'

@@ -15,7 +15,8 @@ goes to METIS's whole k-way scheme; the lowest cut among the trials within the b
 wins (else the least excess). A dense graph is thinned first (``thinning``): METIS sees each
 vertex's heaviest edges, the trials are scored on every edge. The trials use seeds ``seed,
 seed+1, ...`` and ties go to the earlier trial, so the result does not depend on how many cores
-ran them.
+ran them. ``initial_bisections`` does the same for each piece of a disjoint union (a depth of
+``-ptype=rb``): every piece's trials in one submission, the lowest cut per piece.
 """
 
 from __future__ import annotations
@@ -121,6 +122,77 @@ def initial_partition(
     for _ in steps:
         pass
     return part
+
+
+def initial_bisections(
+    graph: DeviceGraph,
+    labels: np.ndarray,
+    tpwgts: np.ndarray,
+    maxpwgt: np.ndarray,
+    *,
+    target: int,
+    seed: int,
+    ntrials: int,
+    ufactor: int,
+    niter: int,
+    random_bisections: bool = False,
+    meanwhile: Iterator[None] | None = None,
+) -> np.ndarray:
+    """The side (0 or 1, int32 on the host) of every vertex of the coarsest ``graph`` of a
+    disjoint union, each piece (``labels``: host int32 piece ids, no edge between two pieces)
+    bisected on its own into halves of target fractions ``tpwgts[i]`` ((npieces, 2)), as
+    ``initial_partition`` bisects one graph: the lowest cut of ``ntrials`` METIS bisections, or
+    where coarsening (aimed at ``target`` vertices in all) stalled or left a dense graph, of
+    k-way runs within ``maxpwgt[i]`` ((npieces, 2) limits). Every piece's trials go to the
+    workers in one submission; a piece of at most two vertices puts one on each side. The steps
+    of ``meanwhile`` run while the workers compute, the rest after them."""
+    steps = iter(meanwhile if meanwhile is not None else ())
+    n, npieces = graph.nvtxs, len(tpwgts)
+    order = np.argsort(labels, kind="stable")
+    sizes = np.bincount(labels, minlength=npieces)
+    starts = np.concatenate(([0], np.cumsum(sizes)))
+    # each vertex's place in its piece, ids ascending: the tiny pieces' sides
+    rank = np.arange(n) - np.repeat(starts[:-1], sizes)
+    side = np.zeros(n, dtype=np.int32)
+    side[order] = np.where(sizes[labels[order]] <= 2, rank % 2, 0)
+    split = np.flatnonzero(sizes > 2)
+    if len(split):
+        members = [order[starts[i]:starts[i + 1]] for i in split]
+        run = _Trials(seed=seed, ntrials=ntrials, steps=steps,
+                      parallel=ntrials > 1 and graph.nnz >= PARALLEL_MIN_NNZ,
+                      settings=(ufactor, niter,
+                                IPTYPE_RANDOM if random_bisections else IPTYPE_GROW))
+        bisect = bisects(n, graph.nnz, target)
+        dense = not bisect and _dense(n, graph.nnz)
+        seen = heaviest_edges(graph.be, graph, THIN_DEGREE, seed) if dense else graph
+        host = seen.to_host()
+        src = np.repeat(np.arange(n), np.diff(host[0]))
+        subs = induced_subgraphs(host, src, members)
+        trials = run([(*sub, 2, _explicit(tpwgts[i])) for i, sub in zip(split, subs)],
+                     recursive=bisect)
+        if dense:  # scored on every edge
+            full = graph.to_host()
+            subs = induced_subgraphs(full, np.repeat(np.arange(n), np.diff(full[0])), members)
+        for i, vertices, sub, results in zip(split, members, subs, trials):
+            parts, cuts = zip(*results)
+            if dense:
+                cuts = _host_cuts(sub, parts)
+            scores = list(cuts) if bisect else [
+                (_excess(p, sub[2], 2, maxpwgt[i]), cut) for p, cut in zip(parts, cuts)]
+            side[vertices] = parts[scores.index(min(scores))]  # the first of equal scores
+    for _ in steps:
+        pass
+    return side
+
+
+def _host_cuts(host: tuple, parts: list[np.ndarray]) -> list[int]:
+    """Each partition's edge cut over every edge of the host CSR ``host`` (twice the cut: both
+    entries, as METIS's trials are compared with one another only)."""
+    xadj, adjncy, _, adjwgt = host
+    src = np.repeat(np.arange(len(xadj) - 1), np.diff(xadj))
+    stacked = np.stack(parts)
+    cut = stacked[:, src] != stacked[:, adjncy]
+    return [int(c) for c in np.where(cut, adjwgt, 0).sum(axis=1, dtype=np.int64)]
 
 
 class _Trials:

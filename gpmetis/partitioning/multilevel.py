@@ -4,7 +4,8 @@ upload -> coarsen (matching, scan, contraction) -> coarsest graph (thinned where
 host -> METIS trials (recursive bisection, or k-way where coarsening stalled or left a dense
 graph), scored on the backend -> project and refine level by level (Jet + rebalancing; with
 -minconn, lowering the subdomain degrees from the middle level down) -> fill empty parts ->
-part on host.
+part on host. ``multilevel_bisections`` runs the same pipeline over a disjoint union of pieces,
+bisecting every piece at once (a depth of ``-ptype=rb``).
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gpmetis.backend import Backend
 from gpmetis.balance import max_part_weights
 from gpmetis.coarsening.coarsen import coarsen, coarsen_to
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.initial_partitioning.metis_trials import initial_partition
+from gpmetis.initial_partitioning.metis_trials import initial_bisections, initial_partition
 from gpmetis.initial_partitioning.workers import start_workers
+from gpmetis.metrics import part_weights
 from gpmetis.options import Options
 from gpmetis.refinement.jet import refiner, score_state
 from gpmetis.refinement.minconn import minimize_connectivity
@@ -28,6 +31,10 @@ from gpmetis.refinement.volume import refine_volume
 # METIS trials at once (one worker each). 8 ended the initial phase 1-9 ms sooner on the 16-core
 # H100 machine, but cut the shared graphs 0.5% worse (geometric mean / METIS 0.921 -> 0.926)
 INITIAL_TRIALS = 16
+# a depth of recursive bisection shares INITIAL_TRIALS out among its pieces, each piece getting
+# at least PIECE_TRIALS: half the METIS work of 16 each for the same cuts, where 4 or 2 cut worse
+# (rb's tight per-bisection balance leaves refinement little room to repair a bisection)
+PIECE_TRIALS = 8
 RELEASE_FRACTION = 16  # levels of at least 1/16 of the input start from released pool memory
 # ... where the pool holds more than this many times the input's bytes: below, the freed blocks
 # stay for the next levels (freeing them and allocating anew costs ~2 ms of delaunay 20's ~25 ms
@@ -75,22 +82,12 @@ def multilevel_partition(
         return refiner(be, levels[depth].graph, nparts, limits, finest=depth == 0,
                        patience=patience)
 
-    def prepare_small_levels():
-        # while METIS runs, a level a step: the small levels' buffers (latency, not work, is
-        # what they cost); the large ones, by vertices or by edges (the dense coarse levels of
-        # power-law graphs), are made when reached, in freed memory
-        for depth, level in enumerate(levels):
-            small = (level.nvtxs * RELEASE_FRACTION < g.nvtxs
-                     and level.nedges * RELEASE_FRACTION < levels[0].nedges)
-            if small and not level.graph.offloaded:
-                refiners[depth] = level_refiner(depth)
-                yield
-
     part0 = initial_partition(
         levels[-1].graph, nparts, maxpwgt, tpwgts.reshape(-1),
         target=coarsen_to(g.nvtxs, nparts), seed=seed, ntrials=INITIAL_TRIALS,
         ufactor=options.effective_ufactor, niter=options.niter,
-        random_bisections=options.iptype == "random", meanwhile=prepare_small_levels(),
+        random_bisections=options.iptype == "random",
+        meanwhile=_prepare_small_levels(levels, refiners, level_refiner),
     )
     t2 = time.perf_counter()
     stats.initial = t2 - t1
@@ -120,6 +117,92 @@ def multilevel_partition(
     stats.refinement = time.perf_counter() - t2
     stats.levels = _level_stats(levels)
     return part, stats
+
+
+def multilevel_bisections(g: DeviceGraph, labels, tpwgts: np.ndarray, options: Options,
+                          seed: int):
+    """(part, stats): every piece of the disjoint union ``g`` bisected at once, one multilevel
+    run for all: ``labels`` (int32 on g's backend) gives each vertex's piece, and no edge of
+    ``g`` joins two pieces; piece i's halves are parts 2i and 2i+1, of target fractions
+    ``tpwgts[i]`` ((npieces, 2)) of the piece's weight, each within its limit by
+    ``options.ubfactors(1)`` (a bisection's own balance). Coarse vertices stay inside pieces,
+    each piece's coarsest graph gets its own METIS trials (all pieces' in one submission), and
+    Jet refines the union in 2 * npieces parts with rebalancing kept inside each pair, so no
+    vertex leaves its piece's two parts. A piece of at least two vertices gets both halves."""
+    be = g.be
+    xp = be.xp
+    stats = RunStats()
+    npieces = len(tpwgts)
+    nparts = 2 * npieces
+    start_workers(INITIAL_TRIALS)
+    t0 = time.perf_counter()
+    sizes = be.asnumpy(be.counts(labels, npieces))
+    weights = be.asnumpy(part_weights(be, g.vwgt[:, None], labels, npieces)[:, 0])
+    maxpwgt = np.stack([max_part_weights(np.array([w]), t[:, None], options.ubfactors(1))[:, 0]
+                        for w, t in zip(weights, tpwgts)])
+    # each piece coarsened as far as its own bisection's run would take it
+    target = int(sum(min(int(size), coarsen_to(int(size), 2)) for size in sizes))
+    keep_below = RELEASE_ABOVE * g.nbytes
+    levels = coarsen(be, g, 2, seed, options.effective_ctype(be.name), not options.no2hop,
+                     within=labels, closed=True, target=target)
+    be.release_free_memory(keep_below)
+    coarse_labels = be.asnumpy(levels[-1].part)
+    levels[-1].part = None
+    t1 = time.perf_counter()
+    stats.coarsening = t1 - t0
+
+    refiners: dict = {}
+    limits = be.asarray(maxpwgt.reshape(-1))
+
+    def level_refiner(depth: int):
+        return refiner(be, levels[depth].graph, nparts, limits, finest=depth == 0,
+                       patience=options.niter + 2, paired=True)
+
+    side = initial_bisections(
+        levels[-1].graph, coarse_labels, tpwgts, maxpwgt, target=target, seed=seed,
+        ntrials=max(PIECE_TRIALS, INITIAL_TRIALS // npieces), ufactor=options.effective_ufactor,
+        niter=options.niter, random_bisections=options.iptype == "random",
+        meanwhile=_prepare_small_levels(levels, refiners, level_refiner))
+    t2 = time.perf_counter()
+    stats.initial = t2 - t1
+    part0 = xp.asarray(2 * coarse_labels + side, dtype=xp.int32)
+    part = _uncoarsen(g, levels, part0, nparts, refiners, level_refiner, keep_below,
+                      fill_empty=False)
+    part = fill_empty_halves(be, g, part, nparts)
+    stats.refinement = time.perf_counter() - t2
+    stats.levels = _level_stats(levels)
+    return part, stats
+
+
+def fill_empty_halves(be: Backend, g: DeviceGraph, part, nparts: int):
+    """``part`` (pairs of parts 2i, 2i+1) where every pair of at least two vertices with an
+    empty part has it filled from its partner: the partner's lightest vertex (the lowest id of
+    equals) moves, as ``fill_empty_parts`` fills a bisection. A new array where any moves."""
+    xp = be.xp
+    counts = be.counts(part, nparts)
+    empty = (counts == 0) & (counts[xp.arange(nparts) ^ 1] >= 2)
+    if not bool(empty.any()):  # one reduction read back, the common case
+        return part
+    donors = xp.flatnonzero(empty[part ^ 1])
+    order = be.argsort_stable(part[donors].astype(xp.int64) * (1 << 32) + g.vwgt[donors])
+    grouped = part[donors[order]]
+    first = xp.concatenate([xp.ones(1, dtype=bool), grouped[1:] != grouped[:-1]])
+    movers = donors[order[xp.flatnonzero(first)]]
+    part = part.copy()
+    part[movers] ^= 1
+    return part
+
+
+def _prepare_small_levels(levels: list, refiners: dict, level_refiner):
+    """While METIS runs, a level a step: the small levels' refiners into ``refiners`` (latency,
+    not work, is what their buffers cost); the large ones, by vertices or by edges (the dense
+    coarse levels of power-law graphs), are made when reached, in freed memory."""
+    for depth, level in enumerate(levels):
+        small = (level.nvtxs * RELEASE_FRACTION < levels[0].nvtxs
+                 and level.nedges * RELEASE_FRACTION < levels[0].nedges)
+        if small and not level.graph.offloaded:
+            refiners[depth] = level_refiner(depth)
+            yield
 
 
 def vcycle(g: DeviceGraph, nparts: int, options: Options, tpwgts: np.ndarray, seed: int, part,
@@ -166,11 +249,13 @@ def vcycle(g: DeviceGraph, nparts: int, options: Options, tpwgts: np.ndarray, se
 
 
 def _uncoarsen(g: DeviceGraph, levels: list, part, nparts: int, refiners: dict,
-               level_refiner, keep_below: int, finish=None, after_level=None):
+               level_refiner, keep_below: int, finish=None, after_level=None,
+               fill_empty: bool = True):
     """Refine ``part`` of the coarsest level, then project and refine level by level down to
     ``g``; ``finish`` (part -> part) after the finest level's refinement, ``after_level``
     ((depth, level graph, part) -> part) after each level's (and the finest level's finish:
-    -minconn has the last word on which parts touch), then empty parts filled.
+    -minconn has the last word on which parts touch), then empty parts filled (unless not
+    ``fill_empty``).
     ``refiners``: the levels' refiners made already."""
     be = g.be
     iterations = {}  # the levels' counts, read once all are done: no level waits for the last
@@ -193,7 +278,8 @@ def _uncoarsen(g: DeviceGraph, levels: list, part, nparts: int, refiners: dict,
             part = finish(part)
         if after_level is not None:
             part = after_level(depth, level.graph, part)
-    part = fill_empty_parts(be, g, part, nparts)
+    if fill_empty:
+        part = fill_empty_parts(be, g, part, nparts)
     g.release_scratch()  # the finest level's work arrays: the metrics need the room
     be.synchronize()
     for depth, count in iterations.items():

@@ -6,11 +6,13 @@ balanced on its own to the per-bisection imbalance (``-ufactor``, 1 by default f
 ``-ubvec``), as METIS's MlevelRecursiveBisection does. The cut edges of a bisection are dropped
 and each side is split on, depth after depth.
 
-All pieces of one depth are cut out of the graph together: one stable sort by piece groups their
-vertices, one pass keeps the edges inside a piece and renumbers them, so every piece is a
-contiguous range of one graph whose components are the pieces. Each range is then bisected by
-the 2-way multilevel pipeline (coarsening, METIS trials, Jet refinement) on the engine's
-backend, one after the other; the partition does not depend on the backend.
+The bisections of one depth run as one multilevel job: one stable sort by piece groups the
+pieces' vertices, one pass keeps the edges inside a piece and renumbers them, giving one graph
+whose components lie in the pieces; ``multilevel_bisections`` coarsens it (coarse vertices
+inside pieces), bisects every piece's coarsest graph with METIS trials submitted together, and
+refines the union with Jet in two parts per piece, no vertex leaving its piece's pair. So a
+depth costs one multilevel run whatever its number of pieces (k - 1 bisections take
+ceil(log2 k) runs); the partition does not depend on the backend.
 """
 
 from __future__ import annotations
@@ -22,11 +24,11 @@ import numpy as np
 from gpmetis.balance import max_part_weights
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.options import Options
-from gpmetis.partitioning.multilevel import RunStats, multilevel_partition
+from gpmetis.partitioning.multilevel import RunStats, multilevel_bisections
 from gpmetis.refinement.rebalance import fill_empty_parts
 
-# seeds of the bisections: the run's seed plus the piece's first part times this
-PIECE_SEED_STRIDE = 104729
+# seeds of the depths' runs: the run's seed plus the depth times this
+DEPTH_SEED_STRIDE = 104729
 
 
 @dataclass(frozen=True)
@@ -46,68 +48,69 @@ def bisection_targets(tpwgts: np.ndarray, piece: Piece) -> np.ndarray:
 
 
 def split_pieces(g: DeviceGraph, part, pieces: list[Piece]):
-    """(order, ranges, sub): ``order`` the vertex ids grouped by part id (ascending ids inside
-    one), ``ranges`` (host int64, (len(pieces), 2)) each piece's [lo, hi) in ``order``, ``sub``
-    the graph of those ranges: the edges whose ends share a piece, renumbered by position in
-    ``order`` (rows in ascending order, each row's entries in the input's order)."""
+    """(vertices, labels, sub): the vertices of the ``pieces`` that hold at least two (the
+    others have nothing to bisect), grouped by piece with ascending ids inside one; each one's
+    piece (int32 index into ``pieces``, nondecreasing); and the graph they induce without the
+    edges between pieces, numbered by position in ``vertices`` (rows in ascending order, each
+    row's entries in the input's order): a disjoint union whose components lie in pieces."""
     be, xp = g.be, g.be.xp
-    order = be.argsort_stable(part)
+    firsts = np.array([p.first for p in pieces])
+    index = np.full(int(firsts.max()) + 1, len(pieces), dtype=np.int32)
+    index[firsts] = np.arange(len(pieces), dtype=np.int32)
+    label = be.asarray(index)[part]
+    sizes = be.asnumpy(be.counts(label, len(pieces) + 1))
+    small = np.flatnonzero(sizes[:-1] < 2)
+    if len(small):  # a piece of one vertex keeps it in its first half
+        index[firsts[small]] = len(pieces)
+        label = be.asarray(index)[part]
+    order = be.argsort_stable(label)
+    vertices = order[:g.nvtxs - int(sizes[-1] + sizes[small].sum())]
     rank = xp.empty(g.nvtxs, dtype=xp.int32)
     rank[order] = xp.arange(g.nvtxs, dtype=xp.int32)
-    counts = be.asnumpy(be.counts(part, int(max(p.first for p in pieces)) + 1))
-    before = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    ranges = np.array([[before[p.first], before[p.first + 1]] for p in pieces], dtype=np.int64)
     src = be.sources(g.xadj, g.nnz)
-    inside = xp.flatnonzero(part[src] == part[g.adjncy])
+    ends = label[src]
+    inside = xp.flatnonzero((ends == label[g.adjncy]) & (ends < len(pieces)))
     new_src = rank[src[inside]]
-    del src
+    del src, ends
     by_row = be.argsort_stable(new_src)
     entries = inside[by_row]
-    xadj = xp.zeros(g.nvtxs + 1, dtype=xp.int64)
-    xp.cumsum(be.counts(new_src, g.nvtxs), out=xadj[1:])
-    sub = DeviceGraph(be, xadj, rank[g.adjncy[entries]], g.adjwgt[entries], g.vwgt[order],
+    xadj = xp.zeros(len(vertices) + 1, dtype=xp.int64)
+    xp.cumsum(be.counts(new_src, len(vertices)), out=xadj[1:])
+    sub = DeviceGraph(be, xadj, rank[g.adjncy[entries]], g.adjwgt[entries], g.vwgt[vertices],
                       unit_adjwgt=g.unit_adjwgt)
-    return order, ranges, sub
-
-
-def piece_graph(sub: DeviceGraph, lo: int, hi: int) -> DeviceGraph:
-    """The vertices [lo, hi) of ``sub`` (a range closed under its edges) as a graph of their own."""
-    xp = sub.be.xp
-    e0, e1 = (int(x) for x in sub.be.asnumpy(sub.xadj[xp.asarray([lo, hi])]))
-    return DeviceGraph(sub.be, sub.xadj[lo:hi + 1] - e0, sub.adjncy[e0:e1] - np.int32(lo),
-                       sub.adjwgt[e0:e1], sub.vwgt[lo:hi], unit_adjwgt=sub.unit_adjwgt)
+    return vertices, label[vertices], sub
 
 
 def recursive_partition(g: DeviceGraph, nparts: int, options: Options, tpwgts: np.ndarray,
                         seed: int) -> tuple[object, RunStats]:
     """(part, stats): ``nparts`` parts of ``g`` (int32 on g's backend) by recursive bisection,
-    every bisection within ``options.ubfactors(1)`` of its targets; ``stats`` sums the
-    bisections' phase times."""
+    every bisection within ``options.ubfactors(1)`` of its targets; ``stats`` sums the depths'
+    phase times."""
     be, xp = g.be, g.be.xp
     stats = RunStats()
     part = xp.zeros(g.nvtxs, dtype=xp.int32)
     pieces = [Piece(0, nparts)] if nparts > 1 else []
+    depth = 0
     while pieces:
-        order, ranges, sub = split_pieces(g, part, pieces)
-        following = []
-        for i, piece in enumerate(pieces):
-            lo, hi = (int(x) for x in ranges[i])
-            nleft = piece.count // 2
-            if hi - lo >= 2:
-                side, run = multilevel_partition(
-                    piece_graph(sub, lo, hi), 2, options, bisection_targets(tpwgts, piece),
-                    seed + piece.first * PIECE_SEED_STRIDE)
-                stats.coarsening += run.coarsening
-                stats.initial += run.initial
-                stats.refinement += run.refinement
-                part[order[lo:hi]] = side * np.int32(nleft) + np.int32(piece.first)
-            # a piece of one vertex keeps it in its first half; empty parts are filled below
-            for first, count in ((piece.first, nleft), (piece.first + nleft,
-                                                        piece.count - nleft)):
-                if count > 1:
-                    following.append(Piece(first, count))
-        del order, sub
-        pieces = following
+        vertices, labels, sub = split_pieces(g, part, pieces)
+        if len(vertices):
+            targets = np.stack([bisection_targets(tpwgts, p)[:, 0] for p in pieces])
+            halves, run = multilevel_bisections(sub, labels, targets, options,
+                                                seed + depth * DEPTH_SEED_STRIDE)
+            stats.coarsening += run.coarsening
+            stats.initial += run.initial
+            stats.refinement += run.refinement
+            # half h of piece i is part first + h * (count // 2)
+            firsts = be.asarray(np.array([p.first for p in pieces], dtype=np.int32))
+            nlefts = be.asarray(np.array([p.count // 2 for p in pieces], dtype=np.int32))
+            piece = halves >> 1
+            part[vertices] = firsts[piece] + (halves & 1) * nlefts[piece]
+        del vertices, labels, sub
+        pieces = [Piece(first, count) for p in pieces
+                  for first, count in ((p.first, p.count // 2),
+                                       (p.first + p.count // 2, p.count - p.count // 2))
+                  if count > 1]
+        depth += 1
     return fill_empty_parts(be, g, part, nparts), stats
 
 

@@ -193,20 +193,22 @@ def _score(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray):
 
 
 def refiner(be: Backend, g: DeviceGraph, nparts: int, maxpwgt: np.ndarray, *, finest: bool,
-            patience: int) -> Callable:
+            patience: int, paired: bool = False) -> Callable:
     """A function from a partition of ``g`` to (the best partition Jet iterations find from
     it, iterations run: on the GPU a device scalar that ``int`` reads, so that the next level
     can be queued before this one ends); ``maxpwgt`` holds the part weight limits (int64, on
-    the host or the backend). On the GPU the level's buffers are made now (jet_device.py runs
-    the loop on the device); the host loop here is its twin."""
+    the host or the backend). ``paired``: rebalancing keeps vertices in their pair of parts
+    (``rebalance_step``'s), as label propagation does where edges join only parts 2i and 2i+1.
+    On the GPU the level's buffers are made now (jet_device.py runs the loop on the device);
+    the host loop here is its twin."""
     c_num, c_den = FILTER_FINEST if finest else FILTER_COARSE
     if be.gpu:
         from gpmetis.refinement.jet_device import DeviceRefiner
 
         return DeviceRefiner(be, g, nparts, maxpwgt, c_num=c_num, c_den=c_den,
-                             patience=patience)
+                             patience=patience, paired=paired)
     return functools.partial(_refine_host, be, g, nparts=nparts, maxpwgt=maxpwgt, c_num=c_num,
-                             c_den=c_den, patience=patience)
+                             c_den=c_den, patience=patience, paired=paired)
 
 
 def refine(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray, *,
@@ -217,7 +219,7 @@ def refine(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray, 
 
 
 def _refine_host(be: Backend, g: DeviceGraph, part, *, nparts: int, maxpwgt: np.ndarray,
-                 c_num: int, c_den: int, patience: int):
+                 c_num: int, c_den: int, patience: int, paired: bool):
     from gpmetis.refinement.rebalance import cap_inflow, rebalance_step
 
     xp = be.xp
@@ -238,7 +240,7 @@ def _refine_host(be: Backend, g: DeviceGraph, part, *, nparts: int, maxpwgt: np.
             locked, part = cap_inflow(be, g, part, moved, gain, nparts, maxpwgt, pwgts,
                                       loose=loose)
         else:
-            part = rebalance_step(be, g, part, nparts, maxpwgt, pwgts)
+            part = rebalance_step(be, g, part, nparts, maxpwgt, pwgts, paired=paired)
             locked[:] = 0
         score, pwgts = _score(be, g, part, nparts, maxpwgt)
         if lp:

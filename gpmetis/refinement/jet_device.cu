@@ -221,15 +221,17 @@ __device__ __forceinline__ void score_and_books(
 // first, part and best = start, no locks, and the books of start's score. Rows go to threads,
 // warps and blocks as their RowTiers says. part and moved (and locked and
 // next_locked) trade places between iterations, so part ends as either buffer: the result is
-// best. Its arguments are plain pointers: the loop writes what its steps read, so none of them
-// may go through the read-only cache.
+// best. With `paired`, rebalancing sends a vertex no adjacent part can take to its partner part
+// (part ^ 1), so a graph whose edges join only parts 2i and 2i+1 keeps every vertex in its pair.
+// Its arguments are plain pointers: the loop writes what its steps read, so none of them may go
+// through the read-only cache.
 extern "C" __global__ void jet_loop(
     const int n, const int nparts, const long long* xadj, const int* adjncy, const int* adjwgt,
     const int* vwgt, const long long max_degree, const int* mid,
     const int nmid, const int* heavy, const int nheavy, const long long* maxpwgt,
     const long long patience, const long long max_iterations, const long long c_num,
     const long long c_den, const long long slack, const double keep_factor, const int shift_hi,
-    const int shift_lo,
+    const int shift_lo, const int paired,
     int* tkeys, int* tvals, int* part, int* moved, int* best, unsigned char* locked,
     unsigned char* next_locked, int* dest, int* gain, long long* pw, long long* ctl,
     long long* room, int* opened, int* roomiest, int* gates, unsigned long long* acc,
@@ -277,7 +279,8 @@ extern "C" __global__ void jet_loop(
             best_moves_in_loop(rows, n, nparts, xadj, adjncy, adjwgt, vwgt, part, locked, room,
                                1, c_num, c_den, tkeys, tvals, dest, gain);
             grid.sync();
-            rebalance_prepare_pass(n, part, vwgt, gain, room, roomiest, dest, hist);
+            rebalance_prepare_pass(n, part, vwgt, gain, room, roomiest, paired, dest,
+                                   hist);
             grid.sync();
             select_in_loop(grid, n, nparts, 1, room, dest, part, gain, vwgt, shift_hi, shift_lo,
                            hist, sel, base, opened);

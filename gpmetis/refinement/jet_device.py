@@ -38,10 +38,10 @@ NUM_GATES = 5  # as in jet_device.cu
 class DeviceRefiner:
     """Refines partitions of one level as ``jet.refine``'s host loop does: (best partition,
     iterations run) = refiner(part). Its buffers are made at construction, so a level can be
-    prepared before its starting partition exists."""
+    prepared before its starting partition exists. ``paired``: as ``jet.refiner``'s."""
 
     def __init__(self, be: Backend, g: DeviceGraph, nparts: int, maxpwgt: np.ndarray, *,
-                 c_num: int, c_den: int, patience: int) -> None:
+                 c_num: int, c_den: int, patience: int, paired: bool = False) -> None:
         xp = be.xp
         n = g.nvtxs
         self.be = be
@@ -70,7 +70,8 @@ class DeviceRefiner:
             *lists, xp.asarray(maxpwgt, dtype=xp.int64),
             np.int64(patience), np.int64(MAX_ITERATIONS), np.int64(c_num), np.int64(c_den),
             np.int64(INFLOW_SLACK), np.float64(1 - IMPROVEMENT),
-            *(np.int32(shift) for shift in id_shifts(n)), *g.row_hash_tables(max_degree),
+            *(np.int32(shift) for shift in id_shifts(n)), np.int32(paired),
+            *g.row_hash_tables(max_degree),
             *state, hist, outflow, limit, *select_buffers(g, nparts))
         self._shared_mem = max(score_shared_mem(nparts), 4 * nparts * (heavy is not None))
         # a thread per vertex and digit of the selects, a warp per mid row, a block per part

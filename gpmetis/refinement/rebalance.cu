@@ -52,18 +52,19 @@ __device__ __forceinline__ int compare_key(
     return 0;
 }
 
-// In place on best_moves' dest (mode 1): to[v] = where v would go (dest[v], or roomiest[0] when
-// no adjacent part has room) when v sits in an overweight part and that is another part, else
-// -1. Those vertices are the items; an item's group is its part. hist[part][loss bucket] sums
+// In place on best_moves' dest (mode 1): to[v] = where v would go (dest[v], or when no adjacent
+// part has room roomiest[0], or with `paired` its partner part ^ 1) when v sits in an overweight
+// part and that is another part, else -1. Those vertices are the items; an item's group is its part. hist[part][loss bucket] sums
 // the items' weights.
 __device__ __forceinline__ void rebalance_prepare_pass(
     const int n, const int* __restrict__ part, const int* __restrict__ vwgt,
     const int* __restrict__ gain, const long long* __restrict__ room,
-    const int* __restrict__ roomiest, int* to, unsigned long long* __restrict__ hist)
+    const int* __restrict__ roomiest, const int paired, int* to,
+    unsigned long long* __restrict__ hist)
 {
     for_each_vertex(n, [&](const int v) {
         const int p = part[v];
-        const int target = to[v] >= 0 ? to[v] : roomiest[0];
+        const int target = to[v] >= 0 ? to[v] : (paired ? p ^ 1 : roomiest[0]);
         const bool item = room[p] < 0 && target != p;
         to[v] = item ? target : -1;
         if (item)
@@ -75,10 +76,10 @@ __device__ __forceinline__ void rebalance_prepare_pass(
 extern "C" __global__ void rebalance_prepare(
     const int n, const int* __restrict__ part,
     const int* __restrict__ vwgt, const int* __restrict__ gain,
-    const long long* __restrict__ room, const int* __restrict__ roomiest, int* to,
-    unsigned long long* __restrict__ hist)
+    const long long* __restrict__ room, const int* __restrict__ roomiest, const int paired,
+    int* to, unsigned long long* __restrict__ hist)
 {
-    rebalance_prepare_pass(n, part, vwgt, gain, room, roomiest, to, hist);
+    rebalance_prepare_pass(n, part, vwgt, gain, room, roomiest, paired, to, hist);
 }
 
 // Per group g (one block of NUM_DIGITS threads, one per digit) at `level`: the first digit at

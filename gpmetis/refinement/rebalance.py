@@ -37,21 +37,23 @@ INFLOW_SLACK = 5
 
 
 def rebalance_step(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray,
-                   pwgts: np.ndarray):
+                   pwgts: np.ndarray, *, paired: bool = False):
     """One rebalancing round from host part weights ``pwgts`` and limits ``maxpwgt``; returns a
-    new part array (or ``part`` itself when no part is overweight)."""
+    new part array (or ``part`` itself when no part is overweight). With ``paired``, a vertex
+    that no adjacent part with room can take heads for its partner part (``part ^ 1``) instead
+    of the roomiest part: where edges join only parts 2i and 2i+1, no vertex leaves its pair."""
     room = maxpwgt - pwgts
     if not (room < 0).any():
         return part
     room_d = be.asarray(room)
     dest, gain = best_moves(be, g, part, nparts, MoveRequest(1, room=room_d))
-    # Vertices with no adjacent part that has room head for the roomiest part, at a loss of
-    # their whole internal connectivity (cheap for the many low-degree vertices of power-law
-    # graphs, so they must stay candidates).
+    # Vertices with no adjacent part that has room head for the roomiest part (or their
+    # partner), at a loss of their whole internal connectivity (cheap for the many low-degree
+    # vertices of power-law graphs, so they must stay candidates).
     roomiest = int(np.argmax(room))
     if be.gpu:
-        return _select_cuda(be, g, part, nparts, room_d, dest, gain, roomiest)
-    return _select_numpy(g, part, nparts, room, dest, gain, roomiest)
+        return _select_cuda(be, g, part, nparts, room_d, dest, gain, roomiest, paired)
+    return _select_numpy(g, part, nparts, room, dest, gain, roomiest, paired)
 
 
 def id_shifts(n: int) -> tuple[int, int]:
@@ -61,11 +63,11 @@ def id_shifts(n: int) -> tuple[int, int]:
 
 
 def _select_cuda(be: Backend, g: DeviceGraph, part, nparts: int, room, dest, gain,
-                 roomiest: int):
+                 roomiest: int, paired: bool):
     xp = be.xp
     out = xp.empty(g.nvtxs, dtype=xp.int32)
     launch_select(be, g, part, nparts, room, xp.asarray([roomiest], dtype=xp.int32), dest, gain,
-                  xp.zeros(nparts * NUM_DIGITS, dtype=xp.uint64), out)
+                  xp.zeros(nparts * NUM_DIGITS, dtype=xp.uint64), out, paired=paired)
     return out
 
 
@@ -77,16 +79,17 @@ def select_buffers(g: DeviceGraph, nparts: int):
 
 
 def launch_select(be: Backend, g: DeviceGraph, part, nparts: int, room, roomiest, dest, gain,
-                  hist, out) -> None:
+                  hist, out, *, paired: bool = False) -> None:
     """Queue the selection of a rebalancing round from best_moves' (mode 1) ``dest``/``gain``:
     ``out`` = the new partition; ``dest`` is overwritten (it holds the items' destinations).
     ``room`` (int64 per part) and ``roomiest`` (int32[1]) live on the device; ``hist`` (uint64,
-    nparts * 256) must be zero and is left zero."""
+    nparts * 256) must be zero and is left zero. ``paired``: as rebalance_step's."""
     n = g.nvtxs
     shift_hi, shift_lo = (np.int32(s) for s in id_shifts(n))
     sel, _ = select_buffers(g, nparts)
     be.launch_resident(be.kernel(CU_FILE, "rebalance_prepare"), n,
-                       (np.int32(n), part, g.vwgt, gain, room, roomiest, dest, hist))
+                       (np.int32(n), part, g.vwgt, gain, room, roomiest, np.int32(paired),
+                        dest, hist))
     _launch_select_pass(be, g, nparts, 1, room, dest, part, gain, hist)
     be.launch_resident(be.kernel(CU_FILE, "rebalance_take"), n,
                        (np.int32(n), part, dest, gain, g.vwgt, sel, shift_hi, shift_lo, hist))
@@ -209,8 +212,10 @@ def ordered_select(group: np.ndarray, digits: list[np.ndarray], w: np.ndarray,
     return taken | undecided if source else taken
 
 
-def _select_numpy(g: DeviceGraph, part, nparts: int, room, dest, gain, roomiest: int):
-    to = np.where(dest < 0, np.int32(roomiest), dest)
+def _select_numpy(g: DeviceGraph, part, nparts: int, room, dest, gain, roomiest: int,
+                  paired: bool):
+    fallback = part ^ np.int32(1) if paired else np.int32(roomiest)
+    to = np.where(dest < 0, fallback, dest)
     items = (room[part] < 0) & (to != part)
     digits = _order_digits(g.nvtxs, -gain)
     group = np.where(items, part, -1)
