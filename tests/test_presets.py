@@ -1,11 +1,12 @@
 """Quality presets (issue 41): parsing, the strong preset's guarantee, V-cycles and combines,
-and whole-component placement on disconnected graphs (cpu engine)."""
+whole-component placement on disconnected graphs, and the direct candidate of small inputs
+(cpu engine)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import check_partition, graph_from_edges, grid_components, load_fixture
+from conftest import METIS_CUTS, check_partition, graph_from_edges, grid_components, load_fixture
 
 from gpmetis import partition
 from gpmetis.backend import get_backend
@@ -16,7 +17,13 @@ from gpmetis.errors import OptionError
 from gpmetis.metrics import connected_components
 from gpmetis.options import STRONG_RUNS, Options
 from gpmetis.partitioning.components import packed_start
-from gpmetis.partitioning.multilevel import multilevel_partition, vcycle
+from gpmetis.partitioning.multilevel import (
+    DIRECT_MAX_PARTS,
+    DIRECT_MAX_VERTICES,
+    direct_candidate,
+    multilevel_partition,
+    vcycle,
+)
 from gpmetis.refinement.jet import score_state
 
 CPU = get_backend("cpu")
@@ -82,6 +89,39 @@ def test_vcycle_and_combine_never_worsen(name, k):
     assert score_state(CPU, g, again, k, maxpwgt) <= scores[0]
     child, _ = vcycle(g, k, options, tpwgts, 13, a, b)
     assert score_state(CPU, g, child, k, maxpwgt) <= min(scores)
+
+
+def test_direct_candidate_only_for_small_inputs_and_few_parts():
+    assert direct_candidate(DIRECT_MAX_VERTICES, DIRECT_MAX_PARTS)
+    assert not direct_candidate(DIRECT_MAX_VERTICES + 1, 2)
+    assert not direct_candidate(1000, DIRECT_MAX_PARTS + 1)
+
+
+@pytest.mark.parametrize("name,k", [("uk", 2), ("data", 8)])
+def test_direct_split_is_one_level_and_kept_where_it_cuts_less(name, k):
+    g, tpwgts, maxpwgt = _setup(name, k)
+    options = Options(engine="cpu")
+    seed = 4321  # the driver's default seed
+    coarsened, stats = multilevel_partition(g, k, options, tpwgts, seed)
+    direct, direct_stats = multilevel_partition(g, k, options, tpwgts, seed, direct=True)
+    assert len(stats.levels) > 1 and len(direct_stats.levels) == 1  # the input, not coarsened
+    check_partition(load_fixture(name), direct, k)
+    scores = [score_state(CPU, g, p, k, maxpwgt) for p in (coarsened, direct)]
+    result = partition(load_fixture(name), k, engine="cpu", seed=seed)
+    assert (0, result.edgecut) == min(scores)
+
+
+@pytest.mark.parametrize("k", [2, 8])
+def test_default_preset_within_5_percent_of_metis_at_few_parts(k):
+    """Issue 41's target at k = 2 and 8 (METIS 5.1's cuts of the shared graphs; k = 64 is
+    guarded with three seeds in test_engine_cpu)."""
+    column = {2: 0, 8: 1}[k]
+    over = {}
+    for name, cuts in METIS_CUTS.items():
+        cut = partition(load_fixture(name), k, engine="cpu").edgecut
+        if cut > 1.05 * cuts[column]:
+            over[name] = (cut, cuts[column])
+    assert not over, over
 
 
 def test_packed_start_places_components_whole():

@@ -1,5 +1,6 @@
 """The presets' steps on the gpu engine against the cpu engine: -preset=strong (V-cycles that
-coarsen within two partitions), coarsening within labels, whole-component placement.
+coarsen within two partitions), coarsening within labels, whole-component placement, the
+direct candidate of small inputs (METIS's k-way trials on the input, then Jet).
 
 Run on the device with ``make gpu-test``; skipped (with the reason) where CUDA is not usable.
 """
@@ -16,7 +17,9 @@ from gpmetis.balance import max_part_weights, uniform_tpwgts
 from gpmetis.coarsening.coarsen import coarsen
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.metrics import connected_components
+from gpmetis.options import Options
 from gpmetis.partitioning.components import packed_start
+from gpmetis.partitioning.multilevel import multilevel_partition
 
 pytestmark = [pytest.mark.gpu, requires_cuda]
 
@@ -37,6 +40,22 @@ def test_strong_gpu_equals_cpu(name, nparts):
     gpu = partition(graph, nparts, engine="gpu", seed=5, preset="strong")
     assert np.array_equal(cpu.part, gpu.part)
     assert gpu.edgecut == cpu.edgecut
+
+
+@pytest.mark.parametrize("name,nparts", [("uk", 2), ("data", 8), ("random-iso", 8)])
+def test_direct_candidate_gpu_equals_cpu(name, nparts):
+    graph = _graph(name)
+    parts = []
+    for engine in ("cpu", "gpu"):
+        be = get_backend(engine)
+        g = DeviceGraph.upload(be, graph)
+        part, _ = multilevel_partition(g, nparts, Options(engine=engine),
+                                       uniform_tpwgts(nparts, 1), 7, direct=True)
+        parts.append(be.asnumpy(part))
+    assert np.array_equal(parts[0], parts[1])
+    cpu = partition(graph, nparts, engine="cpu")  # the default preset keeps the better one
+    gpu = partition(graph, nparts, engine="gpu")
+    assert np.array_equal(cpu.part, gpu.part)
 
 
 @pytest.mark.parametrize("name", ["4elt", "random-iso"])

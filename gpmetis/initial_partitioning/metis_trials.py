@@ -12,11 +12,13 @@ other. The k-way refinement METIS would run next is the GPU's refinement of the 
 which also restores the balance. When coarsening stalled, or left a dense graph (power-law
 graphs, where METIS's own k-way refinement matters most and bisections save no time), the graph
 goes to METIS's whole k-way scheme; the lowest cut among the trials within the balance limit
-wins (else the least excess). A dense graph is thinned first (``thinning``): METIS sees each
-vertex's heaviest edges, the trials are scored on every edge. The trials use seeds ``seed,
-seed+1, ...`` and ties go to the earlier trial, so the result does not depend on how many cores
-ran them. ``initial_bisections`` does the same for each piece of a disjoint union (a depth of
-``-ptype=rb``): every piece's trials in one submission, the lowest cut per piece.
+wins (else the least excess). So does a small input that is not coarsened at all (``kway``):
+there METIS's own multilevel scheme, FM refinement included, splits the input itself. A dense
+graph is thinned first (``thinning``): METIS sees each vertex's heaviest edges, the trials are
+scored on every edge. The trials use seeds ``seed, seed+1, ...`` and ties go to the earlier
+trial, so the result does not depend on how many cores ran them. ``initial_bisections`` does the
+same for each piece of a disjoint union (a depth of ``-ptype=rb``): every piece's trials in one
+submission, the lowest cut per piece.
 """
 
 from __future__ import annotations
@@ -93,6 +95,7 @@ def initial_partition(
     ufactor: int,
     niter: int,
     random_bisections: bool = False,
+    kway: bool = False,
     meanwhile: Iterator[None] | None = None,
 ) -> np.ndarray:
     """A partition (int32, on the host) of the coarsest ``graph`` into ``nparts`` parts of
@@ -100,9 +103,10 @@ def initial_partition(
     vertices, from ``ntrials`` METIS runs at a time: a bisection tree (balanced per bisection,
     not to ``maxpwgt``; lowest cut per piece) or k-way partitions (lowest cut within
     ``maxpwgt``). ``random_bisections``: bisections start from random ones instead of grown
-    regions (METIS's ``-iptype=random``). The steps of ``meanwhile`` run in this process while
-    the workers compute, the rest after the trials (none where no trial is needed: nparts 1,
-    an empty graph, or no more vertices than parts)."""
+    regions (METIS's ``-iptype=random``). ``kway``: k-way trials whatever the graph's size
+    (``graph`` is the input itself, not a coarsest graph). The steps of ``meanwhile`` run in
+    this process while the workers compute, the rest after the trials (none where no trial is
+    needed: nparts 1, an empty graph, or no more vertices than parts)."""
     n = graph.nvtxs
     if nparts == 1 or n == 0:
         return np.zeros(n, dtype=np.int32)
@@ -115,7 +119,7 @@ def initial_partition(
     run = _Trials(seed=seed, ntrials=ntrials, steps=steps,
                   parallel=ntrials > 1 and graph.nnz >= PARALLEL_MIN_NNZ,
                   settings=(ufactor, niter, IPTYPE_RANDOM if random_bisections else IPTYPE_GROW))
-    if bisects(n, graph.nnz, target):
+    if not kway and bisects(n, graph.nnz, target):
         part = _bisection_tree(graph.to_host(), tpwgts, run, bisection_rounds(nparts))
     else:
         part = _kway(graph, tpwgts, maxpwgt, run)

@@ -292,7 +292,7 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
 
     from gpmetis.metrics import connected_components
     from gpmetis.partitioning.components import packed_start
-    from gpmetis.partitioning.multilevel import multilevel_partition, vcycle
+    from gpmetis.partitioning.multilevel import direct_candidate, multilevel_partition, vcycle
     from gpmetis.partitioning.recursive import bisection_balance, recursive_partition
     from gpmetis.refinement.contiguity import make_contiguous
     from gpmetis.refinement.volume import communication_volume
@@ -318,9 +318,19 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
     # a disconnected graph's components packed whole: the start of a V-cycle per run, whose
     # partition is kept where it beats the run's own
     packed = packed_start(g, nparts, limits, tpwgts, labels) if kway_cut else None
+    # (under -minconn too: its refinement of the input lowers the subdomain degrees)
+    direct = options.ptype == "kway" and direct_candidate(g.nvtxs, nparts)
 
     def run(seed: int):
         part, stats = pipeline(g, nparts, options, tpwgts, seed, **extra)
+        if direct:  # a small input: METIS's k-way trials on it, then Jet, kept where better
+            split, split_stats = multilevel_partition(g, nparts, options, tpwgts, seed, **extra,
+                                                      direct=True)
+            stats.initial += split_stats.initial
+            stats.refinement += split_stats.refinement
+            if score(split) < score(part):
+                part, stats.minconn = split, split_stats.minconn
+                stats.volume_rounds = split_stats.volume_rounds
         if minconn:
             notes["minconn_rounds"] = stats.minconn
         if packed is not None:

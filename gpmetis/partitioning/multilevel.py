@@ -17,7 +17,7 @@ import numpy as np
 
 from gpmetis.backend import Backend
 from gpmetis.balance import max_part_weights
-from gpmetis.coarsening.coarsen import coarsen, coarsen_to
+from gpmetis.coarsening.coarsen import Level, coarsen, coarsen_to
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.initial_partitioning.metis_trials import initial_bisections, initial_partition
 from gpmetis.initial_partitioning.workers import start_workers
@@ -41,6 +41,21 @@ RELEASE_FRACTION = 16  # levels of at least 1/16 of the input start from release
 # of coarsening and refinement; the peaks stay below 2.2x the input, rmat 20's at 2.95x)
 RELEASE_ABOVE = 2
 
+# A small input split into few parts gets a second candidate, kept where it cuts less: METIS's
+# k-way trials on the input itself, then Jet (``direct``). METIS's FM refinement at every level
+# of its own hierarchy moves regions that Jet's moves of single vertices miss (uk, k=2: a
+# 48-vertex region that lowers the cut from 22 to 20), and the trials run side by side on the
+# cores, so the candidate costs about one METIS run of the input. At k = 64 and 256 the
+# candidate cut more than the multilevel run on most shared graphs and took 3-10x its time.
+DIRECT_MAX_VERTICES = 1 << 15
+DIRECT_MAX_PARTS = 8
+
+
+def direct_candidate(nvtxs: int, nparts: int) -> bool:
+    """Whether a graph of ``nvtxs`` vertices split into ``nparts`` parts also gets the
+    direct candidate (METIS's k-way trials on the graph itself, then Jet)."""
+    return nvtxs <= DIRECT_MAX_VERTICES and nparts <= DIRECT_MAX_PARTS
+
 
 @dataclass
 class RunStats:
@@ -55,11 +70,14 @@ class RunStats:
 
 
 def multilevel_partition(
-    g: DeviceGraph, nparts: int, options: Options, tpwgts: np.ndarray, seed: int, vsize=None
+    g: DeviceGraph, nparts: int, options: Options, tpwgts: np.ndarray, seed: int, vsize=None,
+    *, direct: bool = False,
 ):
     """(part, stats): a partition of ``g`` (int32 on g's backend) and the run's statistics.
     With ``options.objtype == "vol"`` the finest level's Jet refinement is followed by volume
-    refinement (``vsize``: the input's vertex sizes, int64 on g's backend, None: ones)."""
+    refinement (``vsize``: the input's vertex sizes, int64 on g's backend, None: ones).
+    ``direct``: no coarsening; METIS's k-way trials split ``g`` itself (a small input: see
+    ``direct_candidate``), then ``g``'s refinement."""
     be = g.be
     xp = be.xp
     stats = RunStats()
@@ -68,7 +86,11 @@ def multilevel_partition(
     ub = options.ubfactors(1)
     maxpwgt = max_part_weights(np.array([g.total_vwgt]), tpwgts, ub)[:, 0]
     keep_below = RELEASE_ABOVE * g.nbytes  # before the finest level drops any array
-    levels = coarsen(be, g, nparts, seed, options.effective_ctype(be.name), not options.no2hop)
+    if direct:
+        levels = [Level(g)]
+    else:
+        levels = coarsen(be, g, nparts, seed, options.effective_ctype(be.name),
+                         not options.no2hop)
     be.release_free_memory(keep_below)
     t1 = time.perf_counter()
     stats.coarsening = t1 - t0
@@ -86,7 +108,7 @@ def multilevel_partition(
         levels[-1].graph, nparts, maxpwgt, tpwgts.reshape(-1),
         target=coarsen_to(g.nvtxs, nparts), seed=seed, ntrials=INITIAL_TRIALS,
         ufactor=options.effective_ufactor, niter=options.niter,
-        random_bisections=options.iptype == "random",
+        random_bisections=options.iptype == "random", kway=direct,
         meanwhile=_prepare_small_levels(levels, refiners, level_refiner),
     )
     t2 = time.perf_counter()
