@@ -4,7 +4,9 @@ strong presets, side by side in one run.
 Graphs: the shared graphs (fixtures listed in ``fixtures/metis_cuts.json``) and generated ones of
 several kinds and seeds (``--generated kind:size:seed,...``). For each graph and k: every
 method's cut, imbalance (heaviest part over the average) and time (METIS: its own Partitioning
-line; pymetis and KaMinPar: the call; ours: the engine's time, metrics excluded). Then, per
+line; pymetis and KaMinPar: the call; ours: the engine's time, metrics excluded, on the gpu
+engine the faster of two runs, so that CuPy's compiles of a kernel's first use, once per
+installation, are not counted). Then, per
 method, the geometric means of its cut over METIS 5.1's and over KaMinPar strong's, the runs
 above 1.05x METIS, the largest imbalance and the total time. Peers that are not installed are
 skipped and named. ``--json`` writes every row.
@@ -162,9 +164,11 @@ def _ours(row: dict, path: Path, k: int, engine: str, presets: list[str]) -> Non
 
     graph = gpmetis.read_graph(path)
     for preset in presets:
-        result = gpmetis.partition(graph, k, engine=engine, preset=preset)
+        results = [gpmetis.partition(graph, k, engine=engine, preset=preset)
+                   for _ in range(2 if engine == "gpu" else 1)]
+        result = results[-1]
         row.update({f"{preset}_cut": result.edgecut, f"{preset}_imb": result.imbalance,
-                    f"{preset}_s": result.seconds})
+                    f"{preset}_s": min(r.seconds for r in results)})
 
 
 if __name__ == "__main__":

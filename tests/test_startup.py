@@ -114,6 +114,23 @@ def test_a_gpu_run_stages_its_large_arrays(tmp_path):
     modules, proc = imported_modules([str(graph), "64", "-engine=gpu"], ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "cupy" in modules and "gpmetis.staging" in modules
+    assert "cupyx" in modules and not loaded(modules, "scipy")  # cupyx's without SciPy
+
+
+def test_cupyx_is_kept_from_scipy_and_nothing_else():
+    pytest.importorskip("cupyx")  # CuPy imports without a GPU
+    code = """
+import sys
+from gpmetis.partitioning.warmup import keep_scipy_from_cupyx
+keep_scipy_from_cupyx()
+import cupyx.scipy.sparse
+print(sorted(m for m in sys.modules if m.split(".")[0] == "scipy"))
+import scipy.sparse  # any other importer gets SciPy
+print(scipy.sparse.csr_matrix.__name__)
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, check=True)
+    assert proc.stdout.split() == ["[]", "csr_matrix"]
 
 
 def _pymetis_version(preset: bool) -> tuple[str, str]:

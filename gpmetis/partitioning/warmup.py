@@ -9,11 +9,16 @@ workers are forked first, while the process is still small; then
 - any other file is read by a forked child (a thread would fight the warm-up for the GIL) while
   a thread warms the GPU up by running the engine's phases on a small grid. ``wait`` joins that
   thread before the engine starts, so CUDA is only ever used by one thread at a time.
+
+Once the forks are done, a thread creates the CUDA context through the driver (``ctypes``
+releases the GIL) while CuPy is imported, and CuPy's ``cupyx`` is kept from importing SciPy.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
+import sys
 import threading
 from typing import TYPE_CHECKING
 
@@ -54,14 +59,65 @@ def start(path: str | os.PathLike, options: Options) -> PendingGraph | GpuRead |
 
     _started = True
     name = os.fspath(path)
+    keep_scipy_from_cupyx()
     if not name.lower().endswith(COMPRESSED_SUFFIXES + (".mtx",)):
         start_workers(INITIAL_TRIALS)  # forks before any thread
+        start_cuda_context()
         return GpuRead(name, options.symmetrize)
     pending = PendingGraph(name, options.symmetrize)  # forks before any thread
     start_workers(INITIAL_TRIALS)
+    start_cuda_context()
     _thread = threading.Thread(target=_warm, name="gpmetis-gpu-warmup", daemon=True)
     _thread.start()
     return pending
+
+
+def start_cuda_context() -> threading.Thread:
+    """Start a thread that creates device 0's primary CUDA context, the one CuPy's first call
+    would create (~0.2 s), through the driver API: ``ctypes`` calls release the GIL, so it
+    overlaps CuPy's import. Best effort: where it fails, CuPy creates the context itself.
+    Call it after the process's forks: a child forked during driver calls could inherit held
+    locks."""
+
+    def create() -> None:
+        try:
+            driver = ctypes.CDLL("libcuda.so.1")
+            device, context = ctypes.c_int(), ctypes.c_void_p()
+            if driver.cuInit(0) == 0 and driver.cuDeviceGet(ctypes.byref(device), 0) == 0:
+                driver.cuDevicePrimaryCtxRetain(ctypes.byref(context), device)
+        except (OSError, AttributeError):  # no driver library, or not this API
+            pass
+
+    thread = threading.Thread(target=create, name="gpmetis-cuda-context", daemon=True)
+    thread.start()
+    return thread
+
+
+class _NoScipyForCupyx:
+    """A meta path finder that fails imports of SciPy made by ``cupyx`` modules, as if SciPy
+    were not installed; every other importer gets SciPy as usual."""
+
+    @staticmethod
+    def find_spec(name: str, path=None, target=None):
+        if name != "scipy" and not name.startswith("scipy."):
+            return None
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_globals.get("__name__", "").startswith(
+                ("importlib", "_frozen_importlib")):
+            frame = frame.f_back
+        importer = frame.f_globals.get("__name__", "") if frame is not None else ""
+        if importer == "cupyx" or importer.startswith("cupyx."):
+            raise ModuleNotFoundError(f"No module named {name!r} (for cupyx)", name=name)
+        return None
+
+
+def keep_scipy_from_cupyx() -> None:
+    """Make this process's ``cupyx`` (which CuPy imports at its first kernel) run without
+    SciPy: it imports ``scipy.sparse`` only for SciPy's warning classes and defines its own
+    when SciPy is missing, and that import (~0.3 s, NumPy's submodules with it) is what a gpu
+    run would spend on SciPy. Only the command calls it; nothing of SciPy is used here."""
+    if not any(isinstance(f, _NoScipyForCupyx) for f in sys.meta_path):
+        sys.meta_path.insert(0, _NoScipyForCupyx())
 
 
 class GpuRead:
