@@ -24,6 +24,9 @@ import numpy as np
 
 STAGE_CHUNK = 2 << 20  # bytes per pinned buffer
 STAGE_THREADS = 8
+# Larger downloads go to pageable memory: pinning a new block of that size costs more than
+# the pinned copy saves (a graph read on the GPU is downloaded once per process)
+PINNED_DOWNLOAD_MAX = 64 << 20
 MEMORY_TYPE_HOST = 1  # cudaMemoryTypeHost: a pointer into page-locked host memory
 
 
@@ -74,9 +77,11 @@ def upload(host: np.ndarray):
 
 
 def download(device) -> np.ndarray:
-    """A NumPy copy of the CuPy array ``device`` in pinned memory (CuPy's pinned pool: the
-    block goes back to the pool when the array is freed), once the caller's current stream has
-    reached it."""
+    """A NumPy copy of the CuPy array ``device``, once the caller's current stream has reached
+    it: in pinned memory (CuPy's pinned pool: the block goes back to the pool when the array is
+    freed) up to PINNED_DOWNLOAD_MAX bytes, in pageable memory above."""
+    if device.nbytes > PINNED_DOWNLOAD_MAX:
+        return device.get()
     out = empty_pinned(device.shape, device.dtype)
     device.get(out=out)
     return out

@@ -19,8 +19,7 @@ from gpmetis.errors import OptionError, PartitionError
 from gpmetis.graph import Graph
 from gpmetis.options import Options
 
-# auto runs the gpu engine from this many split-graph edges (about 3m), as the driver's
-# AUTO_GPU_MIN_EDGES for a vertex partition; below, METIS.
+# auto runs the gpu engine from this many split-graph edges (about 3m); below, METIS.
 AUTO_GPU_MIN_SPLIT_EDGES = 2_000_000
 DEFAULT_SEED = 4321
 CUT_SEED_STRIDE = 7919

@@ -20,12 +20,10 @@ from gpmetis.metrics import PartitionMetrics, compute_metrics
 from gpmetis.options import MIN_TPWGT, Options, check_nparts
 from gpmetis.partitioning import warmup
 
-# The GPU's start-up (CuPy's import, the CUDA context, the kernels' first load: ~1.2 s on the
-# H100 machine, overlapped with reading) makes the whole command cost ~2.2 s at least; METIS
-# (pymetis plus the CPU metrics) takes as long from about 1M edges (measured on the H100
-# machine: road 20, 1.2M edges, 2.41 s gpu vs 2.43 s metis; delaunay 20, 3.1M edges, 3.09 vs
-# 3.17 s). Below 2M edges the GPU never pays; small graphs never import CuPy.
-AUTO_GPU_MIN_EDGES = 2_000_000
+# From about 1M edges the gpu engine's whole command, CuPy's import and the CUDA start-up
+# included, is shorter than the metis engine's; below, METIS's run is shorter than that
+# start-up. Small graphs never import CuPy.
+AUTO_GPU_MIN_EDGES = 1_000_000
 # METIS 5.1's gpmetis drops -contig on a graph of several components, and so do we, saying so
 CONTIG_IGNORED = "the input graph is not connected: -contig is ignored, as in METIS 5.1"
 # METIS 5.1 lowers subdomain degrees in its k-way refinement only
