@@ -9,8 +9,9 @@ from conftest import FIXTURES, random_graph, requires_cuda
 
 from gpmetis.errors import InputError
 from gpmetis.graph import Graph
+from gpmetis.io import metis_gpu
 from gpmetis.io.metis_format import read_metis
-from gpmetis.io.metis_gpu import _header
+from gpmetis.io.metis_gpu import _chunks, _header
 
 GRAPH_FIXTURES = sorted(p.name for p in FIXTURES.glob("*.graph"))
 
@@ -35,6 +36,19 @@ def test_header_of_the_fast_path(text, expected):
 )
 def test_header_outside_the_fast_path(text):
     assert _header(text) is None
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 16, 1000])
+def test_chunks_cover_the_body_in_whole_lines(monkeypatch, chunk):
+    data = b"5 4\n2 3\n1\n1 4 5\n3 5 1 1 1 1 1 1 1 1 1 1 1 1 1 1\n3"
+    monkeypatch.setattr(metis_gpu, "CHUNK_BYTES", chunk)
+    ranges = _chunks(data, 4)
+    assert ranges[0][0] == 4 and ranges[-1][1] == len(data)
+    assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))
+    for start, end in ranges[:-1]:
+        assert data[end - 1] == ord("\n")
+        # longer than a chunk only where one line is
+        assert end - start <= chunk or b"\n" not in data[start:end - 1]
 
 
 def _metis_text(graph: Graph, *, weights: bool, shuffle: int | None = None) -> bytes:
@@ -135,6 +149,19 @@ class TestOnTheGpu:
 
         base = random_graph(5000, 8, 3, weighted=True, isolated=20, hubs=2)
         data = _metis_text(base, weights=weights, shuffle=shuffle)
+        graph = read_metis_gpu(be, data, "r.graph")
+        assert graph is not None
+        _assert_same(graph, read_metis(data, "r.graph"))
+
+    @pytest.mark.parametrize("weights", [False, True])
+    @pytest.mark.parametrize("chunk", [64, 4096, 100_000])
+    def test_a_file_parsed_in_chunks(self, be, monkeypatch, weights, chunk):
+        from gpmetis.io.metis_gpu import read_metis_gpu
+
+        monkeypatch.setattr(metis_gpu, "CHUNK_BYTES", chunk)
+        base = random_graph(5000, 8, 3, weighted=True, isolated=20, hubs=2)
+        data = _metis_text(base, weights=weights, shuffle=7)
+        assert len(data) > 3 * chunk  # several chunks, hub lines longer than the small ones
         graph = read_metis_gpu(be, data, "r.graph")
         assert graph is not None
         _assert_same(graph, read_metis(data, "r.graph"))

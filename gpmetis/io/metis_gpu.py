@@ -21,6 +21,9 @@ from gpmetis.graph import Graph
 CU_FILE = Path(__file__).with_name("metis_gpu.cu")
 FLAG_ORDER = 128  # as in metis_gpu.cu: rows not strictly increasing (sorted again below)
 SPAN = 4096  # as in metis_gpu.cu: bytes per block of the compaction kernels
+# bytes parsed at once: the kernels' byte positions are int32, and larger files go through in
+# chunks of whole lines
+CHUNK_BYTES = 1 << 30
 _BLANK = b" \t\r"
 _INT32_MAX = np.iinfo(np.int32).max
 
@@ -32,9 +35,10 @@ def read_metis_gpu(be: Backend, data, path: str) -> Graph | None:
     if head is None:
         return None
     body, n, m, readew = head
-    nbytes = len(data) - body
     nnz = 2 * m
-    if nbytes == 0 or len(data) > _INT32_MAX or nnz > _INT32_MAX:
+    # (a token takes a digit and a separator: a header announcing more is refused before
+    # anything is allocated for its tokens)
+    if len(data) == body or nnz > _INT32_MAX or nnz << readew > (len(data) - body + 1) // 2:
         return None
     try:
         return _parse(be, data, path, body, n, nnz, readew)
@@ -47,30 +51,45 @@ def read_metis_gpu(be: Backend, data, path: str) -> Graph | None:
 def _parse(be: Backend, data, path: str, body: int, n: int, nnz: int, readew: int):
     xp = be.xp
     kernel = be.kernel
-    nbytes = len(data) - body
-    text = be.upload(np.frombuffer(data, np.uint8, nbytes, body), np.uint8)
+    ntok_expected = nnz << readew
+    value = xp.empty(ntok_expected, dtype=xp.int32)
+    line = xp.empty(ntok_expected, dtype=xp.int32)
     flags = xp.zeros(1, dtype=xp.int32)
-    nblocks = -(-nbytes // SPAN)
-    counts = xp.empty((nblocks, 2), dtype=xp.int32)
-    be.launch_blocks(kernel(CU_FILE, "count_marks"), nblocks,
-                     (np.int64(nbytes), text, counts, flags))
-    offsets = xp.cumsum(counts, axis=0, dtype=xp.int64)
-    ntok, nnewlines = (int(x) for x in offsets[-1].get())
-    offsets -= counts
+    ntok = nnewlines = 0
+    for start, end in _chunks(data, body):
+        # a chunk ends after a newline, so its tokens and lines are whole; positions in it fit
+        # an int32, the line numbers are the file's (those of the chunks before added)
+        nbytes = end - start
+        if nbytes > _INT32_MAX:  # one line longer than the kernels' positions reach
+            return None
+        text = be.upload(np.frombuffer(data, np.uint8, nbytes, start), np.uint8)
+        nblocks = -(-nbytes // SPAN)
+        counts = xp.empty((nblocks, 2), dtype=xp.int32)
+        be.launch_blocks(kernel(CU_FILE, "count_marks"), nblocks,
+                         (np.int64(nbytes), text, counts, flags))
+        offsets = xp.cumsum(counts, axis=0, dtype=xp.int64)
+        chunk_tok, chunk_nl = (int(x) for x in offsets[-1].get())
+        if ntok + chunk_tok > ntok_expected:
+            return None
+        offsets -= counts
+        pos = xp.empty(chunk_tok, dtype=xp.int32)
+        newlines = xp.empty(chunk_nl, dtype=xp.int32)
+        be.launch_blocks(kernel(CU_FILE, "write_marks"), nblocks,
+                         (np.int64(nbytes), text, offsets, pos, newlines))
+        del counts, offsets
+        if chunk_tok:
+            be.launch(kernel(CU_FILE, "parse_tokens"), chunk_tok,
+                      (np.int64(chunk_tok), np.int64(nbytes), text, pos, newlines,
+                       np.int64(chunk_nl), np.int32(n - nnewlines), value[ntok:], line[ntok:],
+                       flags))
+            if nnewlines:
+                line[ntok:ntok + chunk_tok] += nnewlines
+        del text, pos, newlines
+        ntok += chunk_tok
+        nnewlines += chunk_nl
     nlines = nnewlines + (data[len(data) - 1] != ord("\n"))
-    if ntok != nnz << readew or nlines < n:
+    if ntok != ntok_expected or nlines < n:
         return None
-    pos = xp.empty(ntok, dtype=xp.int32)
-    newlines = xp.empty(nnewlines, dtype=xp.int32)
-    be.launch_blocks(kernel(CU_FILE, "write_marks"), nblocks,
-                     (np.int64(nbytes), text, offsets, pos, newlines))
-    del counts, offsets
-    value = xp.empty(ntok, dtype=xp.int32)
-    line = xp.empty(ntok, dtype=xp.int32)
-    be.launch(kernel(CU_FILE, "parse_tokens"), ntok,
-              (np.int64(ntok), np.int64(nbytes), text, pos, newlines, np.int64(nnewlines),
-               np.int32(n), value, line, flags))
-    del text, pos, newlines
     tok_xadj = xp.searchsorted(line, xp.arange(n + 1, dtype=xp.int32))
     xadj = xp.empty(n + 1, dtype=xp.int64)
     be.launch(kernel(CU_FILE, "row_offsets"), n + 1,
@@ -103,6 +122,23 @@ def _parse(be: Backend, data, path: str, body: int, n: int, nnz: int, readew: in
         has_adjwgt=bool(readew),
         device=(xadj, adjncy, adjwgt if readew else None),
     )
+
+
+def _chunks(data, body: int) -> list[tuple[int, int]]:
+    """(start, end) byte ranges covering ``data[body:]``, each at most CHUNK_BYTES long and,
+    but for the last, ending just after a newline (a line longer than CHUNK_BYTES: one range
+    up to its end)."""
+    ranges = []
+    start, size = body, len(data)
+    while start < size:
+        end = size if size - start <= CHUNK_BYTES else data.rfind(b"\n", start,
+                                                                     start + CHUNK_BYTES) + 1
+        if end <= start:  # no newline in the window: the line's own end (or the file's)
+            end = data.find(b"\n", start + CHUNK_BYTES)
+            end = size if end < 0 else end + 1
+        ranges.append((start, end))
+        start = end
+    return ranges
 
 
 def _check_unsorted(be: Backend, n: int, nnz: int, xadj, adjncy, adjwgt, readew: int,
