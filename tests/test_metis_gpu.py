@@ -154,7 +154,7 @@ class TestOnTheGpu:
         _assert_same(graph, read_metis(data, "r.graph"))
 
     @pytest.mark.parametrize("weights", [False, True])
-    @pytest.mark.parametrize("chunk", [64, 4096, 100_000])
+    @pytest.mark.parametrize("chunk", [64, 4096, 50_000])
     def test_a_file_parsed_in_chunks(self, be, monkeypatch, weights, chunk):
         from gpmetis.io.metis_gpu import read_metis_gpu
 
