@@ -33,6 +33,10 @@ ACCEPTED = {  # files the GPU reader reads: (field, symmetry, size line and entr
     "hermitian": ("real", "hermitian", "3 3 3\n1 1 5\n2 1 -2.5\n3 2 8.49999\n"),
     "values for the host": ("real", "general",
                             "3 3 4\n2 1 .5\n3 1 5.\n3 2 2.5e0\n1 3 123456789.7\n"),
+    "large values, near ties": ("real", "general",
+                                "5 5 8\n2 1 123456789012.5\n3 1 1234567890123.49999\n"
+                                "3 2 123456789.49999\n4 1 99999999999.7\n4 2 2.5e10\n"
+                                "4 3 4503599627370497.5\n5 1 -7.3e12\n5 2 98765432101.50001\n"),
     "diagonal only": ("pattern", "symmetric", "3 3 2\n1 1\n3 3\n"),
     "comments before the size line": ("pattern", "general", "% a\n\n%b\n3 3 1\n2 1\n"),
 }

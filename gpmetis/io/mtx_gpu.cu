@@ -15,11 +15,10 @@ typedef unsigned char uint8_t;  // NVRTC has no <cstdint>
 #define VALUE_SLOW 0LL   // value_weight: likewise
 #define VALUE_FAIL (-1LL)  // value_weight: outside the kernels' reading (FLAG_VALUE)
 
-#define WEIGHT_DIGITS 8    // as in mtx_scan.py: weights decided from the digits below 10^8
+#define WEIGHT_DIGITS 13   // weights decided from the digits below 10^13
 #define FINITE_DIGITS 300  // values below 10^300 are finite without a closer look
-#define TIE_LOW 4999990LL  // 7 digits after the rounding point this close to one half: the
-#define TIE_HIGH 5000010LL  // float64 conversion decides (the host's NumPy)
-#define HALF 5000000LL
+#define HALF 5000000LL     // one half in units of 10^-7
+#define TIE_SCALE 8        // below 10^8 fractions within 10^-6 of one half are ties
 
 #define SPAN 4096  // bytes per block in the two compaction kernels
 #define FULL_MASK 0xffffffffu
@@ -62,7 +61,8 @@ HD long long parse_index(const uint8_t* text, long long p, const long long end) 
 // The edge weight of the value text[p:end) (|a_ij| rounded half up, at least 1; 1 when
 // `weights` is 0 and the value is surely a finite number), as the CPU reader's float64
 // conversion gives it; VALUE_SLOW where only that conversion can tell (forms other than
-// [+-]D+[.D+][(e|E)[+-]D+], |a_ij| of 10^8 or more, fractions within 1e-6 of one half);
+// [+-]D+[.D+][(e|E)[+-]D+], |a_ij| of 10^13 or more, fractions near one half: within 10^-6
+// below 10^8, within 10^(s-14) below 10^s for larger s, more than float64's spacing there);
 // VALUE_FAIL for an integer matrix's value other than [+-]D+ of at most 16 digits.
 HD long long value_weight(const uint8_t* text, const long long p, const long long end,
                           const int integer_field, const int weights) {
@@ -108,7 +108,9 @@ HD long long value_weight(const uint8_t* text, const long long p, const long lon
         else if (k - nint < nfrac) d = text[dot + 1 + k - nint] - '0';
         if (k < scale) ipart = ipart * 10 + d; else frac7 = frac7 * 10 + d;
     }
-    if (frac7 >= TIE_LOW && frac7 <= TIE_HIGH) return VALUE_SLOW;
+    long long tie = 10;  // half the width of the window around one half, in 10^-7
+    for (long long k = TIE_SCALE; k < scale; ++k) tie *= 10;
+    if (frac7 >= HALF - tie && frac7 <= HALF + tie) return VALUE_SLOW;
     const long long w = ipart + (frac7 >= HALF);
     return w > 1 ? w : 1;
 }

@@ -106,8 +106,15 @@ def _parse(be: Backend, data, path: str, head: mtx_scan.Header, field: str,
     del slow
     id_bits = max(n - 1, 1).bit_length()
     w_bits = int(weight.max().get()).bit_length() if weights else 0
-    if 2 * id_bits + w_bits > 63:  # the CPU reader sorts by argsort then
-        return None
+    levels = None
+    if 2 * id_bits + w_bits > 63:
+        # too wide to pack: ranks among the distinct weights stand for them (the largest
+        # weight of a run is its largest rank)
+        levels = xp.unique(weight)
+        weight = xp.searchsorted(levels, weight)
+        w_bits = max(len(levels) - 1, 1).bit_length()
+        if 2 * id_bits + w_bits > 63:
+            return None
     packed = xp.empty(2 * nnz, dtype=xp.int64)
     be.launch(kernel(CU_FILE, "pack_entries"), 2 * nnz,
               (np.int64(nnz), row, col, NULL if weight is None else weight, np.int32(id_bits),
@@ -127,6 +134,9 @@ def _parse(be: Backend, data, path: str, head: mtx_scan.Header, field: str,
     xadj[n] = len(packed)
     adjncy = ((packed >> w_bits) & ((1 << id_bits) - 1)).astype(xp.int32)
     adjwgt = packed & ((1 << w_bits) - 1) if weights else None
+    if levels is not None:
+        adjwgt = levels[adjwgt]
+    del levels
     del packed
     # the host copies in pinned memory: later uploads of this graph go straight across
     return Graph(
