@@ -37,6 +37,9 @@ ACCEPTED = {  # files the GPU reader reads: (field, symmetry, size line and entr
                                 "5 5 8\n2 1 123456789012.5\n3 1 1234567890123.49999\n"
                                 "3 2 123456789.49999\n4 1 99999999999.7\n4 2 2.5e10\n"
                                 "4 3 4503599627370497.5\n5 1 -7.3e12\n5 2 98765432101.50001\n"),
+    "exact halves": ("real", "symmetric",
+                     "5 5 7\n2 1 0.5\n3 1 -2.5\n3 2 2.50000000000000000000\n4 1 2.5000000000001\n"
+                     "4 2 1234567890.5\n5 1 25e-1\n5 3 4.49999999999999999999\n"),
     "diagonal only": ("pattern", "symmetric", "3 3 2\n1 1\n3 3\n"),
     "comments before the size line": ("pattern", "general", "% a\n\n%b\n3 3 1\n2 1\n"),
 }

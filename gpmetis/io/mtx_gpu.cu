@@ -58,11 +58,21 @@ HD long long parse_index(const uint8_t* text, long long p, const long long end) 
     return v;
 }
 
+// Digit k of a mantissa of nint integer digits from byte s and nfrac fraction digits after the
+// '.' at byte dot; 0 past its end.
+HD long long mantissa_digit(const uint8_t* text, const long long s, const long long nint,
+                            const long long dot, const long long nfrac, const long long k) {
+    if (k < nint) return text[s + k] - '0';
+    if (k - nint < nfrac) return text[dot + 1 + k - nint] - '0';
+    return 0;
+}
+
 // The edge weight of the value text[p:end) (|a_ij| rounded half up, at least 1; 1 when
 // `weights` is 0 and the value is surely a finite number), as the CPU reader's float64
 // conversion gives it; VALUE_SLOW where only that conversion can tell (forms other than
-// [+-]D+[.D+][(e|E)[+-]D+], |a_ij| of 10^13 or more, fractions near one half: within 10^-6
-// below 10^8, within 10^(s-14) below 10^s for larger s, more than float64's spacing there);
+// [+-]D+[.D+][(e|E)[+-]D+], |a_ij| of 10^13 or more, fractions near one half but not exactly
+// one half: within 10^-6 below 10^8, within 10^(s-14) below 10^s for larger s, more than
+// float64's spacing there);
 // VALUE_FAIL for an integer matrix's value other than [+-]D+ of at most 16 digits.
 HD long long value_weight(const uint8_t* text, const long long p, const long long end,
                           const int integer_field, const int weights) {
@@ -103,10 +113,17 @@ HD long long value_weight(const uint8_t* text, const long long p, const long lon
     // digits after it
     long long ipart = 0, frac7 = 0;
     for (long long k = 0; k < scale + 7; ++k) {
-        long long d = 0;
-        if (k < nint) d = text[s + k] - '0';
-        else if (k - nint < nfrac) d = text[dot + 1 + k - nint] - '0';
+        const long long d = mantissa_digit(text, s, nint, dot, nfrac, k);
         if (k < scale) ipart = ipart * 10 + d; else frac7 = frac7 * 10 + d;
+    }
+    if (frac7 == HALF) {
+        // exactly ipart + 1/2 when no other digit follows: below 10^13 float64 holds it and
+        // its sum with 1/2 exactly, so the weight is ipart + 1
+        bool exact = true;
+        for (long long k = scale + 7; k < nint + nfrac; ++k) {
+            exact &= mantissa_digit(text, s, nint, dot, nfrac, k) == 0;
+        }
+        if (exact) return ipart + 1;
     }
     long long tie = 10;  // half the width of the window around one half, in 10^-7
     for (long long k = TIE_SCALE; k < scale; ++k) tie *= 10;
