@@ -270,3 +270,15 @@ class TestOnTheGpu:
         fresh = DeviceGraph.upload(be, graph)  # from the host arrays this time
         for a, b in [(g.xadj, fresh.xadj), (g.adjncy, fresh.adjncy), (g.adjwgt, fresh.adjwgt)]:
             assert a.dtype == b.dtype and bool((a == b).all())
+
+    def test_the_command_read_parses_on_the_gpu(self, tmp_path):
+        # warmup.GpuRead, as the gpmetis command reads: by the name, or by the banner
+        from gpmetis.partitioning.warmup import GpuRead
+
+        path = _random_file(tmp_path, "integer", "symmetric")
+        renamed = tmp_path / "matrix.graph"
+        renamed.write_bytes(path.read_bytes())
+        for p in (path, renamed):
+            graph = GpuRead(str(p), False).result()
+            assert graph.device is not None  # read by read_matrix_market_gpu
+            _assert_same(graph, read_graph(p))
