@@ -53,15 +53,16 @@ def read_matrix_market_gpu(be: Backend, data, path: str, *,
         return None
     weights = mtx_weights and field != "pattern"
     try:
-        return _parse(be, data, path, head, field, weights)
+        entries = _entries(be, data, head, field, weights)
+        return None if entries is None else _graph(be, head.nrows, *entries, path)
     except MemoryError:  # cupy's OutOfMemoryError is one: the CPU reader needs no GPU memory
         return None
     finally:  # the parse's temporaries go back to the device
         be.release_free_memory()
 
 
-def _parse(be: Backend, data, path: str, head: mtx_scan.Header, field: str,
-           weights: bool) -> Graph | None:
+def _entries(be: Backend, data, head: mtx_scan.Header, field: str, weights: bool):
+    """(row, col, weight or None) of the entry lines on the device, 0-based, or None."""
     xp = be.xp
     kernel = be.kernel
     n, nnz, body = head.nrows, head.nnz, head.body
@@ -103,7 +104,15 @@ def _parse(be: Backend, data, path: str, head: mtx_scan.Header, field: str,
             return None
         if weights:
             weight[xp.asarray(listed[:, 0])] = xp.asarray(exact)
-    del slow
+    return row, col, weight
+
+
+def _graph(be: Backend, n: int, row, col, weight, path: str) -> Graph | None:
+    """The graph of the pattern of A + A^T without the diagonal, rows sorted, with the largest
+    weight of each edge (``read_matrix_market``'s); None where the keys do not fit 63 bits."""
+    xp = be.xp
+    nnz = len(row)
+    weights = weight is not None
     id_bits = max(n - 1, 1).bit_length()
     w_bits = int(weight.max().get()).bit_length() if weights else 0
     levels = None
@@ -116,7 +125,7 @@ def _parse(be: Backend, data, path: str, head: mtx_scan.Header, field: str,
         if 2 * id_bits + w_bits > 63:
             return None
     packed = xp.empty(2 * nnz, dtype=xp.int64)
-    be.launch(kernel(CU_FILE, "pack_entries"), 2 * nnz,
+    be.launch(be.kernel(CU_FILE, "pack_entries"), 2 * nnz,
               (np.int64(nnz), row, col, NULL if weight is None else weight, np.int32(id_bits),
                np.int32(w_bits), packed))
     del row, col, weight
