@@ -1,5 +1,9 @@
 """Time ``read_graph`` on a big graph file, in GB/s of file, against its peer: the ``I/O:`` time
-METIS's gpmetis prints for a METIS file, ``scipy.io.mmread`` for a Matrix Market file.
+METIS's gpmetis prints for a METIS file, ``scipy.io.mmread`` for a Matrix Market file; where
+CUDA is usable and the file is not compressed, also the GPU reader the gpu engine's command
+uses (``io.metis_gpu`` or ``io.mtx_gpu``: the file mapped, uploaded and parsed, the graph back
+on the host), timed after the CUDA context exists, as in a run where it starts while the file
+is mapped (``warmup.GpuRead``); its kernels load inside the timing, as in a run.
 
     python3 bench/read_bench.py FILE [--repeat 3] [--metis PATH] [--mtx-weights]
 
@@ -36,6 +40,28 @@ graph = read_graph(sys.argv[1], mtx_weights=sys.argv[2] == "1")
 seconds = time.perf_counter() - start
 print(json.dumps({"seconds": seconds, "n": graph.nvtxs, "m": graph.nedges}))
 """
+GPU = """
+import json, sys, time
+from gpmetis.backend import cuda_available, get_backend
+if not cuda_available():
+    print(json.dumps(None))
+    raise SystemExit
+from gpmetis.io.metis_gpu import read_metis_gpu
+from gpmetis.io.mtx_gpu import read_matrix_market_gpu
+from gpmetis.io.source import read_bytes
+be = get_backend("gpu")
+be.xp.zeros(1)
+be.synchronize()
+path, weights, mtx = sys.argv[1], sys.argv[2] == "1", sys.argv[3] == "1"
+start = time.perf_counter()
+data = read_bytes(path)
+if mtx:
+    graph = read_matrix_market_gpu(be, data, path, mtx_weights=weights)
+else:
+    graph = read_metis_gpu(be, data, path)
+be.synchronize()
+print(json.dumps({"seconds": time.perf_counter() - start, "read": graph is not None}))
+"""
 SCIPY = """
 import json, sys, time
 import scipy.io
@@ -67,6 +93,16 @@ def main() -> None:
     rows = [dict(timing("read_graph (gpmetis.io)", [r["seconds"] for r in reads], size),
                  peak=peak / 2**20, per_byte=peak / size)]
 
+    compressed = args.file.name.lower().endswith((".gz", ".bz2", ".xz"))
+    gpu = None if compressed else child(GPU, str(int(args.mtx_weights)), str(int(matrix_market)))
+    if gpu is not None and not gpu["read"]:
+        print("the GPU reader declined the file: the CPU reader reads it in a run")
+    elif gpu is not None:
+        more = [child(GPU, str(int(args.mtx_weights)), str(int(matrix_market)))["seconds"]
+                for _ in range(args.repeat - 1)]
+        rows.append(timing("GPU reader (mtx_gpu)" if matrix_market else "GPU reader (metis_gpu)",
+                           [gpu["seconds"], *more], size))
+
     prefix = None
     if matrix_market:
         peer = [child(SCIPY)["seconds"] for _ in range(args.repeat)]
@@ -94,10 +130,9 @@ def main() -> None:
             ("per_byte", "peak RSS / input byte", ".2f"),
         ],
     )
-    if len(rows) > 1:
-        print(f"read_graph / {rows[1]['what']} (medians): "
-              f"{rows[0]['median'] / rows[1]['median']:.2f}")
-    elif not matrix_market:
+    for row in rows[1:]:
+        print(f"read_graph / {row['what']} (medians): {rows[0]['median'] / row['median']:.2f}")
+    if not matrix_market and prefix is None:
         print("METIS's gpmetis not found: give it with --metis")
 
 

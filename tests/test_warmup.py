@@ -57,12 +57,13 @@ def _same_graph(graph, expected) -> None:
         assert a.dtype == b.dtype and np.array_equal(a, b), name
 
 
-def test_warmup_reads_a_metis_file_once(monkeypatch):
-    # a plain METIS file: mapped by a thread, parsed on the GPU where CUDA is usable (else
-    # by the CPU reader); no warm-up thread
+@pytest.mark.parametrize("name", ["4elt.graph", "bcsstk13.mtx"])
+def test_warmup_reads_a_plain_file_once(monkeypatch, name):
+    # a plain METIS or Matrix Market file: mapped by a thread, parsed on the GPU where CUDA is
+    # usable (else by the CPU reader); no warm-up thread
     monkeypatch.setattr(warmup, "_started", False)
     monkeypatch.setattr(warmup, "_thread", None)
-    path = FIXTURES / "4elt.graph"
+    path = FIXTURES / name
     pending = warmup.start(path, Options(engine="gpu"))
     assert isinstance(pending, warmup.GpuRead)
     assert warmup.start(path, Options(engine="gpu")) is None  # once per process
@@ -71,10 +72,11 @@ def test_warmup_reads_a_metis_file_once(monkeypatch):
     assert warmup._thread is None
 
 
-def test_warmup_reads_other_files_in_a_child_and_wait_joins_it(monkeypatch):
+def test_warmup_reads_compressed_files_in_a_child_and_wait_joins_it(tmp_path, monkeypatch):
     monkeypatch.setattr(warmup, "_started", False)
     monkeypatch.setattr(warmup, "_thread", None)
-    path = FIXTURES / "karate.mtx"
+    path = tmp_path / "karate.mtx.gz"
+    path.write_bytes(gzip.compress((FIXTURES / "karate.mtx").read_bytes()))
     pending = warmup.start(path, Options(engine="gpu"))
     assert not isinstance(pending, warmup.GpuRead)
     _same_graph(pending.result(), read_graph(path))
@@ -82,10 +84,15 @@ def test_warmup_reads_other_files_in_a_child_and_wait_joins_it(monkeypatch):
     assert not warmup._thread.is_alive()
 
 
-def test_gpu_read_reports_input_errors_like_read_graph(tmp_path, monkeypatch):
+@pytest.mark.parametrize(("name", "text"), [
+    ("bad.graph", "3 2\n2\n1 3\n2 9\n"),
+    ("bad.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 2\n2 1 1\n3 9 1\n"),
+    ("banner.mtx", "3 2\n2\n1 3\n2\n"),
+])
+def test_gpu_read_reports_input_errors_like_read_graph(tmp_path, monkeypatch, name, text):
     monkeypatch.setattr(warmup, "_started", False)
-    bad = tmp_path / "bad.graph"
-    bad.write_text("3 2\n2\n1 3\n2 9\n")
+    bad = tmp_path / name
+    bad.write_text(text)
     pending = warmup.start(bad, Options(engine="gpu"))
     with pytest.raises(InputError) as caught:
         pending.result()

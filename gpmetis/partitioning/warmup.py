@@ -4,11 +4,13 @@ Importing CuPy, creating the CUDA context and loading the kernels (CuPy's and ou
 on-disk cache) cost about a second in a fresh process. When the gpu engine will run, the METIS
 workers are forked first, while the process is still small; then
 
-- a plain METIS file is mapped by a thread while CUDA starts and then parsed on the GPU
-  (``io.metis_gpu``; the CPU reader takes over where its fast path does not apply);
-- any other file is read by a forked child (a thread would fight the warm-up for the GIL) while
-  a thread warms the GPU up by running the engine's phases on a small grid. ``wait`` joins that
-  thread before the engine starts, so CUDA is only ever used by one thread at a time.
+- a plain (uncompressed) file is mapped by a thread while CUDA starts and then parsed on the
+  GPU (``io.metis_gpu`` for a METIS file, ``io.mtx_gpu`` for a Matrix Market one; the CPU
+  reader takes over where their fast paths do not apply);
+- a compressed file is read by a forked child (a thread would fight the warm-up for the GIL)
+  while a thread warms the GPU up by running the engine's phases on a small grid. ``wait``
+  joins that thread before the engine starts, so CUDA is only ever used by one thread at a
+  time.
 
 Once the forks are done, a thread creates the CUDA context through the driver (``ctypes``
 releases the GIL) while CuPy is imported, and CuPy's ``cupyx`` is kept from importing SciPy.
@@ -60,7 +62,7 @@ def start(path: str | os.PathLike, options: Options) -> PendingGraph | GpuRead |
     _started = True
     name = os.fspath(path)
     keep_scipy_from_cupyx()
-    if not name.lower().endswith(COMPRESSED_SUFFIXES + (".mtx",)):
+    if not name.lower().endswith(COMPRESSED_SUFFIXES):
         start_workers(INITIAL_TRIALS)  # forks before any thread
         start_cuda_context()
         return GpuRead(name, options.symmetrize)
@@ -121,8 +123,8 @@ def keep_scipy_from_cupyx() -> None:
 
 
 class GpuRead:
-    """A METIS file being mapped by a thread; ``result()`` starts CUDA meanwhile, then parses
-    it on the GPU. The graph (or InputError) is the one ``read_graph`` gives."""
+    """A plain graph file being mapped by a thread; ``result()`` starts CUDA meanwhile, then
+    parses it on the GPU. The graph (or InputError) is the one ``read_graph`` gives."""
 
     def __init__(self, path: str, symmetrize: bool) -> None:
         self.path, self.symmetrize = path, symmetrize
@@ -141,15 +143,22 @@ class GpuRead:
     def result(self) -> Graph:
         from gpmetis.backend import cuda_available, get_backend
         from gpmetis.io import read_graph
-        from gpmetis.io.metis_gpu import read_metis_gpu
         from gpmetis.io.source import is_matrix_market
 
         graph = None
         usable = cuda_available()
         self._mapper.join()
         data, self._data = self._data, None
-        if usable and data is not None and not is_matrix_market(data):
-            graph = read_metis_gpu(get_backend("gpu"), data, self.path)
+        if usable and data is not None:
+            # read_graph's choice of format: the name, else the banner
+            if self.path.lower().endswith(".mtx") or is_matrix_market(data):
+                from gpmetis.io.mtx_gpu import read_matrix_market_gpu
+
+                graph = read_matrix_market_gpu(get_backend("gpu"), data, self.path)
+            else:
+                from gpmetis.io.metis_gpu import read_metis_gpu
+
+                graph = read_metis_gpu(get_backend("gpu"), data, self.path)
         del data
         return graph or read_graph(self.path, symmetrize=self.symmetrize)
 
