@@ -263,7 +263,8 @@ class TestOnTheGpu:
     def test_upload_takes_over_the_device_arrays(self, be, tmp_path):
         from gpmetis.device_graph import DeviceGraph
 
-        graph = self.read(be, _random_file(tmp_path, "real", "symmetric"), True)
+        # (integer values: the weights' total stays within the engines' int32)
+        graph = self.read(be, _random_file(tmp_path, "integer", "symmetric"), True)
         xadj, adjncy, _ = graph.device
         g = DeviceGraph.upload(be, graph)
         assert graph.device is None and g.xadj is xadj and g.adjncy is adjncy
