@@ -94,6 +94,14 @@ requires_cuda = pytest.mark.skipif(
 )
 
 
+@pytest.fixture(scope="session")
+def gpu_be():
+    """The gpu backend (for tests marked ``requires_cuda``)."""
+    from gpmetis.backend import get_backend
+
+    return get_backend("gpu")
+
+
 def graph_from_edges(edges: list[tuple[int, int]], n: int) -> Graph:
     """The graph of n vertices and the undirected ``edges`` (each pair once)."""
     e = np.array(edges, dtype=np.int64).reshape(-1, 2)

@@ -122,10 +122,8 @@ def test_cpu_reader_reads_the_other_syntax(case):
 @requires_cuda
 class TestOnTheGpu:
     @pytest.fixture(scope="class")
-    def be(self):
-        from gpmetis.backend import get_backend
-
-        return get_backend("gpu")
+    def be(self, gpu_be):
+        return gpu_be
 
     @pytest.mark.parametrize("name", GRAPH_FIXTURES)
     def test_fixture_files(self, be, name):

@@ -206,10 +206,8 @@ def test_the_declined_files_are_errors_or_other_syntax(tmp_path, case):
 @requires_cuda
 class TestOnTheGpu:
     @pytest.fixture(scope="class")
-    def be(self):
-        from gpmetis.backend import get_backend
-
-        return get_backend("gpu")
+    def be(self, gpu_be):
+        return gpu_be
 
     @staticmethod
     def read(be, path: Path, weights: bool):
