@@ -40,6 +40,10 @@ MAX_ROUNDS = 64  # elimination rounds; each moves at least one group or ends
 # elimination may fill a part up to (1 + 1/10) x its limit (METIS's: 1/4, which cut the shared
 # graphs 1.5% more, degrees alike); rebalancing follows
 SLACK = (1, 10)
+# up to this many parts the subdomain graph is a dense table of nparts^2 cut weights summed on
+# the device (one histogram, one read-back of at most 512 KB) instead of a sort of the pairs;
+# the groups' (group, part) connections likewise, up to as many entries
+DENSE_PARTS = 256
 # an elimination may add at most this many times the removed interface's weight to the cut
 # (shared graphs, k = 8 and 64, largest degree / METIS's and cut / our plain run's: 1: 1.12
 # and 1.016, 8: 1.075 and 1.038; with every interface up to the average weak, not only those
@@ -67,8 +71,7 @@ def minimize_connectivity(be: Backend, g: DeviceGraph, part, nparts: int,
     cap = limits + limits * SLACK[0] // SLACK[1]
     while True:
         # the round that finds nothing to eliminate hands its subdomain graph to step 2
-        pairs = vertex_part_pairs(be, g, src, part, nparts)
-        sub = subdomain_graph(be, part, pairs, nparts)
+        pairs, sub = vertex_part_pairs(be, g, src, part, nparts)
         if eliminations == MAX_ROUNDS:
             break
         moved = eliminate_round(be, g, src, part, nparts, cap, pairs=pairs, sub=sub)
@@ -106,20 +109,28 @@ def merge_fragments(be: Backend, g: DeviceGraph, part, nparts: int, limits: np.n
 
 
 def vertex_part_pairs(be: Backend, g: DeviceGraph, src, part, nparts: int):
-    """(v int64, q int32, conn int64) per vertex v and other part q it is adjacent to, sorted
-    by (v, q): the weight of v's edges into q."""
+    """((v int64, q int32, conn int64), subdomain graph): per vertex v and other part q it is
+    adjacent to, sorted by (v, q), the weight of v's edges into q; and ``subdomain_graph``'s
+    (keys, weights) on the host."""
     xp = be.xp
     pd = part[g.adjncy]
     e = xp.flatnonzero(part[src] != pd)
     keys = src[e].astype(xp.int64) * nparts + pd[e]
     uniq, inverse = xp.unique(keys, return_inverse=True)
     conn = be.bin_sums(inverse.astype(xp.int32).ravel(), len(uniq), g.adjwgt[e])
-    return uniq // nparts, (uniq % nparts).astype(xp.int32), conn
+    pairs = (uniq // nparts, (uniq % nparts).astype(xp.int32), conn)
+    if nparts > DENSE_PARTS:
+        return pairs, subdomain_graph(be, part, pairs, nparts)
+    # the cut weight of every ordered pair of parts by one histogram of the cut edges
+    ids = part[src[e]] * np.int32(nparts) + pd[e]
+    table = be.asnumpy(be.bin_sums(ids, nparts * nparts, g.adjwgt[e]))
+    adjacent_pairs = np.flatnonzero(table)
+    return pairs, (adjacent_pairs.astype(np.int64), table[adjacent_pairs])
 
 
 def subdomain_graph(be: Backend, part, pairs, nparts: int):
     """(keys, weights) on the host: the sorted int64 keys p * nparts + q of the adjacent part
-    pairs (both orders) and the cut weight between them, from ``vertex_part_pairs``."""
+    pairs (both orders) and the cut weight between them, from ``vertex_part_pairs``'s pairs."""
     xp = be.xp
     v, q, conn = pairs
     if not len(v):
@@ -156,8 +167,8 @@ def eliminate_round(be: Backend, g: DeviceGraph, src, part, nparts: int, limits:
     ``subdomain_graph`` where known."""
     xp = be.xp
     if pairs is None:
-        pairs = vertex_part_pairs(be, g, src, part, nparts)
-    keys, weights = subdomain_graph(be, part, pairs, nparts) if sub is None else sub
+        pairs, sub = vertex_part_pairs(be, g, src, part, nparts)
+    keys, weights = sub
     p, q = keys // nparts, keys % nparts
     nads = np.bincount(p, minlength=nparts)
     avg, top = int(nads.sum()) // nparts, int(nads.max())
@@ -221,10 +232,17 @@ def groups(be: Backend, g: DeviceGraph, part, pairs, nparts: int, group_keys):
     tg = xp.concatenate((mg[owner], mg))
     tq = xp.concatenate((q[entry].astype(xp.int64), part[mv].astype(xp.int64)))
     tc = xp.concatenate((conn[entry], rest))
-    keep = tc > 0
-    tkeys, inverse = xp.unique(tg[keep] * nparts + tq[keep], return_inverse=True)
-    tconn = be.bin_sums(inverse.astype(xp.int32).ravel(), len(tkeys), tc[keep])
-    tkeys, tconn = be.asnumpy(tkeys), be.asnumpy(tconn)
+    if len(group_keys) * nparts <= DENSE_PARTS**2:
+        # a dense (group, part) table: one histogram and one read-back instead of a sort
+        table = be.asnumpy(be.bin_sums((tg * nparts + tq).astype(xp.int32),
+                                       len(group_keys) * nparts, tc))
+        tkeys = np.flatnonzero(table).astype(np.int64)
+        tconn = table[tkeys]
+    else:
+        keep = tc > 0
+        tkeys, inverse = xp.unique(tg[keep] * nparts + tq[keep], return_inverse=True)
+        tconn = be.bin_sums(inverse.astype(xp.int32).ravel(), len(tkeys), tc[keep])
+        tkeys, tconn = be.asnumpy(tkeys), be.asnumpy(tconn)
     ext = be.bin_sums(mg.astype(xp.int32), len(group_keys), rest)
     return be.asnumpy(gw), be.asnumpy(ext), (tkeys // nparts, tkeys % nparts, tconn)
 
@@ -295,11 +313,11 @@ def constrained_round(be: Backend, g: DeviceGraph, src, part, nparts: int,
     xp = be.xp
     n = g.nvtxs
     if pairs is None:
-        pairs = vertex_part_pairs(be, g, src, part, nparts)
+        pairs, sub = vertex_part_pairs(be, g, src, part, nparts)
     v, q, conn = pairs
     if not len(v):
         return None
-    host_keys = (subdomain_graph(be, part, pairs, nparts) if sub is None else sub)[0]
+    host_keys = sub[0]
     keys = xp.asarray(host_keys)
     own = be.bin_sums(src, n, xp.where(part[src] == part[g.adjncy], g.adjwgt, 0))
     if pw is None:
