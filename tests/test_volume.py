@@ -58,6 +58,28 @@ def test_move_gains_are_the_volume_and_cut_changes():
         assert cut_gain[i] == cut - recomputed_cut(graph, moved)
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_round_lowers_the_volume_by_at_least_its_gain(seed):
+    # random parts: many candidates next to each other, entering parts others leave
+    graph = random_graph(2000, 6, seed=seed, weighted=True)
+    rng = np.random.default_rng(seed)
+    nparts = 5
+    part = rng.integers(0, nparts, graph.nvtxs).astype(np.int32)
+    vsize = rng.integers(1, 4, graph.nvtxs).astype(np.int64)
+    g = DeviceGraph.upload(CPU, graph)
+    src = CPU.sources(g.xadj, g.nnz)
+    table = volume.boundary_table(CPU, g, part, nparts, src, vsize)
+    limits = np.full(nparts, graph.nvtxs * 10, dtype=np.int64)
+    out, gained = volume._round(CPU, g, part, nparts, limits, vsize, src,
+                                CPU.bin_sums(src, graph.nvtxs, vsize[g.adjncy]), table)
+    moved = np.flatnonzero(out != part)
+    assert len(moved) > 20 and gained > 0
+    assert (recomputed_volume(graph, part, nparts, vsize)
+            - recomputed_volume(graph, out, nparts, vsize)) >= gained
+    # the rule lets neighbours move at once where they do not clash
+    assert (out[g.adjncy[np.isin(src, moved)]] != part[g.adjncy[np.isin(src, moved)]]).any()
+
+
 @pytest.mark.parametrize("sizes", [False, True])
 def test_refinement_lowers_the_volume_within_the_limits(sizes):
     graph = random_graph(3000, 6, seed=11, weighted=True)
