@@ -208,18 +208,21 @@ def _first_of_clashes(be: Backend, g: DeviceGraph, part, nparts: int, movers, de
 
 
 def _fitting(be: Backend, part, nparts: int, room, rank, movers, dest, vwgt, pick):
-    """The items of ``pick`` whose moves (``movers`` to ``dest``) are kept: per destination in
-    rank order while they fit in its room plus what the kept moves take out of it, dropping
-    moves until that holds for every part at once (each pass only drops)."""
+    """The items of ``pick`` whose moves (``movers`` to ``dest``) are kept, in two passes: per
+    destination in rank order while they fit in its room plus what all the moves take out of
+    it; then the same with only what the kept moves into parts that need none of that credit
+    take out (those moves all stay in the second pass, so every part ends within its limit)."""
     xp = be.xp
     w = vwgt[movers].astype(xp.int64)
-    while len(pick):
-        outflow = be.bin_sums(part[movers], nparts, w)
-        keep = take_in_order(be, dest, rank[movers], movers, w, room + outflow, before=False)
-        if bool(keep.all()):
-            break
-        pick, movers, dest, w = pick[keep], movers[keep], dest[keep], w[keep]
-    return pick
+    source = part[movers]
+    outflow = be.bin_sums(source, nparts, w)
+    keep = take_in_order(be, dest, rank[movers], movers, w, room + outflow, before=False)
+    kept_w = xp.where(keep, w, 0)
+    safe = be.bin_sums(dest, nparts, kept_w) <= room
+    credit = be.bin_sums(source, nparts, xp.where(safe[dest], kept_w, 0))
+    keep &= take_in_order(be, dest, xp.where(keep, rank[movers], NO_RANK), movers, kept_w,
+                          room + credit, before=False)
+    return pick[keep]
 
 
 def _segment_max(be: Backend, table: BoundaryTable, values):
