@@ -135,7 +135,8 @@ def capture(graph, k: int, mode: str) -> list[dict]:
                                                                 g.vwgt)),
                           "part": np.array(part), "nparts": nparts,
                           "maxpwgt": np.array(maxpwgt), "step": step,
-                          "extra": tuple(np.array(a) for a in extra)})
+                          "extra": tuple(np.array(a) if isinstance(a, np.ndarray) else a
+                                         for a in extra)})
             return step(be, g, part, nparts, maxpwgt, *extra)
         return wrapped
 

@@ -58,11 +58,14 @@ NO_PRIORITY = np.int64(2**63 - 1)
 
 
 def minimize_connectivity(be: Backend, g: DeviceGraph, part, nparts: int,
-                          maxpwgt: np.ndarray):
+                          maxpwgt: np.ndarray, cut_rounds: int = REFINE_ROUNDS):
     """(part, rounds): ``part`` with its largest subdomain degree lowered where groups of
     boundary vertices can move (module docstring), every part within its limit ``maxpwgt``
     (host int64 per part) where rebalancing can reach it. rounds = (elimination rounds,
-    rebalancing and refinement rounds)."""
+    rebalancing and refinement rounds). ``cut_rounds``: step 2's rounds, at most, once every
+    part is within its limit (0 on a coarse level: the next finer level's refinement lowers the
+    cut; the rebalancing rounds stay, as without them that refinement's rebalancing adds part
+    adjacencies back)."""
     xp = be.xp
     src = be.sources(g.xadj, g.nnz)
     limits = np.asarray(maxpwgt, dtype=np.int64)
@@ -83,7 +86,7 @@ def minimize_connectivity(be: Backend, g: DeviceGraph, part, nparts: int,
     while refinements < MAX_ROUNDS:
         pw = be.asnumpy(be.bin_sums(part, nparts, g.vwgt))
         over = bool((pw > limits).any())
-        if not over and refinements >= REFINE_ROUNDS:
+        if not over and refinements >= cut_rounds:
             break
         moved = constrained_round(be, g, src, part, nparts, limits, rebalance=over,
                                   pairs=pairs, sub=sub, pw=pw)
