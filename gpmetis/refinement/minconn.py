@@ -190,7 +190,7 @@ def eliminate_round(be: Backend, g: DeviceGraph, src, part, nparts: int, limits:
     frm = np.where(scheme == 0, other, me)
     to = np.where(scheme == 0, me, other)
     group_keys = np.unique(frm * nparts + to)
-    gw, ext, touched = groups(be, g, part, pairs, nparts, xp.asarray(group_keys))
+    gw, ext, touched = groups(be, g, part, pairs, nparts, group_keys)
     pw = be.asnumpy(be.bin_sums(part, nparts, g.vwgt))
     choice = choose_targets(nads, keys, pw, limits, gw, ext, touched, group_keys, nparts,
                             me, other, scheme, wgt, frm, to)
@@ -208,18 +208,20 @@ def eliminate_round(be: Backend, g: DeviceGraph, src, part, nparts: int, limits:
 
 
 def groups(be: Backend, g: DeviceGraph, part, pairs, nparts: int, group_keys):
-    """For the groups ``group_keys`` (sorted from * nparts + to: the vertices of part ``from``
-    adjacent to part ``to``), on the host: their weights and the weights of their edges to the
-    rest of ``from`` (int64 per group), and the parts they touch, (group index, part,
-    connection weight) sorted by (group, part), ``from`` among them where they touch its rest."""
+    """For the groups ``group_keys`` (host int64, sorted from * nparts + to: the vertices of
+    part ``from`` adjacent to part ``to``), on the host: their weights and the weights of their
+    edges to the rest of ``from`` (int64 per group), and the parts they touch, (group index,
+    part, connection weight) sorted by (group, part), ``from`` among them where they touch its
+    rest."""
     xp = be.xp
     v, q, conn = pairs
     pair_keys = v * nparts + q
     member_keys = part[v].astype(xp.int64) * nparts + q
-    at = xp.minimum(xp.searchsorted(group_keys, member_keys), len(group_keys) - 1)
-    hit = xp.flatnonzero(group_keys[at] == member_keys)
+    keys = xp.asarray(group_keys)
+    at = xp.minimum(xp.searchsorted(keys, member_keys), len(group_keys) - 1)
+    hit = xp.flatnonzero(keys[at] == member_keys)
     mv, mg = v[hit], at[hit]
-    gw = be.bin_sums(mg.astype(xp.int32), len(group_keys), g.vwgt[mv])
+    ngroups = len(group_keys)
     # each member's edges to vertices of its part outside its group (not adjacent to ``to``)
     row, e = expand(xp, g.xadj[mv], g.xadj[mv + 1] - g.xadj[mv])
     u = g.adjncy[e].astype(xp.int64)
@@ -235,19 +237,25 @@ def groups(be: Backend, g: DeviceGraph, part, pairs, nparts: int, group_keys):
     tg = xp.concatenate((mg[owner], mg))
     tq = xp.concatenate((q[entry].astype(xp.int64), part[mv].astype(xp.int64)))
     tc = xp.concatenate((conn[entry], rest))
-    if len(group_keys) * nparts <= DENSE_PARTS**2:
-        # a dense (group, part) table: one histogram and one read-back instead of a sort
-        table = be.asnumpy(be.bin_sums((tg * nparts + tq).astype(xp.int32),
-                                       len(group_keys) * nparts, tc))
+    if ngroups * nparts <= DENSE_PARTS**2:
+        # one histogram, one read-back: a dense (group, part) table, then the groups' weights;
+        # a group's edges to the rest of ``from`` are its entry at part ``from``
+        size = ngroups * nparts
+        ids = xp.concatenate((tg * nparts + tq, size + mg)).astype(xp.int32)
+        sums = be.asnumpy(be.bin_sums(ids, size + ngroups,
+                                      xp.concatenate((tc, g.vwgt[mv].astype(xp.int64)))))
+        table, gw = sums[:size], sums[size:]
         tkeys = np.flatnonzero(table).astype(np.int64)
-        tconn = table[tkeys]
-    else:
-        keep = tc > 0
-        tkeys, inverse = xp.unique(tg[keep] * nparts + tq[keep], return_inverse=True)
-        tconn = be.bin_sums(inverse.astype(xp.int32).ravel(), len(tkeys), tc[keep])
-        tkeys, tconn = be.asnumpy(tkeys), be.asnumpy(tconn)
-    ext = be.bin_sums(mg.astype(xp.int32), len(group_keys), rest)
-    return be.asnumpy(gw), be.asnumpy(ext), (tkeys // nparts, tkeys % nparts, tconn)
+        ext = table[np.arange(ngroups) * nparts + group_keys // nparts]
+        return gw, ext, (tkeys // nparts, tkeys % nparts, table[tkeys])
+    keep = tc > 0
+    tkeys, inverse = xp.unique(tg[keep] * nparts + tq[keep], return_inverse=True)
+    tconn = be.bin_sums(inverse.astype(xp.int32).ravel(), len(tkeys), tc[keep])
+    gw = be.bin_sums(mg.astype(xp.int32), ngroups, g.vwgt[mv])
+    ext = be.bin_sums(mg.astype(xp.int32), ngroups, rest)
+    tkeys = be.asnumpy(tkeys)
+    return (be.asnumpy(gw), be.asnumpy(ext),
+            (tkeys // nparts, tkeys % nparts, be.asnumpy(tconn)))
 
 
 def choose_targets(nads, keys, pw, limits, gw, ext, touched, group_keys, nparts: int,
