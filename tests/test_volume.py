@@ -85,13 +85,11 @@ def test_fitting_keeps_every_part_within_its_room():
     # fits on the credit of 3's move, into a part that needs no credit; 5: 0 -> 1 and 6: 1 -> 0
     # fit only on credits of moves that need credit themselves; 7: 1 -> 2 is past 2's room
     part = np.array([0, 0, 0, 1, 2, 0, 1, 1], np.int32)
-    movers = np.array([0, 3, 5, 6, 7], np.int64)
-    dest = np.array([1, 2, 1, 0, 2], np.int32)
+    movers = np.array([3, 0, 5, 6, 7], np.int64)  # in rank order
+    dest = np.array([2, 1, 1, 0, 2], np.int32)
     room = np.array([0, 0, 1], np.int64)
-    rank = np.zeros(8, np.int64)
-    rank[movers] = [1, 0, 2, 3, 4]
     pick = np.arange(5)
-    kept = volume._fitting(CPU, part, 3, room, rank, movers, dest, np.ones(8, np.int32), pick)
+    kept = volume._fitting(CPU, part, 3, room, movers, dest, np.ones(8, np.int32), pick)
     assert kept.tolist() == [0, 1]
     moved = part.copy()
     moved[movers[kept]] = dest[kept]

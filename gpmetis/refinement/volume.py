@@ -30,7 +30,6 @@ import numpy as np
 
 from gpmetis.backend import Backend
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.refinement.contiguity import take_in_order
 from gpmetis.refinement.minconn import expand
 
 MAX_ROUNDS = 64
@@ -40,7 +39,6 @@ IMPROVEMENT = 0.001  # a round that lowers the volume by less than this share en
 GAIN_CLAMP = 2**30 - 1
 CUT_OFFSET = 2**31
 EXPAND_CHUNK = 1 << 24  # intersection items made at once (working memory ~ 40 bytes each)
-NO_RANK = np.int64(2**62)
 
 
 def communication_volume(be: Backend, g: DeviceGraph, part, nparts: int, vsize) -> int:
@@ -145,7 +143,6 @@ def _round(be: Backend, g: DeviceGraph, part, nparts: int, limits, vsize, src, n
            table: BoundaryTable):
     """(new part, volume it saves) after one round of moves, or None when none moves."""
     xp = be.xp
-    n = g.nvtxs
     gain, cut_gain = move_gains(be, g, part, nparts, vsize, src, nbr_vsize, table)
     v = table.owner
     room = limits - be.bin_sums(part, nparts, g.vwgt)
@@ -161,12 +158,10 @@ def _round(be: Backend, g: DeviceGraph, part, nparts: int, limits, vsize, src, n
     pick = pick[(gain[pick] > 0) | ((gain[pick] == 0) & (cut_gain[pick] > 0))]
     if not len(pick):
         return None
-    # rank: the best score first, then the smaller id (pick is in id order)
+    # in rank order: the best score first, then the smaller id (pick is in id order)
     pick = pick[be.argsort_stable(-score[pick])]
-    rank = xp.full(n, NO_RANK, dtype=xp.int64)
-    rank[v[pick]] = xp.arange(len(pick), dtype=xp.int64)
     pick = pick[_first_of_clashes(be, g, part, nparts, v[pick], table.dest[pick])]
-    pick = _fitting(be, part, nparts, room, rank, v[pick], table.dest[pick], g.vwgt, pick)
+    pick = _fitting(be, part, nparts, room, v[pick], table.dest[pick], g.vwgt, pick)
     if not len(pick):
         return None
     movers = v[pick]
@@ -207,22 +202,35 @@ def _first_of_clashes(be: Backend, g: DeviceGraph, part, nparts: int, movers, de
     return beaten == 0
 
 
-def _fitting(be: Backend, part, nparts: int, room, rank, movers, dest, vwgt, pick):
-    """The items of ``pick`` whose moves (``movers`` to ``dest``) are kept, in two passes: per
-    destination in rank order while they fit in its room plus what all the moves take out of
-    it; then the same with only what the kept moves into parts that need none of that credit
-    take out (those moves all stay in the second pass, so every part ends within its limit)."""
+def _fitting(be: Backend, part, nparts: int, room, movers, dest, vwgt, pick):
+    """The items of ``pick`` whose moves (``movers`` to ``dest``, in rank order) are kept, in
+    two passes: per destination in rank order while they fit in its room plus what all the
+    moves take out of it; then the same with only what the kept moves into parts that need
+    none of that credit take out (those moves all stay in the second pass, so every part ends
+    within its limit)."""
     xp = be.xp
     w = vwgt[movers].astype(xp.int64)
     source = part[movers]
     outflow = be.bin_sums(source, nparts, w)
-    keep = take_in_order(be, dest, rank[movers], movers, w, room + outflow, before=False)
+    keep = _take_in_rank_order(be, dest, w, room + outflow, nparts)
     kept_w = xp.where(keep, w, 0)
     safe = be.bin_sums(dest, nparts, kept_w) <= room
     credit = be.bin_sums(source, nparts, xp.where(safe[dest], kept_w, 0))
-    keep &= take_in_order(be, dest, xp.where(keep, rank[movers], NO_RANK), movers, kept_w,
-                          room + credit, before=False)
+    keep &= _take_in_rank_order(be, dest, kept_w, room + credit, nparts)
     return pick[keep]
+
+
+def _take_in_rank_order(be: Backend, dest, w, limit, nparts: int):
+    """Bool per item (items in rank order): per destination, whether the weight ``w`` of its
+    items up to and including this one is at most ``limit[dest]``."""
+    xp = be.xp
+    order = be.argsort_stable(dest)
+    d = dest[order]
+    totals = be.bin_sums(dest, nparts, w)
+    upto = xp.cumsum(w[order]) - (xp.cumsum(totals) - totals)[d]
+    taken = xp.empty(len(dest), dtype=xp.bool_)
+    taken[order] = upto <= limit[d]
+    return taken
 
 
 def _segment_max(be: Backend, table: BoundaryTable, values):
