@@ -1,11 +1,13 @@
-"""What ``-contig`` and ``-minconn`` cost on the gpu engine, counted on the cpu engine: per call
-of ``make_contiguous`` / ``minimize_connectivity`` (one per run, one per level), its rounds,
-the operations that read a device value back to the host on CuPy (a sync each: ``nonzero``
-and ``flatnonzero``, ``unique``, boolean-mask indexing, ``bool``/``int`` of an array,
-``asnumpy``), the components searches (each several syncs on the GPU) and the NumPy time.
+"""What ``-contig``, ``-minconn`` and ``-objtype=vol`` cost on the gpu engine, counted on the cpu
+engine: per call of ``make_contiguous`` / ``minimize_connectivity`` / ``refine_volume`` (one per
+run, one per level, one per run), its rounds, the operations that read a device value back to
+the host on CuPy (a sync each: ``nonzero`` and ``flatnonzero``, ``unique``, boolean-mask
+indexing, ``bool``/``int`` of an array, ``asnumpy``), the array operations (ufunc calls, array
+module functions, indexing with arrays: about one kernel launch each on CuPy), the components
+searches (each several syncs on the GPU) and the NumPy time.
 
     python bench/mode_syncs.py [--graphs NAME,...] [--generated delaunay:18 ...] [--ks 8,64]
-                               [--modes contig,minconn]
+                               [--modes contig,minconn,vol]
 
 A run partitions the graph on the cpu engine, keeping each call's input, then replays the
 call on a NumPy backend whose arrays count those operations (the partition is the same).
@@ -46,9 +48,24 @@ class Counted(np.ndarray):
         return np.asarray(self).item(*args)
 
     def __getitem__(self, index):
-        if isinstance(index, np.ndarray) and index.dtype == np.bool_:
-            COUNT["mask"] += 1
+        if isinstance(index, np.ndarray):
+            COUNT["ops"] += 1
+            if index.dtype == np.bool_:
+                COUNT["mask"] += 1
         return super().__getitem__(index)
+
+    def __setitem__(self, index, value) -> None:
+        if isinstance(index, np.ndarray) or isinstance(value, np.ndarray):
+            COUNT["ops"] += 1
+        super().__setitem__(index, value)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        COUNT["ops"] += 1
+        plain = tuple(x.view(np.ndarray) if isinstance(x, Counted) else x for x in inputs)
+        if "out" in kwargs:
+            kwargs["out"] = tuple(x.view(np.ndarray) if isinstance(x, Counted) else x
+                                  for x in kwargs["out"])
+        return counted(getattr(ufunc, method)(*plain, **kwargs))
 
 
 def counted(x):
@@ -69,6 +86,7 @@ class CountingNumpy(types.ModuleType):
             return attr
 
         def call(*args, **kwargs):
+            COUNT["ops"] += 1
             if name in SYNC_FUNCTIONS:
                 COUNT[name] += 1
             return counted(attr(*args, **kwargs))
@@ -101,29 +119,36 @@ def counting_backend():
 
 
 def capture(graph, k: int, mode: str) -> list[dict]:
-    """The inputs of every make_contiguous / minimize_connectivity call of a cpu-engine run."""
+    """The inputs of every make_contiguous / minimize_connectivity / refine_volume call of a
+    cpu-engine run."""
     import gpmetis
     import gpmetis.partitioning.multilevel as multilevel
     import gpmetis.refinement.contiguity as contiguity
 
     calls = []
-    originals = (contiguity.make_contiguous, multilevel.minimize_connectivity)
+    originals = (contiguity.make_contiguous, multilevel.minimize_connectivity,
+                 multilevel.refine_volume)
 
     def keep(step):
-        def wrapped(be, g, part, nparts, maxpwgt):
+        def wrapped(be, g, part, nparts, maxpwgt, *extra):
             calls.append({"arrays": tuple(np.array(a) for a in (g.xadj, g.adjncy, g.adjwgt,
                                                                 g.vwgt)),
                           "part": np.array(part), "nparts": nparts,
-                          "maxpwgt": np.array(maxpwgt), "step": step})
-            return step(be, g, part, nparts, maxpwgt)
+                          "maxpwgt": np.array(maxpwgt), "step": step,
+                          "extra": tuple(np.array(a) if isinstance(a, np.ndarray) else a
+                                         for a in extra)})
+            return step(be, g, part, nparts, maxpwgt, *extra)
         return wrapped
 
     contiguity.make_contiguous = keep(originals[0])
     multilevel.minimize_connectivity = keep(originals[1])
+    multilevel.refine_volume = keep(originals[2])
+    options = {"objtype": "vol"} if mode == "vol" else {mode: True}
     try:
-        gpmetis.partition(graph, k, engine="cpu", **{mode: True})
+        gpmetis.partition(graph, k, engine="cpu", **options)
     finally:
-        contiguity.make_contiguous, multilevel.minimize_connectivity = originals
+        (contiguity.make_contiguous, multilevel.minimize_connectivity,
+         multilevel.refine_volume) = originals
     return calls
 
 
@@ -146,12 +171,14 @@ def replay(call: dict) -> dict:
     COUNT.clear()
     try:
         start = time.perf_counter()
-        _, rounds = call["step"](be, g, counted(call["part"]), call["nparts"], call["maxpwgt"])
+        _, rounds = call["step"](be, g, counted(call["part"]), call["nparts"], call["maxpwgt"],
+                                 *(counted(a) for a in call["extra"]))
         seconds = time.perf_counter() - start
     finally:
         contiguity.connected_components = minconn.connected_components = original
     return {"n": len(call["part"]), "rounds": rounds, "components": COUNT["components"],
-            "syncs": sum(v for key, v in COUNT.items() if key != "components"),
+            "syncs": sum(v for key, v in COUNT.items() if key not in ("components", "ops")),
+            "ops": COUNT["ops"],
             "s": seconds}
 
 
@@ -176,12 +203,15 @@ def main() -> None:
                 for level, call in enumerate(capture(graph, k, mode)):
                     row = {"graph": path.stem, "mode": mode, "k": k, "call": level,
                            **replay(call)}
-                    row["rounds"] = "+".join(str(r) for r in row["rounds"])
+                    rounds = row["rounds"]
+                    row["rounds"] = ("+".join(str(r) for r in rounds)
+                                     if isinstance(rounds, tuple) else str(rounds))
                     rows.append(row)
     print_table(rows, [("graph", "graph", ""), ("mode", "mode", ""), ("k", "k", "d"),
                        ("call", "call", "d"), ("n", "n", "d"), ("rounds", "rounds", ""),
                        ("components", "components searches", "d"),
-                       ("syncs", "other syncs", "d"), ("s", "numpy s", ".3f")])
+                       ("syncs", "other syncs", "d"), ("ops", "array ops", "d"),
+                       ("s", "numpy s", ".3f")])
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from gpmetis.backend import get_backend
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.errors import OptionError
 from gpmetis.graph import Graph
+from gpmetis.refinement import minconn
 from gpmetis.refinement.contiguity import (
     make_contiguous,
     move_chunks,
@@ -311,6 +312,24 @@ def test_minconn_on_a_high_degree_part():
     out, _ = minimize_connectivity(be, g, part, 17, limits)
     assert max_degree(graph, out, 17) < before
     assert np.bincount(out, minlength=17).max() <= 64
+
+
+def test_minconn_dense_and_sorted_tables_agree(monkeypatch):
+    # a 4 x 4 grid of 8 x 8 blocks and a comb-shaped part 16: the top row and four fingers
+    # down through the blocks of rows 0 and 1, with weak interfaces to the blocks of row 2
+    graph = grid(32)
+    ids = np.arange(32 * 32)
+    row, col = ids // 32, ids % 32
+    part = ((row // 8) * 4 + col // 8).astype(np.int32)
+    part[(row == 0) | ((col % 8 == 3) & (row < 12))] = 16
+    be = get_backend("cpu")
+    g = DeviceGraph.upload(be, graph)
+    limits = np.full(17, 80)
+    dense, rounds = minimize_connectivity(be, g, part, 17, limits)
+    assert rounds[0] >= 1 and (dense != part).any()
+    monkeypatch.setattr(minconn, "DENSE_PARTS", 4)
+    sorted_part, sorted_rounds = minimize_connectivity(be, g, part, 17, limits)
+    assert np.array_equal(sorted_part, dense) and sorted_rounds == rounds
 
 
 def test_constrained_moves_add_no_part_adjacency():

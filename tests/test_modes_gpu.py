@@ -15,6 +15,7 @@ from gpmetis.device_graph import DeviceGraph
 from gpmetis.metrics import part_weights
 from gpmetis.options import Options
 from gpmetis.partitioning.multilevel import fill_empty_halves, multilevel_bisections
+from gpmetis.refinement import minconn
 from gpmetis.refinement.contiguity import make_contiguous, rebalance_connected
 from gpmetis.refinement.jet import refiner
 from gpmetis.refinement.minconn import minimize_connectivity
@@ -71,6 +72,12 @@ def test_minconn_twin_on_a_random_partition():
     part[:1200] = np.arange(1200) // 50  # and some blocks, so that groups can move
     total = int(graph.vwgt.sum())
     _assert_twins(minimize_connectivity, graph, part, 24, np.full(24, total // 24 + total // 40))
+
+
+def test_minconn_twin_with_sorted_tables(monkeypatch):
+    # beyond DENSE_PARTS the subdomain graph and the groups' tables come from sorts
+    monkeypatch.setattr(minconn, "DENSE_PARTS", 4)
+    test_minconn_twin_on_a_random_partition()
 
 
 def _assert_twins(step, graph, part, nparts: int, limits) -> None:

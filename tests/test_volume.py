@@ -58,6 +58,44 @@ def test_move_gains_are_the_volume_and_cut_changes():
         assert cut_gain[i] == cut - recomputed_cut(graph, moved)
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_round_lowers_the_volume_by_at_least_its_gain(seed):
+    # random parts: many candidates next to each other, entering parts others leave
+    graph = random_graph(2000, 6, seed=seed, weighted=True)
+    rng = np.random.default_rng(seed)
+    nparts = 5
+    part = rng.integers(0, nparts, graph.nvtxs).astype(np.int32)
+    vsize = rng.integers(1, 4, graph.nvtxs).astype(np.int64)
+    g = DeviceGraph.upload(CPU, graph)
+    src = CPU.sources(g.xadj, g.nnz)
+    table = volume.boundary_table(CPU, g, part, nparts, src, vsize)
+    limits = np.full(nparts, graph.nvtxs * 10, dtype=np.int64)
+    out, gained = volume._round(CPU, g, part, nparts, limits, vsize, src,
+                                CPU.bin_sums(src, graph.nvtxs, vsize[g.adjncy]), table)
+    moved = np.flatnonzero(out != part)
+    assert len(moved) > 20 and gained > 0
+    assert (recomputed_volume(graph, part, nparts, vsize)
+            - recomputed_volume(graph, out, nparts, vsize)) >= gained
+    # the rule lets neighbours move at once where they do not clash
+    assert (out[g.adjncy[np.isin(src, moved)]] != part[g.adjncy[np.isin(src, moved)]]).any()
+
+
+def test_fitting_keeps_every_part_within_its_room():
+    # parts 0 and 1 full, 2 with room 1 (vertex: part -> dest): 3: 1 -> 2 fits; 0: 0 -> 1
+    # fits on the credit of 3's move, into a part that needs no credit; 5: 0 -> 1 and 6: 1 -> 0
+    # fit only on credits of moves that need credit themselves; 7: 1 -> 2 is past 2's room
+    part = np.array([0, 0, 0, 1, 2, 0, 1, 1], np.int32)
+    movers = np.array([3, 0, 5, 6, 7], np.int64)  # in rank order
+    dest = np.array([2, 1, 1, 0, 2], np.int32)
+    room = np.array([0, 0, 1], np.int64)
+    pick = np.arange(5)
+    kept = volume._fitting(CPU, part, 3, room, movers, dest, np.ones(8, np.int32), pick)
+    assert kept.tolist() == [0, 1]
+    moved = part.copy()
+    moved[movers[kept]] = dest[kept]
+    assert (np.bincount(moved, minlength=3) - np.bincount(part, minlength=3) <= room).all()
+
+
 @pytest.mark.parametrize("sizes", [False, True])
 def test_refinement_lowers_the_volume_within_the_limits(sizes):
     graph = random_graph(3000, 6, seed=11, weighted=True)

@@ -24,7 +24,7 @@ from gpmetis.initial_partitioning.workers import start_workers
 from gpmetis.metrics import part_weights
 from gpmetis.options import Options
 from gpmetis.refinement.jet import refiner, score_state
-from gpmetis.refinement.minconn import minimize_connectivity
+from gpmetis.refinement.minconn import REFINE_ROUNDS, minimize_connectivity
 from gpmetis.refinement.rebalance import fill_empty_parts
 from gpmetis.refinement.volume import refine_volume
 
@@ -129,7 +129,8 @@ def multilevel_partition(
             return part
         # from the middle level down, as METIS's from its middle level: coarse groups move
         # cheaply and the finer levels' refinement recovers the cut
-        part, rounds = minimize_connectivity(be, graph, part, nparts, maxpwgt)
+        part, rounds = minimize_connectivity(be, graph, part, nparts, maxpwgt,
+                                             REFINE_ROUNDS if depth == 0 else 0)
         stats.minconn["elimination"] += rounds[0]
         stats.minconn["refinement"] += rounds[1]
         return part

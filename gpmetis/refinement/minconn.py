@@ -40,6 +40,10 @@ MAX_ROUNDS = 64  # elimination rounds; each moves at least one group or ends
 # elimination may fill a part up to (1 + 1/10) x its limit (METIS's: 1/4, which cut the shared
 # graphs 1.5% more, degrees alike); rebalancing follows
 SLACK = (1, 10)
+# up to this many parts the subdomain graph is a dense table of nparts^2 cut weights summed on
+# the device (one histogram, one read-back of at most 512 KB) instead of a sort of the pairs;
+# the groups' (group, part) connections likewise, up to as many entries
+DENSE_PARTS = 256
 # an elimination may add at most this many times the removed interface's weight to the cut
 # (shared graphs, k = 8 and 64, largest degree / METIS's and cut / our plain run's: 1: 1.12
 # and 1.016, 8: 1.075 and 1.038; with every interface up to the average weak, not only those
@@ -54,11 +58,14 @@ NO_PRIORITY = np.int64(2**63 - 1)
 
 
 def minimize_connectivity(be: Backend, g: DeviceGraph, part, nparts: int,
-                          maxpwgt: np.ndarray):
+                          maxpwgt: np.ndarray, cut_rounds: int = REFINE_ROUNDS):
     """(part, rounds): ``part`` with its largest subdomain degree lowered where groups of
     boundary vertices can move (module docstring), every part within its limit ``maxpwgt``
     (host int64 per part) where rebalancing can reach it. rounds = (elimination rounds,
-    rebalancing and refinement rounds)."""
+    rebalancing and refinement rounds). ``cut_rounds``: step 2's rounds, at most, once every
+    part is within its limit (0 on a coarse level: the next finer level's refinement lowers the
+    cut; the rebalancing rounds stay, as without them that refinement's rebalancing adds part
+    adjacencies back)."""
     xp = be.xp
     src = be.sources(g.xadj, g.nnz)
     limits = np.asarray(maxpwgt, dtype=np.int64)
@@ -67,8 +74,7 @@ def minimize_connectivity(be: Backend, g: DeviceGraph, part, nparts: int,
     cap = limits + limits * SLACK[0] // SLACK[1]
     while True:
         # the round that finds nothing to eliminate hands its subdomain graph to step 2
-        pairs = vertex_part_pairs(be, g, src, part, nparts)
-        sub = subdomain_graph(be, part, pairs, nparts)
+        pairs, sub = vertex_part_pairs(be, g, src, part, nparts)
         if eliminations == MAX_ROUNDS:
             break
         moved = eliminate_round(be, g, src, part, nparts, cap, pairs=pairs, sub=sub)
@@ -80,7 +86,7 @@ def minimize_connectivity(be: Backend, g: DeviceGraph, part, nparts: int,
     while refinements < MAX_ROUNDS:
         pw = be.asnumpy(be.bin_sums(part, nparts, g.vwgt))
         over = bool((pw > limits).any())
-        if not over and refinements >= REFINE_ROUNDS:
+        if not over and refinements >= cut_rounds:
             break
         moved = constrained_round(be, g, src, part, nparts, limits, rebalance=over,
                                   pairs=pairs, sub=sub, pw=pw)
@@ -106,20 +112,28 @@ def merge_fragments(be: Backend, g: DeviceGraph, part, nparts: int, limits: np.n
 
 
 def vertex_part_pairs(be: Backend, g: DeviceGraph, src, part, nparts: int):
-    """(v int64, q int32, conn int64) per vertex v and other part q it is adjacent to, sorted
-    by (v, q): the weight of v's edges into q."""
+    """((v int64, q int32, conn int64), subdomain graph): per vertex v and other part q it is
+    adjacent to, sorted by (v, q), the weight of v's edges into q; and ``subdomain_graph``'s
+    (keys, weights) on the host."""
     xp = be.xp
     pd = part[g.adjncy]
     e = xp.flatnonzero(part[src] != pd)
     keys = src[e].astype(xp.int64) * nparts + pd[e]
     uniq, inverse = xp.unique(keys, return_inverse=True)
     conn = be.bin_sums(inverse.astype(xp.int32).ravel(), len(uniq), g.adjwgt[e])
-    return uniq // nparts, (uniq % nparts).astype(xp.int32), conn
+    pairs = (uniq // nparts, (uniq % nparts).astype(xp.int32), conn)
+    if nparts > DENSE_PARTS:
+        return pairs, subdomain_graph(be, part, pairs, nparts)
+    # the cut weight of every ordered pair of parts by one histogram of the cut edges
+    ids = part[src[e]] * np.int32(nparts) + pd[e]
+    table = be.asnumpy(be.bin_sums(ids, nparts * nparts, g.adjwgt[e]))
+    adjacent_pairs = np.flatnonzero(table)
+    return pairs, (adjacent_pairs.astype(np.int64), table[adjacent_pairs])
 
 
 def subdomain_graph(be: Backend, part, pairs, nparts: int):
     """(keys, weights) on the host: the sorted int64 keys p * nparts + q of the adjacent part
-    pairs (both orders) and the cut weight between them, from ``vertex_part_pairs``."""
+    pairs (both orders) and the cut weight between them, from ``vertex_part_pairs``'s pairs."""
     xp = be.xp
     v, q, conn = pairs
     if not len(v):
@@ -156,8 +170,8 @@ def eliminate_round(be: Backend, g: DeviceGraph, src, part, nparts: int, limits:
     ``subdomain_graph`` where known."""
     xp = be.xp
     if pairs is None:
-        pairs = vertex_part_pairs(be, g, src, part, nparts)
-    keys, weights = subdomain_graph(be, part, pairs, nparts) if sub is None else sub
+        pairs, sub = vertex_part_pairs(be, g, src, part, nparts)
+    keys, weights = sub
     p, q = keys // nparts, keys % nparts
     nads = np.bincount(p, minlength=nparts)
     avg, top = int(nads.sum()) // nparts, int(nads.max())
@@ -176,7 +190,7 @@ def eliminate_round(be: Backend, g: DeviceGraph, src, part, nparts: int, limits:
     frm = np.where(scheme == 0, other, me)
     to = np.where(scheme == 0, me, other)
     group_keys = np.unique(frm * nparts + to)
-    gw, ext, touched = groups(be, g, part, pairs, nparts, xp.asarray(group_keys))
+    gw, ext, touched = groups(be, g, part, pairs, nparts, group_keys)
     pw = be.asnumpy(be.bin_sums(part, nparts, g.vwgt))
     choice = choose_targets(nads, keys, pw, limits, gw, ext, touched, group_keys, nparts,
                             me, other, scheme, wgt, frm, to)
@@ -194,18 +208,20 @@ def eliminate_round(be: Backend, g: DeviceGraph, src, part, nparts: int, limits:
 
 
 def groups(be: Backend, g: DeviceGraph, part, pairs, nparts: int, group_keys):
-    """For the groups ``group_keys`` (sorted from * nparts + to: the vertices of part ``from``
-    adjacent to part ``to``), on the host: their weights and the weights of their edges to the
-    rest of ``from`` (int64 per group), and the parts they touch, (group index, part,
-    connection weight) sorted by (group, part), ``from`` among them where they touch its rest."""
+    """For the groups ``group_keys`` (host int64, sorted from * nparts + to: the vertices of
+    part ``from`` adjacent to part ``to``), on the host: their weights and the weights of their
+    edges to the rest of ``from`` (int64 per group), and the parts they touch, (group index,
+    part, connection weight) sorted by (group, part), ``from`` among them where they touch its
+    rest."""
     xp = be.xp
     v, q, conn = pairs
     pair_keys = v * nparts + q
     member_keys = part[v].astype(xp.int64) * nparts + q
-    at = xp.minimum(xp.searchsorted(group_keys, member_keys), len(group_keys) - 1)
-    hit = xp.flatnonzero(group_keys[at] == member_keys)
+    keys = xp.asarray(group_keys)
+    at = xp.minimum(xp.searchsorted(keys, member_keys), len(group_keys) - 1)
+    hit = xp.flatnonzero(keys[at] == member_keys)
     mv, mg = v[hit], at[hit]
-    gw = be.bin_sums(mg.astype(xp.int32), len(group_keys), g.vwgt[mv])
+    ngroups = len(group_keys)
     # each member's edges to vertices of its part outside its group (not adjacent to ``to``)
     row, e = expand(xp, g.xadj[mv], g.xadj[mv + 1] - g.xadj[mv])
     u = g.adjncy[e].astype(xp.int64)
@@ -221,12 +237,25 @@ def groups(be: Backend, g: DeviceGraph, part, pairs, nparts: int, group_keys):
     tg = xp.concatenate((mg[owner], mg))
     tq = xp.concatenate((q[entry].astype(xp.int64), part[mv].astype(xp.int64)))
     tc = xp.concatenate((conn[entry], rest))
+    if ngroups * nparts <= DENSE_PARTS**2:
+        # one histogram, one read-back: a dense (group, part) table, then the groups' weights;
+        # a group's edges to the rest of ``from`` are its entry at part ``from``
+        size = ngroups * nparts
+        ids = xp.concatenate((tg * nparts + tq, size + mg)).astype(xp.int32)
+        sums = be.asnumpy(be.bin_sums(ids, size + ngroups,
+                                      xp.concatenate((tc, g.vwgt[mv].astype(xp.int64)))))
+        table, gw = sums[:size], sums[size:]
+        tkeys = np.flatnonzero(table).astype(np.int64)
+        ext = table[np.arange(ngroups) * nparts + group_keys // nparts]
+        return gw, ext, (tkeys // nparts, tkeys % nparts, table[tkeys])
     keep = tc > 0
     tkeys, inverse = xp.unique(tg[keep] * nparts + tq[keep], return_inverse=True)
     tconn = be.bin_sums(inverse.astype(xp.int32).ravel(), len(tkeys), tc[keep])
-    tkeys, tconn = be.asnumpy(tkeys), be.asnumpy(tconn)
-    ext = be.bin_sums(mg.astype(xp.int32), len(group_keys), rest)
-    return be.asnumpy(gw), be.asnumpy(ext), (tkeys // nparts, tkeys % nparts, tconn)
+    gw = be.bin_sums(mg.astype(xp.int32), ngroups, g.vwgt[mv])
+    ext = be.bin_sums(mg.astype(xp.int32), ngroups, rest)
+    tkeys = be.asnumpy(tkeys)
+    return (be.asnumpy(gw), be.asnumpy(ext),
+            (tkeys // nparts, tkeys % nparts, be.asnumpy(tconn)))
 
 
 def choose_targets(nads, keys, pw, limits, gw, ext, touched, group_keys, nparts: int,
@@ -295,11 +324,11 @@ def constrained_round(be: Backend, g: DeviceGraph, src, part, nparts: int,
     xp = be.xp
     n = g.nvtxs
     if pairs is None:
-        pairs = vertex_part_pairs(be, g, src, part, nparts)
+        pairs, sub = vertex_part_pairs(be, g, src, part, nparts)
     v, q, conn = pairs
     if not len(v):
         return None
-    host_keys = (subdomain_graph(be, part, pairs, nparts) if sub is None else sub)[0]
+    host_keys = sub[0]
     keys = xp.asarray(host_keys)
     own = be.bin_sums(src, n, xp.where(part[src] == part[g.adjncy], g.adjwgt, 0))
     if pw is None:
