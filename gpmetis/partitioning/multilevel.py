@@ -178,7 +178,7 @@ def multilevel_bisections(g: DeviceGraph, labels, tpwgts: np.ndarray, options: O
 
     def level_refiner(depth: int):
         return refiner(be, levels[depth].graph, nparts, limits, finest=depth == 0,
-                       patience=options.niter + 2, paired=True)
+                       patience=options.niter + 2, group_size=2)
 
     side = initial_bisections(
         levels[-1].graph, coarse_labels, tpwgts, maxpwgt, target=target, seed=seed,

@@ -52,19 +52,51 @@ __device__ __forceinline__ int compare_key(
     return 0;
 }
 
+// Where a vertex of part p goes when no adjacent part has room for it. Without groups
+// (`group_size` 0) roomiest[0], the part with the most room; with groups of `group_size` parts
+// (parts g * group_size .. (g + 1) * group_size - 1: one piece's pair, one copy's k parts), the
+// roomiest part of p's group other than p: roomiest holds each group's roomiest part and its
+// second (2g, 2g + 1), so no vertex leaves its group (groups of 2: the partner part p ^ 1).
+__device__ __forceinline__ int fallback_part(
+    const int p, const int* __restrict__ roomiest, const int group_size)
+{
+    if (!group_size) return roomiest[0];
+    const int first = roomiest[2 * (p / group_size)];
+    return first != p ? first : roomiest[2 * (p / group_size) + 1];
+}
+
+// roomiest[2g], roomiest[2g + 1] = the parts of group g (of `group_size` >= 2 parts) with the
+// most and the second most room, the lower id of equals first (one thread per group).
+__device__ __forceinline__ void group_roomiest(
+    const int g, const int group_size, const long long* __restrict__ room,
+    int* __restrict__ roomiest)
+{
+    int first = g * group_size, second = -1;
+    for (int p = first + 1; p < (g + 1) * group_size; ++p) {
+        if (room[p] > room[first]) {
+            second = first;
+            first = p;
+        } else if (second < 0 || room[p] > room[second]) {
+            second = p;
+        }
+    }
+    roomiest[2 * g] = first;
+    roomiest[2 * g + 1] = second;
+}
+
 // In place on best_moves' dest (mode 1): to[v] = where v would go (dest[v], or when no adjacent
-// part has room roomiest[0], or with `paired` its partner part ^ 1) when v sits in an overweight
-// part and that is another part, else -1. Those vertices are the items; an item's group is its part. hist[part][loss bucket] sums
-// the items' weights.
+// part has room its fallback_part) when v sits in an overweight part and that is another part,
+// else -1. Those vertices are the items; an item's group is its part. hist[part][loss bucket]
+// sums the items' weights.
 __device__ __forceinline__ void rebalance_prepare_pass(
     const int n, const int* __restrict__ part, const int* __restrict__ vwgt,
     const int* __restrict__ gain, const long long* __restrict__ room,
-    const int* __restrict__ roomiest, const int paired, int* to,
+    const int* __restrict__ roomiest, const int group_size, int* to,
     unsigned long long* __restrict__ hist)
 {
     for_each_vertex(n, [&](const int v) {
         const int p = part[v];
-        const int target = to[v] >= 0 ? to[v] : (paired ? p ^ 1 : roomiest[0]);
+        const int target = to[v] >= 0 ? to[v] : fallback_part(p, roomiest, group_size);
         const bool item = room[p] < 0 && target != p;
         to[v] = item ? target : -1;
         if (item)
@@ -76,10 +108,10 @@ __device__ __forceinline__ void rebalance_prepare_pass(
 extern "C" __global__ void rebalance_prepare(
     const int n, const int* __restrict__ part,
     const int* __restrict__ vwgt, const int* __restrict__ gain,
-    const long long* __restrict__ room, const int* __restrict__ roomiest, const int paired,
+    const long long* __restrict__ room, const int* __restrict__ roomiest, const int group_size,
     int* to, unsigned long long* __restrict__ hist)
 {
-    rebalance_prepare_pass(n, part, vwgt, gain, room, roomiest, paired, to, hist);
+    rebalance_prepare_pass(n, part, vwgt, gain, room, roomiest, group_size, to, hist);
 }
 
 // Per group g (one block of NUM_DIGITS threads, one per digit) at `level`: the first digit at
