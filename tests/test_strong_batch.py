@@ -13,6 +13,7 @@ from gpmetis.backend import get_backend
 from gpmetis.balance import max_part_weights, uniform_tpwgts
 from gpmetis.coarsening.coarsen import coarsen
 from gpmetis.device_graph import DeviceGraph
+from gpmetis.initial_partitioning.metis_trials import initial_copies, initial_partition
 from gpmetis.metrics import part_weights
 from gpmetis.options import STRONG_RUNS, Options
 from gpmetis.partitioning import driver, multilevel
@@ -53,6 +54,24 @@ def test_copies_coarsen_differently():
     for a in range(4):
         for b in range(a + 1, 4):
             assert not np.array_equal(clusterings[a], clusterings[b])
+
+
+@pytest.mark.parametrize("stalled", [False, True])
+def test_initial_copies_split_each_copy_as_its_own_run(stalled):
+    # bisection trees (coarsening reached its target) or k-way trials (it stalled): copy c's
+    # parts are those of the initial partition of the graph alone with the copy's seeds
+    g = DeviceGraph.upload(CPU, random_graph(1200, 5, seed=8, weighted=True))
+    k, seeds = 8, [11, 40, 77]
+    union, labels = disjoint_copies(g, len(seeds))
+    tpwgts = uniform_tpwgts(k, 1).reshape(-1)
+    maxpwgt = max_part_weights(np.array([g.total_vwgt]), tpwgts[:, None], [1.03])[:, 0]
+    target = g.nvtxs // 4 if stalled else g.nvtxs
+    part = initial_copies(union, labels, k, maxpwgt, tpwgts, target=len(seeds) * target,
+                          seeds=seeds, ntrials=3, ufactor=30, niter=10)
+    for c, seed in enumerate(seeds):
+        alone = initial_partition(g, k, maxpwgt, tpwgts, target=target, seed=seed, ntrials=3,
+                                  ufactor=30, niter=10)
+        assert np.array_equal(part[c * g.nvtxs:(c + 1) * g.nvtxs], c * k + alone)
 
 
 def test_group_roomiest_parts_and_fallbacks():
