@@ -204,16 +204,16 @@ def multilevel_bisections(g: DeviceGraph, labels, tpwgts: np.ndarray, options: O
 
 def multilevel_copies(g: DeviceGraph, nparts: int, options: Options, tpwgts: np.ndarray,
                       seeds: list[int]):
-    """(parts, stats): ``len(seeds)`` (at least 2) multilevel runs of ``g`` at once, as one run
-    over the disjoint union of that many copies of ``g`` (``disjoint_copies``), and the best two
-    copies' partitions of ``g`` (int32 on g's backend, no empty part where g has enough
-    vertices), best first (least excess over the limits, then lowest cut, then the earlier
-    copy). Coarse vertices stay inside copies, each copy's coarsest
-    graph gets its own METIS trials (seeds ``seeds[c]``, ...; all copies' in one submission a
-    round), and Jet refines the union in ncopies * nparts parts with rebalancing kept inside
-    each copy's nparts parts; copy c's parts are c * nparts .. (c + 1) * nparts - 1, each with
-    the limit of ``g``'s run. Each copy's clustering differs (the coarsening's hashes mix the
-    vertex ids), so the copies are as different as runs with different seeds."""
+    """(parts, stats): ``len(seeds)`` multilevel runs of ``g`` at once, as one run over the
+    disjoint union of that many copies of ``g`` (``disjoint_copies``), and the copies'
+    partitions of ``g`` (int32 on g's backend, no empty part where g has enough vertices), best
+    first (least excess over the limits, then lowest cut, then the earlier copy). Coarse
+    vertices stay inside copies, each copy's coarsest graph gets its own METIS trials (seeds
+    ``seeds[c]``, ...; all copies' of a round in one submission), and Jet refines the union in
+    ncopies * nparts parts with rebalancing kept inside each copy's nparts parts; copy c's
+    parts are c * nparts .. (c + 1) * nparts - 1, each with the limit of ``g``'s run. Each
+    copy's clustering differs (the coarsening's hashes mix the vertex ids), so the copies are
+    as different as runs with different seeds."""
     be = g.be
     xp = be.xp
     stats = RunStats()
@@ -254,7 +254,7 @@ def multilevel_copies(g: DeviceGraph, nparts: int, options: Options, tpwgts: np.
     order = sorted(range(ncopies), key=lambda c: (excess[c], cuts[c], c))
     n = g.nvtxs
     parts = [fill_empty_parts(be, g, part[c * n:(c + 1) * n] - np.int32(c * nparts), nparts)
-             for c in order[:2]]
+             for c in order]
     stats.refinement = time.perf_counter() - t2
     stats.levels = _level_stats(levels)
     return parts, stats
@@ -325,13 +325,13 @@ def _prepare_small_levels(levels: list, refiners: dict, level_refiner):
 
 
 def vcycle(g: DeviceGraph, nparts: int, options: Options, tpwgts: np.ndarray, seed: int, part,
-           other=None):
+           *others):
     """(part, stats): ``part`` (int32 on g's backend) improved by a V-cycle: coarsen anew
     within its parts (each coarse vertex in one part, so the coarsest graph inherits the
-    partition and its cut), then project and refine level by level. With ``other``, a second
-    partition, coarse vertices lie within a part of each (their overlay), and refinement
-    starts from the better of the two on the coarsest graph: where they differ, whole regions
-    can move (a combine of two parents). Jet's best-state rule keeps each level's partition at
+    partition and its cut), then project and refine level by level. With ``others``, more
+    partitions, coarse vertices lie within a part of each (their overlay), and refinement
+    starts from the best of them all on the coarsest graph: where they differ, whole regions
+    can move (a combine of the parents). Jet's best-state rule keeps each level's partition at
     least as good as the one it starts from."""
     be = g.be
     stats = RunStats()
@@ -340,9 +340,11 @@ def vcycle(g: DeviceGraph, nparts: int, options: Options, tpwgts: np.ndarray, se
     maxpwgt = max_part_weights(np.array([g.total_vwgt]), tpwgts, ub)[:, 0]
     keep_below = RELEASE_ABOVE * g.nbytes
     within = part
-    if other is not None:  # the overlay's (part, other) pairs, numbered densely (int32 ids)
-        pairs, within = be.xp.unique(part.astype(np.int64) * nparts + other, return_inverse=True)
-        within = within.reshape(-1).astype(np.int32)
+    nlabels = nparts
+    for other in others:  # the overlay's (within, other) pairs, numbered densely (int32 ids)
+        used, within = be.xp.unique(within.astype(np.int64) * nparts + other,
+                                    return_inverse=True)
+        within, nlabels = within.reshape(-1).astype(np.int32), len(used)
     levels = coarsen(be, g, nparts, seed, options.effective_ctype(be.name), not options.no2hop,
                      within=within)
     t1 = time.perf_counter()
@@ -355,12 +357,17 @@ def vcycle(g: DeviceGraph, nparts: int, options: Options, tpwgts: np.ndarray, se
 
     coarsest = levels[-1].part
     levels[-1].part = None
-    if other is not None:
+    if others:
         top = levels[-1].graph
-        overlay = pairs[coarsest]
-        pair = ((overlay // nparts).astype(np.int32), (overlay % nparts).astype(np.int32))
-        scores = [score_state(be, top, p, nparts, maxpwgt) for p in pair]
-        coarsest = pair[scores.index(min(scores))]
+        # each parent's part of each overlay label (every vertex of a label has the same), read
+        # at the coarsest level's labels: the parents on the coarsest graph, exactly
+        parents = []
+        for parent in (part, *others):
+            table = be.xp.empty(nlabels, dtype=be.xp.int32)
+            table[within] = parent
+            parents.append(table[coarsest])
+        scores = [score_state(be, top, p, nparts, maxpwgt) for p in parents]
+        coarsest = parents[scores.index(min(scores))]
     part = _uncoarsen(g, levels, coarsest, nparts, {}, level_refiner, keep_below)
     stats.refinement = time.perf_counter() - t1
     stats.levels = _level_stats(levels)
