@@ -43,8 +43,8 @@ __device__ __forceinline__ void jet_begin_block(
     }
     if (group_size) {
         __syncthreads();  // every part's room is written
-        for (int g = threadIdx.x; g < nparts / group_size; g += blockDim.x)
-            group_roomiest(g, group_size, room, roomiest);
+        for (int g = threadIdx.x >> 5; g < nparts / group_size; g += blockDim.x >> 5)
+            group_roomiest(g, group_size, room, roomiest);  // a warp per group
     } else {
         best = block_max_u64(best, buf);
         if (threadIdx.x == 0) most = best;

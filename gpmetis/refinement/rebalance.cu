@@ -65,23 +65,57 @@ __device__ __forceinline__ int fallback_part(
     return first != p ? first : roomiest[2 * (p / group_size) + 1];
 }
 
-// roomiest[2g], roomiest[2g + 1] = the parts of group g (of `group_size` >= 2 parts) with the
-// most and the second most room, the lower id of equals first (one thread per group).
+// Whether part a (room ra) is roomier than part b (room rb): more room, the lower id of
+// equals; any part is roomier than none (-1).
+__device__ __forceinline__ bool roomier(
+    const long long ra, const int a, const long long rb, const int b)
+{
+    return a >= 0 && (b < 0 || ra > rb || (ra == rb && a < b));
+}
+
+// roomiest[2g], roomiest[2g + 1] = the roomiest and the second roomiest part of group g (of
+// `group_size` >= 2 parts). One warp per group, every lane calling it: each lane keeps the top
+// two of its strided parts, then butterfly shuffles merge the lanes' (disjoint) top twos.
 __device__ __forceinline__ void group_roomiest(
     const int g, const int group_size, const long long* __restrict__ room,
     int* __restrict__ roomiest)
 {
-    int first = g * group_size, second = -1;
-    for (int p = first + 1; p < (g + 1) * group_size; ++p) {
-        if (room[p] > room[first]) {
+    const unsigned full = 0xffffffffU;
+    int first = -1, second = -1;
+    long long r1 = 0, r2 = 0;
+    for (int p = g * group_size + (int)(threadIdx.x & 31); p < (g + 1) * group_size; p += 32) {
+        const long long r = room[p];
+        if (roomier(r, p, r1, first)) {
             second = first;
+            r2 = r1;
             first = p;
-        } else if (second < 0 || room[p] > room[second]) {
+            r1 = r;
+        } else if (roomier(r, p, r2, second)) {
             second = p;
+            r2 = r;
         }
     }
-    roomiest[2 * g] = first;
-    roomiest[2 * g + 1] = second;
+    for (int o = 16; o > 0; o >>= 1) {
+        const int f = __shfl_xor_sync(full, first, o), s = __shfl_xor_sync(full, second, o);
+        const long long rf = __shfl_xor_sync(full, r1, o), rs = __shfl_xor_sync(full, r2, o);
+        if (roomier(rf, f, r1, first)) {  // theirs leads: ours or their second follows
+            if (!roomier(r1, first, rs, s)) {
+                first = s;  // (moved into second below)
+                r1 = rs;
+            }
+            second = first;
+            r2 = r1;
+            first = f;
+            r1 = rf;
+        } else if (roomier(rf, f, r2, second)) {  // ours leads, theirs follows
+            second = f;
+            r2 = rf;
+        }
+    }
+    if ((threadIdx.x & 31) == 0) {
+        roomiest[2 * g] = first;
+        roomiest[2 * g + 1] = second;
+    }
 }
 
 // In place on best_moves' dest (mode 1): to[v] = where v would go (dest[v], or when no adjacent
