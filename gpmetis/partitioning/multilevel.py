@@ -39,7 +39,8 @@ INITIAL_TRIALS = 16
 # at least PIECE_TRIALS: half the METIS work of 16 each for the same cuts, where 4 or 2 cut worse
 # (rb's tight per-bisection balance leaves refinement little room to repair a bisection)
 PIECE_TRIALS = 8
-# METIS trials per copy of a batched -preset=strong run (``multilevel_copies``)
+# METIS trials per copy of a batched -preset=strong run (``multilevel_copies``): a copy's
+# trials as a run's, so the copies are as good as runs (the workers take 4x the jobs a round)
 COPY_TRIALS = INITIAL_TRIALS
 RELEASE_FRACTION = 16  # levels of at least 1/16 of the input start from released pool memory
 # ... where the pool holds more than this many times the input's bytes: below, the freed blocks
