@@ -18,7 +18,9 @@ graph is thinned first (``thinning``): METIS sees each vertex's heaviest edges, 
 scored on every edge. The trials use seeds ``seed, seed+1, ...`` and ties go to the earlier
 trial, so the result does not depend on how many cores ran them. ``initial_bisections`` does the
 same for each piece of a disjoint union (a depth of ``-ptype=rb``): every piece's trials in one
-submission, the lowest cut per piece.
+submission, the lowest cut per piece; ``initial_copies`` splits each copy of a union of copies
+of one graph (``-preset=strong``'s runs at once) as ``initial_partition`` splits the graph,
+every copy's trials of a round in one submission.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ host -> METIS trials (recursive bisection, or k-way where coarsening stalled or 
 graph), scored on the backend -> project and refine level by level (Jet + rebalancing; with
 -minconn, lowering the subdomain degrees from the middle level down) -> fill empty parts ->
 part on host. ``multilevel_bisections`` runs the same pipeline over a disjoint union of pieces,
-bisecting every piece at once (a depth of ``-ptype=rb``).
+bisecting every piece at once (a depth of ``-ptype=rb``); ``multilevel_copies`` over a disjoint
+union of copies of the graph, each copy split into k parts (``-preset=strong``'s runs at once).
 """
 
 from __future__ import annotations
