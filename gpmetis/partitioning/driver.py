@@ -40,8 +40,6 @@ COMBINE_SEED = 104729  # the combines' coarsening seeds, apart from the runs'
 # so R runs one after another cost R times one; above, the GPU is busy with one run anyway
 STRONG_BATCH_MAX_VERTICES = 1 << 20
 STRONG_BATCH_MAX_ENTRIES = 1 << 25
-# ... then all the copies are combined by one V-cycle coarsened within every copy's parts
-# (docs/quality.md: it cuts less than combining the best two, for the same cost)
 
 
 @dataclass
@@ -339,7 +337,8 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
     combines = options.preset == "strong" and kway_cut and not contig
     runs = copies = options.runs
     if combines and options.objtype == "cut" and batches(graph, copies):
-        # strong's runs as copies of one run, then one combine of all the copies
+        # strong's runs as copies of one run, then one V-cycle combining all the copies (it
+        # cuts less than combining the best two, for the same cost: docs/quality.md)
         def pipeline(g, nparts, options, tpwgts, seed):
             seeds = [seed + c * CUT_SEED_STRIDE for c in range(copies)]
             parts, stats = multilevel_copies(g, nparts, options, tpwgts, seeds)
