@@ -84,10 +84,13 @@ def test_vcycle_and_combine_never_worsen(name, k):
     options = Options(engine="cpu")
     a, _ = multilevel_partition(g, k, options, tpwgts, 11)
     b, _ = multilevel_partition(g, k, options, tpwgts, 12)
-    scores = [score_state(CPU, g, p, k, maxpwgt) for p in (a, b)]
+    c, _ = multilevel_partition(g, k, options, tpwgts, 14)
+    scores = [score_state(CPU, g, p, k, maxpwgt) for p in (a, b, c)]
     again, _ = vcycle(g, k, options, tpwgts, 13, a)
     assert score_state(CPU, g, again, k, maxpwgt) <= scores[0]
     child, _ = vcycle(g, k, options, tpwgts, 13, a, b)
+    assert score_state(CPU, g, child, k, maxpwgt) <= min(scores[:2])
+    child, _ = vcycle(g, k, options, tpwgts, 13, c, a, b)  # the overlay of three
     assert score_state(CPU, g, child, k, maxpwgt) <= min(scores)
 
 

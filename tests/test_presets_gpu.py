@@ -1,4 +1,5 @@
-"""The presets' steps on the gpu engine against the cpu engine: -preset=strong (V-cycles that
+"""The presets' steps on the gpu engine against the cpu engine: -preset=strong (its runs at once
+over copies of the graph, rebalancing kept within each copy's group of parts, V-cycles that
 coarsen within two partitions), coarsening within labels, whole-component placement, the
 direct candidate of small inputs (METIS's k-way trials on the input, then Jet).
 
@@ -16,10 +17,16 @@ from gpmetis.backend import get_backend
 from gpmetis.balance import max_part_weights, uniform_tpwgts
 from gpmetis.coarsening.coarsen import coarsen
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.metrics import connected_components
+from gpmetis.metrics import connected_components, part_weights
 from gpmetis.options import Options
 from gpmetis.partitioning.components import packed_start
-from gpmetis.partitioning.multilevel import multilevel_partition
+from gpmetis.partitioning.multilevel import (
+    disjoint_copies,
+    multilevel_copies,
+    multilevel_partition,
+)
+from gpmetis.refinement.jet import refiner
+from gpmetis.refinement.rebalance import rebalance_step
 
 pytestmark = [pytest.mark.gpu, requires_cuda]
 
@@ -40,6 +47,53 @@ def test_strong_gpu_equals_cpu(name, nparts):
     gpu = partition(graph, nparts, engine="gpu", seed=5, preset="strong")
     assert np.array_equal(cpu.part, gpu.part)
     assert gpu.edgecut == cpu.edgecut
+    assert gpu.stats.get("batched_runs") == cpu.stats.get("batched_runs")
+
+
+@pytest.mark.parametrize("name,nparts", [("4elt", 8), ("polblogs", 8), ("random-iso", 64),
+                                         ("power", 256)])
+def test_multilevel_copies_gpu_equals_cpu(name, nparts):
+    # strong's batched runs: the union's coarsening, each copy's METIS trials, Jet with group
+    # rebalancing, the copies' scores
+    graph = _graph(name)
+    results = []
+    for engine in ("cpu", "gpu"):
+        be = get_backend(engine)
+        g = DeviceGraph.upload(be, graph)
+        parts, _ = multilevel_copies(g, nparts, Options(engine=engine),
+                                     uniform_tpwgts(nparts, 1), [3, 4, 5, 6])
+        results.append([be.asnumpy(p) for p in parts])
+    for cpu, gpu in zip(*results):
+        assert np.array_equal(cpu, gpu)
+
+
+@pytest.mark.parametrize("ncopies,nparts", [(3, 4), (4, 64)])
+def test_group_rebalancing_and_jet_twins(ncopies, nparts):
+    # rebalancing within each copy's group of nparts parts: the fallback is the roomiest other
+    # part of the vertex's group, never the roomiest part of all (in the last copy here)
+    graph = random_graph(3000, 6, seed=5, weighted=True)
+    total = ncopies * nparts
+    out = {}
+    for name in ("cpu", "gpu"):
+        be = get_backend(name)
+        union, labels = disjoint_copies(DeviceGraph.upload(be, graph), ncopies)
+        labels = be.asnumpy(labels)
+        rng = np.random.default_rng(5)
+        part = (labels * nparts + rng.integers(0, nparts, union.nvtxs)).astype(np.int32)
+        copy0 = np.flatnonzero(labels == 0)
+        part[copy0] = np.where(rng.random(len(copy0)) < 0.7, 0, part[copy0])
+        limits = np.full(total, int(1.03 * int(graph.vwgt.sum()) / nparts), np.int64)
+        limits[-1] = ncopies * int(graph.vwgt.sum())
+        pw = be.asnumpy(part_weights(be, union.vwgt[:, None], be.asarray(part), total)[:, 0])
+        moved = rebalance_step(be, union, be.asarray(part), total, limits, pw,
+                               group_size=nparts)
+        best, _ = refiner(be, union, total, limits, finest=True, patience=4,
+                          group_size=nparts)(be.asarray(part))
+        out[name] = be.asnumpy(moved), be.asnumpy(best).copy()
+        assert np.array_equal(out[name][0] // nparts, labels)
+        assert np.array_equal(out[name][1] // nparts, labels)
+    assert np.array_equal(out["cpu"][0], out["gpu"][0])
+    assert np.array_equal(out["cpu"][1], out["gpu"][1])
 
 
 @pytest.mark.parametrize("name,nparts", [("uk", 2), ("data", 8), ("random-iso", 8)])

@@ -53,7 +53,7 @@ def test_paired_rebalancing_keeps_every_vertex_in_its_pair():
     # unpaired, the vertices with no neighbour in part 1 head for the roomiest part, 3
     loose = rebalance_step(CPU, g, part, 8, limits, pw)
     assert np.any(loose[labels == 0] == 3)
-    paired = rebalance_step(CPU, g, part, 8, limits, pw, paired=True)
+    paired = rebalance_step(CPU, g, part, 8, limits, pw, group_size=2)
     assert np.array_equal(paired >> 1, labels)
     after = part_weights(CPU, g.vwgt[:, None], paired, 8)[:, 0]
     assert after[0] < pw[0] and after[1] > pw[1]
@@ -64,7 +64,7 @@ def test_paired_rebalancing_keeps_every_vertex_in_its_pair():
 def test_paired_jet_refinement_keeps_every_vertex_in_its_pair():
     g, labels = disjoint_union(random_graph(4000, 6, seed=4, weighted=True), 4)
     part, limits, _ = skewed_pairs(g, labels, 4)
-    best, _ = refiner(CPU, g, 8, limits, finest=True, patience=4, paired=True)(part)
+    best, _ = refiner(CPU, g, 8, limits, finest=True, patience=4, group_size=2)(part)
     assert np.array_equal(best >> 1, labels)
     after = part_weights(CPU, g.vwgt[:, None], best, 8)[:, 0]
     assert np.all(after <= limits)

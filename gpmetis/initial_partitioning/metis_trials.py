@@ -18,7 +18,9 @@ graph is thinned first (``thinning``): METIS sees each vertex's heaviest edges, 
 scored on every edge. The trials use seeds ``seed, seed+1, ...`` and ties go to the earlier
 trial, so the result does not depend on how many cores ran them. ``initial_bisections`` does the
 same for each piece of a disjoint union (a depth of ``-ptype=rb``): every piece's trials in one
-submission, the lowest cut per piece.
+submission, the lowest cut per piece; ``initial_copies`` splits each copy of a union of copies
+of one graph (``-preset=strong``'s runs at once) as ``initial_partition`` splits the graph,
+every copy's trials of a round in one submission.
 """
 
 from __future__ import annotations
@@ -120,7 +122,8 @@ def initial_partition(
                   parallel=ntrials > 1 and graph.nnz >= PARALLEL_MIN_NNZ,
                   settings=(ufactor, niter, IPTYPE_RANDOM if random_bisections else IPTYPE_GROW))
     if not kway and bisects(n, graph.nnz, target):
-        part = _bisection_tree(graph.to_host(), tpwgts, run, bisection_rounds(nparts))
+        part = _bisection_tree(graph.to_host(), [_Piece(np.arange(n), 0, tpwgts, seed)], run,
+                               bisection_rounds(nparts))
     else:
         part = _kway(graph, tpwgts, maxpwgt, run)
     for _ in steps:
@@ -189,6 +192,71 @@ def initial_bisections(
     return side
 
 
+def initial_copies(
+    graph: DeviceGraph,
+    labels: np.ndarray,
+    nparts: int,
+    maxpwgt: np.ndarray,
+    tpwgts: np.ndarray,
+    *,
+    target: int,
+    seeds: list[int],
+    ntrials: int,
+    ufactor: int,
+    niter: int,
+    random_bisections: bool = False,
+    meanwhile: Iterator[None] | None = None,
+) -> np.ndarray:
+    """The partition (int32, on the host) of the coarsest ``graph`` of a disjoint union of
+    copies of one graph (``labels``: host int32 copy ids, no edge between two copies): copy c's
+    vertices into parts c * nparts .. (c + 1) * nparts - 1, each copy split as
+    ``initial_partition`` splits one graph (``ntrials`` trials seeded ``seeds[c]``, ... per
+    copy; a bisection tree, or where coarsening, aimed at ``target`` vertices in all, stalled
+    or left a dense graph, k-way trials within ``maxpwgt``), every copy's trials of a round in
+    one submission. The steps of ``meanwhile`` run while the workers compute, the rest after."""
+    steps = iter(meanwhile if meanwhile is not None else ())
+    n, ncopies = graph.nvtxs, len(seeds)
+    order = np.argsort(labels, kind="stable")
+    starts = np.concatenate(([0], np.cumsum(np.bincount(labels, minlength=ncopies))))
+    members = [order[starts[c]:starts[c + 1]] for c in range(ncopies)]
+    tpwgts = np.asarray(tpwgts, dtype=np.float64)
+    run = _Trials(seed=seeds[0], ntrials=ntrials, steps=steps,
+                  parallel=ntrials * ncopies > 1 and graph.nnz >= PARALLEL_MIN_NNZ,
+                  settings=(ufactor, niter, IPTYPE_RANDOM if random_bisections else IPTYPE_GROW))
+    if bisects(n, graph.nnz, target):
+        pieces = [_Piece(vertices, c * nparts, tpwgts, seeds[c])
+                  for c, vertices in enumerate(members)]
+        part = _bisection_tree(graph.to_host(), pieces, run, bisection_rounds(nparts))
+    else:
+        part = np.zeros(n, dtype=np.int32)
+        split = []
+        for c, vertices in enumerate(members):
+            if len(vertices) > nparts:
+                split.append(c)
+            else:  # a part for each vertex: nothing to split
+                part[vertices] = c * nparts + np.arange(len(vertices), dtype=np.int32)
+        dense = _dense(n, graph.nnz)
+        seen = heaviest_edges(graph.be, graph, THIN_DEGREE, seeds[0]) if dense else graph
+        host = seen.to_host()
+        src = np.repeat(np.arange(n), np.diff(host[0]))
+        subs = induced_subgraphs(host, src, [members[c] for c in split])
+        trials = run([(*sub, nparts, _explicit(tpwgts)) for sub in subs], recursive=False,
+                     seeds=[seeds[c] for c in split]) if split else []
+        if dense and split:  # scored on every edge
+            full = graph.to_host()
+            subs = induced_subgraphs(full, np.repeat(np.arange(n), np.diff(full[0])),
+                                     [members[c] for c in split])
+        for c, sub, results in zip(split, subs, trials):
+            parts, cuts = zip(*results)
+            if dense:
+                cuts = _host_cuts(sub, parts)
+            scores = [(_excess(p, sub[2], nparts, maxpwgt), cut) for p, cut in zip(parts, cuts)]
+            part[members[c]] = c * nparts + parts[scores.index(min(scores))]
+    for _ in steps:
+        pass
+    return part
+
+
 def _host_cuts(host: tuple, parts: list[np.ndarray]) -> list[int]:
     """Each partition's edge cut over every edge of the host CSR ``host`` (twice the cut: both
     entries, as METIS's trials are compared with one another only)."""
@@ -208,12 +276,14 @@ class _Trials:
         self.seed, self.ntrials, self.steps, self.parallel = seed, ntrials, steps, parallel
         self.settings = settings
 
-    def __call__(self, graphs: list[tuple], recursive: bool, ntrials: int | None = None
-                 ) -> list[list[tuple[np.ndarray, int]]]:
-        """For each (xadj, adjncy, vwgt, adjwgt, nparts, tpwgts): its trials' (part, cut)."""
+    def __call__(self, graphs: list[tuple], recursive: bool, ntrials: int | None = None,
+                 seeds: list[int] | None = None) -> list[list[tuple[np.ndarray, int]]]:
+        """For each (xadj, adjncy, vwgt, adjwgt, nparts, tpwgts): its trials' (part, cut),
+        with seeds from ``seeds``' entry for it (None: ``seed`` for all) on."""
         count = ntrials or self.ntrials
-        jobs = [(metis_trial, (*g, self.seed + t, *self.settings, recursive))
-                for g in graphs for t in range(count)]
+        seeds = seeds if seeds is not None else [self.seed] * len(graphs)
+        jobs = [(metis_trial, (*g, first + t, *self.settings, recursive))
+                for g, first in zip(graphs, seeds) for t in range(count)]
         results = run_jobs(jobs, self.steps, self.parallel)
         return [results[i:i + count] for i in range(0, len(results), count)]
 
@@ -221,22 +291,29 @@ class _Trials:
 @dataclass
 class _Piece:
     """Vertices of the coarsest graph (ascending) to split into parts ``first``, ``first+1``,
-    ... of target weights ``tpwgts`` (fractions of the piece's weight)."""
+    ... of target weights ``tpwgts`` (fractions of the piece's weight), by METIS trials seeded
+    ``seed``, ``seed+1``, ..."""
 
     vertices: np.ndarray
     first: int
     tpwgts: np.ndarray
+    seed: int
 
 
-def _bisection_tree(host: tuple, tpwgts: np.ndarray, run: _Trials, rounds: int) -> np.ndarray:
-    """The graph's partition by recursive bisection (as METIS's, which cuts a bisection's edges
-    and splits each half on), a tree level at a time: ``rounds`` rounds of bisections,
-    then whole recursive bisections of each piece; each piece's lowest-cut trial wins, and the
-    trials are shared out so that a round runs up to ``ntrials`` METIS runs at once."""
+def _bisection_tree(host: tuple, pieces: list[_Piece], run: _Trials, rounds: int
+                    ) -> np.ndarray:
+    """The partition of the graph ``host``, whose vertices ``pieces`` share out, by recursive
+    bisection of each piece (as METIS's, which cuts a bisection's edges and splits each half
+    on), a tree level at a time: ``rounds`` rounds of bisections, then whole recursive
+    bisections of each piece; each piece's lowest-cut trial wins, and the trials are shared out
+    so that a round runs up to ``ntrials`` METIS runs at once per starting piece, all pieces'
+    in one submission."""
     xadj, adjncy, vwgt, adjwgt = host
     src = np.repeat(np.arange(len(vwgt)), np.diff(xadj))
     part = np.zeros(len(vwgt), dtype=np.int32)
-    pieces = [_Piece(np.arange(len(vwgt)), 0, tpwgts)]
+    for p in pieces:  # a part for each vertex: nothing to split
+        if len(p.vertices) <= len(p.tpwgts):
+            part[p.vertices] = p.first + np.arange(len(p.vertices), dtype=np.int32)
     for depth in range(rounds + 1):
         whole = depth == rounds
         pieces = [p for p in pieces if len(p.tpwgts) > 1 and len(p.vertices) > len(p.tpwgts)]
@@ -246,7 +323,8 @@ def _bisection_tree(host: tuple, tpwgts: np.ndarray, run: _Trials, rounds: int) 
         for p, sub in zip(pieces, induced_subgraphs(host, src, [p.vertices for p in pieces])):
             tp = p.tpwgts if whole else np.array([side.sum() for side in half_parts(p.tpwgts)])
             graphs.append((*sub, len(tp), _explicit(tp)))
-        trials = run(graphs, recursive=True, ntrials=max(1, run.ntrials >> depth))
+        trials = run(graphs, recursive=True, ntrials=max(1, run.ntrials >> depth),
+                     seeds=[p.seed for p in pieces])
         halves = []
         for p, results in zip(pieces, trials):
             best = min(results, key=lambda result: result[1])[0]  # the first of equal cuts
@@ -257,7 +335,7 @@ def _bisection_tree(host: tuple, tpwgts: np.ndarray, run: _Trials, rounds: int) 
             for side, tp in enumerate(half_parts(p.tpwgts)):
                 vertices = p.vertices[best == side]
                 part[vertices] = first
-                halves.append(_Piece(vertices, first, tp / tp.sum()))
+                halves.append(_Piece(vertices, first, tp / tp.sum(), p.seed))
                 first += len(tp)
         for p in halves:
             if len(p.vertices) <= len(p.tpwgts):  # a part for each vertex: nothing to split

@@ -32,6 +32,12 @@ DEFAULT_SEED = 4321
 CUT_SEED_STRIDE = 7919
 BALANCE_RETRIES = 3  # more runs, at most, where the best -contig or multi-constraint run is over
 COMBINE_SEED = 104729  # the combines' coarsening seeds, apart from the runs'
+# -preset=strong runs its runs at once, as one multilevel run over the disjoint union of that
+# many copies of the graph, where the union stays this small (vertices, adjacency entries):
+# on small graphs a GPU run is bound by latency (launches, syncs, METIS's trials), not work,
+# so R runs one after another cost R times one; above, the GPU is busy with one run anyway
+STRONG_BATCH_MAX_VERTICES = 1 << 20
+STRONG_BATCH_MAX_ENTRIES = 1 << 25
 
 
 @dataclass
@@ -222,7 +228,8 @@ def _best_of_cuts(graph: Graph, nparts, options, tpwgts, engine: str, seed: int)
     be = get_backend(engine)
     ncuts = options.runs
     try:
-        g, vwgt, run, score, notes, combine = _multilevel(be, graph, nparts, options, tpwgts)
+        g, vwgt, run, score, notes, combine, ncuts = _multilevel(be, graph, nparts, options,
+                                                                 tpwgts)
         part, stats = run(seed)
         # -contig's rebalancing cannot always keep every part connected and within its limit,
         # nor the multi-constraint one every constraint: a run over its limit is followed by
@@ -254,7 +261,7 @@ def _best_of_cuts(graph: Graph, nparts, options, tpwgts, engine: str, seed: int)
         "initial": stats.initial,
         "refinement": stats.refinement,
         "peak_gpu_bytes": be.peak_memory(),  # the metrics' arrays included
-        "ncuts": ncuts,
+        "ncuts": options.runs,
         "preset": options.preset,
         "metrics_seconds": metrics_seconds,
         **notes,
@@ -266,9 +273,11 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
     """(device graph, its (n, ncon) weights for the metrics, run: seed -> (part, RunStats),
     score: part -> (excess, edgecut or volume), smaller is better, notes for the run's stats:
     whether -contig or -minconn was ignored, the last run's contiguity and -minconn rounds,
-    volume refinement rounds, combine: (best, part, seed, the part's RunStats) -> a partition at
-    least as good as both, timed into the stats, or None) for the graph's number of
-    constraints, ``-ptype``, ``-contig``, ``-minconn`` and ``-objtype``."""
+    volume refinement rounds, whether strong's runs ran at once, combine: (best, part, seed,
+    the part's RunStats) -> a partition at least as good as both, timed into the stats, or
+    None, and how many times to call run: ``options.runs``, or 1 where one call runs them all
+    at once) for the graph's number of constraints, ``-ptype``, ``-contig``, ``-minconn`` and
+    ``-objtype``."""
     from gpmetis.device_graph import DeviceGraph
     from gpmetis.refinement.jet import partition_state
 
@@ -286,11 +295,16 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
         def score(part) -> tuple[float, int]:
             return score_state(be, wg.graph, wg.weights, part, nparts, balance)[0]
 
-        return wg.graph, wg.weights.T, run, score, {}, None
+        return wg.graph, wg.weights.T, run, score, {}, None, options.runs
 
     from gpmetis.metrics import connected_components
     from gpmetis.partitioning.components import packed_start
-    from gpmetis.partitioning.multilevel import direct_candidate, multilevel_partition, vcycle
+    from gpmetis.partitioning.multilevel import (
+        direct_candidate,
+        multilevel_copies,
+        multilevel_partition,
+        vcycle,
+    )
     from gpmetis.partitioning.recursive import bisection_balance, recursive_partition
     from gpmetis.refinement.contiguity import make_contiguous
     from gpmetis.refinement.volume import communication_volume
@@ -318,6 +332,22 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
     packed = packed_start(g, nparts, limits, tpwgts, labels) if kway_cut else None
     # (under -minconn too: its refinement of the input lowers the subdomain degrees)
     direct = options.ptype == "kway" and direct_candidate(g.nvtxs, nparts)
+    combines = options.preset == "strong" and kway_cut and not contig
+    runs = copies = options.runs
+    if combines and options.objtype == "cut" and batches(graph, copies):
+        # strong's runs as copies of one run, then one V-cycle combining all the copies (it
+        # cuts less than combining the best two, for the same cost: docs/quality.md)
+        def pipeline(g, nparts, options, tpwgts, seed):
+            seeds = [seed + c * CUT_SEED_STRIDE for c in range(copies)]
+            parts, stats = multilevel_copies(g, nparts, options, tpwgts, seeds)
+            child, child_stats = vcycle(g, nparts, options, tpwgts, seed + COMBINE_SEED,
+                                        *parts)
+            stats.coarsening += child_stats.coarsening
+            stats.refinement += child_stats.refinement
+            return (child if score(child) < score(parts[0]) else parts[0]), stats
+
+        notes["batched_runs"] = copies
+        runs = 1
 
     def run(seed: int):
         part, stats = pipeline(g, nparts, options, tpwgts, seed, **extra)
@@ -364,5 +394,15 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
         stats.refinement += child_stats.refinement
         return child
 
-    combines = options.preset == "strong" and kway_cut and not contig
-    return g, g.vwgt[:, None], run, score, notes, combine if combines else None
+    return g, g.vwgt[:, None], run, score, notes, combine if combines else None, runs
+
+
+def batches(graph: Graph, runs: int) -> bool:
+    """Whether ``runs`` runs of ``graph`` run at once, as copies in one multilevel run: the
+    union within STRONG_BATCH_MAX_VERTICES and _ENTRIES, its total weights below 2^31 (as the
+    engines need of any graph)."""
+    total_vwgt = int(graph.vwgt.sum()) if graph.has_vwgt else graph.nvtxs
+    total_adjwgt = int(graph.adjwgt.sum()) if graph.has_adjwgt else len(graph.adjncy)
+    return (runs > 1 and runs * graph.nvtxs <= STRONG_BATCH_MAX_VERTICES
+            and runs * len(graph.adjncy) <= STRONG_BATCH_MAX_ENTRIES
+            and runs * max(total_vwgt, total_adjwgt) <= np.iinfo(np.int32).max)

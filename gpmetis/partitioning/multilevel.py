@@ -5,7 +5,8 @@ host -> METIS trials (recursive bisection, or k-way where coarsening stalled or 
 graph), scored on the backend -> project and refine level by level (Jet + rebalancing; with
 -minconn, lowering the subdomain degrees from the middle level down) -> fill empty parts ->
 part on host. ``multilevel_bisections`` runs the same pipeline over a disjoint union of pieces,
-bisecting every piece at once (a depth of ``-ptype=rb``).
+bisecting every piece at once (a depth of ``-ptype=rb``); ``multilevel_copies`` over a disjoint
+union of copies of the graph, each copy split into k parts (``-preset=strong``'s runs at once).
 """
 
 from __future__ import annotations
@@ -19,9 +20,13 @@ from gpmetis.backend import Backend
 from gpmetis.balance import max_part_weights
 from gpmetis.coarsening.coarsen import Level, coarsen, coarsen_to
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.initial_partitioning.metis_trials import initial_bisections, initial_partition
+from gpmetis.initial_partitioning.metis_trials import (
+    initial_bisections,
+    initial_copies,
+    initial_partition,
+)
 from gpmetis.initial_partitioning.workers import start_workers
-from gpmetis.metrics import part_weights
+from gpmetis.metrics import cut_edges, part_weights
 from gpmetis.options import Options
 from gpmetis.refinement.jet import refiner, score_state
 from gpmetis.refinement.minconn import REFINE_ROUNDS, minimize_connectivity
@@ -35,6 +40,9 @@ INITIAL_TRIALS = 16
 # at least PIECE_TRIALS: half the METIS work of 16 each for the same cuts, where 4 or 2 cut worse
 # (rb's tight per-bisection balance leaves refinement little room to repair a bisection)
 PIECE_TRIALS = 8
+# METIS trials per copy of a batched -preset=strong run (``multilevel_copies``): a copy's
+# trials as a run's, so the copies are as good as runs (the workers take 4x the jobs a round)
+COPY_TRIALS = INITIAL_TRIALS
 RELEASE_FRACTION = 16  # levels of at least 1/16 of the input start from released pool memory
 # ... where the pool holds more than this many times the input's bytes: below, the freed blocks
 # stay for the next levels (freeing them and allocating anew costs ~2 ms of delaunay 20's ~25 ms
@@ -179,7 +187,7 @@ def multilevel_bisections(g: DeviceGraph, labels, tpwgts: np.ndarray, options: O
 
     def level_refiner(depth: int):
         return refiner(be, levels[depth].graph, nparts, limits, finest=depth == 0,
-                       patience=options.niter + 2, paired=True)
+                       patience=options.niter + 2, group_size=2)
 
     side = initial_bisections(
         levels[-1].graph, coarse_labels, tpwgts, maxpwgt, target=target, seed=seed,
@@ -195,6 +203,97 @@ def multilevel_bisections(g: DeviceGraph, labels, tpwgts: np.ndarray, options: O
     stats.refinement = time.perf_counter() - t2
     stats.levels = _level_stats(levels)
     return part, stats
+
+
+def multilevel_copies(g: DeviceGraph, nparts: int, options: Options, tpwgts: np.ndarray,
+                      seeds: list[int]):
+    """(parts, stats): ``len(seeds)`` multilevel runs of ``g`` at once, as one run over the
+    disjoint union of that many copies of ``g`` (``disjoint_copies``), and the copies'
+    partitions of ``g`` (int32 on g's backend, no empty part where g has enough vertices), best
+    first (least excess over the limits, then lowest cut, then the earlier copy). Coarse
+    vertices stay inside copies, each copy's coarsest graph gets its own METIS trials (seeds
+    ``seeds[c]``, ...; all copies' of a round in one submission), and Jet refines the union in
+    ncopies * nparts parts with rebalancing kept inside each copy's nparts parts; copy c's
+    parts are c * nparts .. (c + 1) * nparts - 1, each with the limit of ``g``'s run. Each
+    copy's clustering differs (the coarsening's hashes mix the vertex ids), so the copies are
+    as different as runs with different seeds."""
+    be = g.be
+    xp = be.xp
+    stats = RunStats()
+    ncopies = len(seeds)
+    start_workers(INITIAL_TRIALS)
+    t0 = time.perf_counter()
+    union, labels = disjoint_copies(g, ncopies)
+    maxpwgt = max_part_weights(np.array([g.total_vwgt]), tpwgts, options.ubfactors(1))[:, 0]
+    target = ncopies * coarsen_to(g.nvtxs, nparts)
+    keep_below = RELEASE_ABOVE * union.nbytes
+    levels = coarsen(be, union, nparts, seeds[0], options.effective_ctype(be.name),
+                     not options.no2hop, within=labels, closed=True, target=target)
+    be.release_free_memory(keep_below)
+    coarse_labels = be.asnumpy(levels[-1].part)
+    levels[-1].part = None
+    t1 = time.perf_counter()
+    stats.coarsening = t1 - t0
+
+    refiners: dict = {}
+    limits = be.asarray(np.tile(maxpwgt, ncopies))
+    total = ncopies * nparts
+
+    def level_refiner(depth: int):
+        return refiner(be, levels[depth].graph, total, limits, finest=depth == 0,
+                       patience=options.niter + 2, group_size=nparts)
+
+    part0 = initial_copies(
+        levels[-1].graph, coarse_labels, nparts, maxpwgt, tpwgts.reshape(-1), target=target,
+        seeds=seeds, ntrials=COPY_TRIALS, ufactor=options.effective_ufactor,
+        niter=options.niter, random_bisections=options.iptype == "random",
+        meanwhile=_prepare_small_levels(levels, refiners, level_refiner))
+    t2 = time.perf_counter()
+    stats.initial = t2 - t1
+    part = _uncoarsen(union, levels, xp.asarray(part0, dtype=xp.int32), total, refiners,
+                      level_refiner, keep_below, fill_empty=False)
+    union.reload()  # the edge weights, where unit ones were dropped
+    excess, cuts = copy_scores(be, union, part, ncopies, nparts, maxpwgt)
+    order = sorted(range(ncopies), key=lambda c: (excess[c], cuts[c], c))
+    n = g.nvtxs
+    parts = [fill_empty_parts(be, g, part[c * n:(c + 1) * n] - np.int32(c * nparts), nparts)
+             for c in order]
+    stats.refinement = time.perf_counter() - t2
+    stats.levels = _level_stats(levels)
+    return parts, stats
+
+
+def disjoint_copies(g: DeviceGraph, ncopies: int):
+    """(union, labels): the disjoint union of ``ncopies`` copies of ``g``, copy c's vertices
+    numbered c * n .. (c + 1) * n - 1 with its rows in ``g``'s order, and each vertex's copy
+    (int32 on g's backend)."""
+    be, xp = g.be, g.be.xp
+    n, nnz = g.nvtxs, g.nnz
+    copies = xp.arange(ncopies, dtype=xp.int64)
+    xadj = xp.empty(ncopies * n + 1, dtype=xp.int64)
+    xadj[:-1] = (g.xadj[None, :-1] + copies[:, None] * nnz).reshape(-1)
+    xadj[-1] = ncopies * nnz
+    adjncy = (g.adjncy[None, :] + (copies[:, None] * n).astype(xp.int32)).reshape(-1)
+    adjwgt = g.adjwgt if g.adjwgt is not None else xp.ones(nnz, dtype=xp.int32)
+    union = DeviceGraph(be, xadj, adjncy, xp.tile(adjwgt, ncopies), xp.tile(g.vwgt, ncopies),
+                        unit_adjwgt=g.unit_adjwgt)
+    labels = xp.repeat(xp.arange(ncopies, dtype=xp.int32), n)
+    return union, labels
+
+
+def copy_scores(be: Backend, union: DeviceGraph, part, ncopies: int, nparts: int,
+                maxpwgt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(excess, cut): host int64 arrays of each copy's total weight above ``maxpwgt`` (one
+    copy's limits) and edge cut, for ``part`` of ``disjoint_copies``' union (copy c in parts
+    c * nparts ..), from one pass over the edges (each copy's edges are a contiguous range)."""
+    xp = be.xp
+    pw = be.asnumpy(part_weights(be, union.vwgt[:, None], part, ncopies * nparts)[:, 0])
+    excess = np.maximum(pw.reshape(ncopies, nparts) - maxpwgt, 0).sum(axis=1)
+    cut = cut_edges(be, union.xadj, union.adjncy, part)
+    sums = xp.concatenate((xp.zeros(1, dtype=xp.int64),
+                           xp.cumsum(xp.where(cut, union.adjwgt, 0), dtype=xp.int64)))
+    ends = sums[union.xadj[::union.nvtxs // ncopies]]
+    return excess.astype(np.int64), be.asnumpy(ends[1:] - ends[:-1]) // 2
 
 
 def fill_empty_halves(be: Backend, g: DeviceGraph, part, nparts: int):
@@ -229,13 +328,13 @@ def _prepare_small_levels(levels: list, refiners: dict, level_refiner):
 
 
 def vcycle(g: DeviceGraph, nparts: int, options: Options, tpwgts: np.ndarray, seed: int, part,
-           other=None):
+           *others):
     """(part, stats): ``part`` (int32 on g's backend) improved by a V-cycle: coarsen anew
     within its parts (each coarse vertex in one part, so the coarsest graph inherits the
-    partition and its cut), then project and refine level by level. With ``other``, a second
-    partition, coarse vertices lie within a part of each (their overlay), and refinement
-    starts from the better of the two on the coarsest graph: where they differ, whole regions
-    can move (a combine of two parents). Jet's best-state rule keeps each level's partition at
+    partition and its cut), then project and refine level by level. With ``others``, more
+    partitions, coarse vertices lie within a part of each (their overlay), and refinement
+    starts from the best of them all on the coarsest graph: where they differ, whole regions
+    can move (a combine of the parents). Jet's best-state rule keeps each level's partition at
     least as good as the one it starts from."""
     be = g.be
     stats = RunStats()
@@ -244,9 +343,11 @@ def vcycle(g: DeviceGraph, nparts: int, options: Options, tpwgts: np.ndarray, se
     maxpwgt = max_part_weights(np.array([g.total_vwgt]), tpwgts, ub)[:, 0]
     keep_below = RELEASE_ABOVE * g.nbytes
     within = part
-    if other is not None:  # the overlay's (part, other) pairs, numbered densely (int32 ids)
-        pairs, within = be.xp.unique(part.astype(np.int64) * nparts + other, return_inverse=True)
-        within = within.reshape(-1).astype(np.int32)
+    nlabels = nparts
+    for other in others:  # the overlay's (within, other) pairs, numbered densely (int32 ids)
+        used, within = be.xp.unique(within.astype(np.int64) * nparts + other,
+                                    return_inverse=True)
+        within, nlabels = within.reshape(-1).astype(np.int32), len(used)
     levels = coarsen(be, g, nparts, seed, options.effective_ctype(be.name), not options.no2hop,
                      within=within)
     t1 = time.perf_counter()
@@ -259,12 +360,17 @@ def vcycle(g: DeviceGraph, nparts: int, options: Options, tpwgts: np.ndarray, se
 
     coarsest = levels[-1].part
     levels[-1].part = None
-    if other is not None:
+    if others:
         top = levels[-1].graph
-        overlay = pairs[coarsest]
-        pair = ((overlay // nparts).astype(np.int32), (overlay % nparts).astype(np.int32))
-        scores = [score_state(be, top, p, nparts, maxpwgt) for p in pair]
-        coarsest = pair[scores.index(min(scores))]
+        # each parent's part of each overlay label (every vertex of a label has the same), read
+        # at the coarsest level's labels: the parents on the coarsest graph, exactly
+        parents = []
+        for parent in (part, *others):
+            table = be.xp.empty(nlabels, dtype=be.xp.int32)
+            table[within] = parent
+            parents.append(table[coarsest])
+        scores = [score_state(be, top, p, nparts, maxpwgt) for p in parents]
+        coarsest = parents[scores.index(min(scores))]
     part = _uncoarsen(g, levels, coarsest, nparts, {}, level_refiner, keep_below)
     stats.refinement = time.perf_counter() - t1
     stats.levels = _level_stats(levels)

@@ -193,12 +193,13 @@ def _score(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray):
 
 
 def refiner(be: Backend, g: DeviceGraph, nparts: int, maxpwgt: np.ndarray, *, finest: bool,
-            patience: int, paired: bool = False) -> Callable:
+            patience: int, group_size: int = 0) -> Callable:
     """A function from a partition of ``g`` to (the best partition Jet iterations find from
     it, iterations run: on the GPU a device scalar that ``int`` reads, so that the next level
     can be queued before this one ends); ``maxpwgt`` holds the part weight limits (int64, on
-    the host or the backend). ``paired``: rebalancing keeps vertices in their pair of parts
-    (``rebalance_step``'s), as label propagation does where edges join only parts 2i and 2i+1.
+    the host or the backend). ``group_size``: rebalancing keeps vertices in their group of that
+    many parts (``rebalance_step``'s), as label propagation does where edges join only parts of
+    one group.
     On the GPU the level's buffers are made now (jet_device.py runs the loop on the device);
     the host loop here is its twin."""
     c_num, c_den = FILTER_FINEST if finest else FILTER_COARSE
@@ -206,9 +207,9 @@ def refiner(be: Backend, g: DeviceGraph, nparts: int, maxpwgt: np.ndarray, *, fi
         from gpmetis.refinement.jet_device import DeviceRefiner
 
         return DeviceRefiner(be, g, nparts, maxpwgt, c_num=c_num, c_den=c_den,
-                             patience=patience, paired=paired)
+                             patience=patience, group_size=group_size)
     return functools.partial(_refine_host, be, g, nparts=nparts, maxpwgt=maxpwgt, c_num=c_num,
-                             c_den=c_den, patience=patience, paired=paired)
+                             c_den=c_den, patience=patience, group_size=group_size)
 
 
 def refine(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray, *,
@@ -219,7 +220,7 @@ def refine(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray, 
 
 
 def _refine_host(be: Backend, g: DeviceGraph, part, *, nparts: int, maxpwgt: np.ndarray,
-                 c_num: int, c_den: int, patience: int, paired: bool):
+                 c_num: int, c_den: int, patience: int, group_size: int):
     from gpmetis.refinement.rebalance import cap_inflow, rebalance_step
 
     xp = be.xp
@@ -240,7 +241,7 @@ def _refine_host(be: Backend, g: DeviceGraph, part, *, nparts: int, maxpwgt: np.
             locked, part = cap_inflow(be, g, part, moved, gain, nparts, maxpwgt, pwgts,
                                       loose=loose)
         else:
-            part = rebalance_step(be, g, part, nparts, maxpwgt, pwgts, paired=paired)
+            part = rebalance_step(be, g, part, nparts, maxpwgt, pwgts, group_size=group_size)
             locked[:] = 0
         score, pwgts = _score(be, g, part, nparts, maxpwgt)
         if lp:

@@ -23,12 +23,14 @@
 #define GATE_LOOSE 4      // label propagation's inflow cap is loose (jet.py's loose)
 
 // Start of an iteration (one block): stop when the iteration or patience budget is spent, else
-// pick label propagation or rebalancing; room[p] = maxpwgt[p] - pw[p], roomiest[0] = the first
-// part with the most room.
+// pick label propagation or rebalancing; room[p] = maxpwgt[p] - pw[p], and roomiest as
+// rebalance.cu's fallback_part reads it: roomiest[0] = the first part with the most room, or
+// with groups of group_size parts each group's two roomiest parts (group_roomiest).
 __device__ __forceinline__ void jet_begin_block(
-    const int nparts, const long long* __restrict__ maxpwgt, const long long patience,
-    const long long max_iterations, const long long* __restrict__ pw, long long* __restrict__ ctl,
-    long long* __restrict__ room, int* __restrict__ roomiest, int* __restrict__ gates)
+    const int nparts, const int group_size, const long long* __restrict__ maxpwgt,
+    const long long patience, const long long max_iterations, const long long* __restrict__ pw,
+    long long* __restrict__ ctl, long long* __restrict__ room, int* __restrict__ roomiest,
+    int* __restrict__ gates)
 {
     __shared__ unsigned long long buf[32];
     __shared__ unsigned long long most;
@@ -39,17 +41,23 @@ __device__ __forceinline__ void jet_begin_block(
         const unsigned long long key = (unsigned long long)room[p] ^ sign;
         best = key > best ? key : best;
     }
-    best = block_max_u64(best, buf);
-    if (threadIdx.x == 0) most = best;
-    __syncthreads();
-    unsigned long long first = 0;
-    for (int p = threadIdx.x; p < nparts; p += blockDim.x) {
-        const unsigned long long key = 0xFFFFFFFFULL - (unsigned)p;
-        if (((unsigned long long)room[p] ^ sign) == most && key > first) first = key;
+    if (group_size) {
+        __syncthreads();  // every part's room is written
+        for (int g = threadIdx.x >> 5; g < nparts / group_size; g += blockDim.x >> 5)
+            group_roomiest(g, group_size, room, roomiest);  // a warp per group
+    } else {
+        best = block_max_u64(best, buf);
+        if (threadIdx.x == 0) most = best;
+        __syncthreads();
+        unsigned long long first = 0;
+        for (int p = threadIdx.x; p < nparts; p += blockDim.x) {
+            const unsigned long long key = 0xFFFFFFFFULL - (unsigned)p;
+            if (((unsigned long long)room[p] ^ sign) == most && key > first) first = key;
+        }
+        first = block_max_u64(first, buf);
+        if (threadIdx.x == 0) roomiest[0] = (int)(0xFFFFFFFFULL - first);
     }
-    first = block_max_u64(first, buf);
     if (threadIdx.x != 0) return;
-    roomiest[0] = (int)(0xFFFFFFFFULL - first);
     const bool stopped = ctl[CTL_ITERATIONS] >= max_iterations || ctl[CTL_STALE] >= patience;
     gates[GATE_RUN] = !stopped;
     gates[GATE_LP] = !stopped && ctl[CTL_OVER] == 0;
@@ -109,15 +117,17 @@ __device__ __forceinline__ void jet_end_block(
 // The books after an iteration's score (one block): jet_end_block, then jet_begin_block for the
 // next iteration, whose gates replace this one's (GATE_BEST stays).
 __device__ __forceinline__ void jet_books_block(
-    const int init, const int nparts, const long long* __restrict__ maxpwgt,
-    const long long patience, const long long max_iterations, const double keep_factor,
+    const int init, const int nparts, const int group_size,
+    const long long* __restrict__ maxpwgt, const long long patience,
+    const long long max_iterations, const double keep_factor,
     const unsigned long long* __restrict__ acc, long long* __restrict__ pw,
     long long* __restrict__ ctl, long long* __restrict__ room, int* __restrict__ roomiest,
     int* __restrict__ gates)
 {
     jet_end_block(init, nparts, maxpwgt, keep_factor, acc, pw, ctl, gates);
     __syncthreads();  // ctl, pw and the gates are read by the whole block next
-    jet_begin_block(nparts, maxpwgt, patience, max_iterations, pw, ctl, room, roomiest, gates);
+    jet_begin_block(nparts, group_size, maxpwgt, patience, max_iterations, pw, ctl, room,
+                    roomiest, gates);
 }
 
 // The iteration before was the best partition so far (GATE_BEST): best = part, the partition
@@ -196,8 +206,9 @@ __device__ __forceinline__ void best_moves_in_loop(
 // followed by a grid-wide barrier.
 __device__ __forceinline__ void score_and_books(
     const cooperative_groups::grid_group& grid, const RowTiers& rows, const int init,
-    const int n, const int nparts, const long long* xadj, const int* adjncy, const int* adjwgt,
-    const int* vwgt, const int* part, const int* prev, const long long* maxpwgt,
+    const int n, const int nparts, const int group_size, const long long* xadj,
+    const int* adjncy, const int* adjwgt, const int* vwgt, const int* part, const int* prev,
+    const long long* maxpwgt,
     const long long patience, const long long max_iterations, const double keep_factor,
     unsigned long long* acc, long long* pw, long long* ctl, long long* room, int* roomiest,
     int* gates)
@@ -209,8 +220,8 @@ __device__ __forceinline__ void score_and_books(
     });
     grid.sync();
     if (blockIdx.x == 0)
-        jet_books_block(init, nparts, maxpwgt, patience, max_iterations, keep_factor, acc, pw,
-                        ctl, room, roomiest, gates);
+        jet_books_block(init, nparts, group_size, maxpwgt, patience, max_iterations,
+                        keep_factor, acc, pw, ctl, room, roomiest, gates);
     grid.sync();
 }
 
@@ -221,8 +232,10 @@ __device__ __forceinline__ void score_and_books(
 // first, part and best = start, no locks, and the books of start's score. Rows go to threads,
 // warps and blocks as their RowTiers says. part and moved (and locked and
 // next_locked) trade places between iterations, so part ends as either buffer: the result is
-// best. With `paired`, rebalancing sends a vertex no adjacent part can take to its partner part
-// (part ^ 1), so a graph whose edges join only parts 2i and 2i+1 keeps every vertex in its pair.
+// best. With groups of `group_size` parts (0: none), rebalancing sends a vertex no adjacent part
+// can take to the roomiest other part of its group, so a graph whose edges join only parts of
+// one group keeps every vertex in its group (the pieces of a depth of -ptype=rb in pairs, the
+// copies of a batched -preset=strong run in k parts each).
 // Its arguments are plain pointers: the loop writes what its steps read, so none of them may go
 // through the read-only cache.
 extern "C" __global__ void jet_loop(
@@ -231,7 +244,7 @@ extern "C" __global__ void jet_loop(
     const int nmid, const int* heavy, const int nheavy, const long long* maxpwgt,
     const long long patience, const long long max_iterations, const long long c_num,
     const long long c_den, const long long slack, const double keep_factor, const int shift_hi,
-    const int shift_lo, const int paired,
+    const int shift_lo, const int group_size,
     int* tkeys, int* tvals, int* part, int* moved, int* best, unsigned char* locked,
     unsigned char* next_locked, int* dest, int* gain, long long* pw, long long* ctl,
     long long* room, int* opened, int* roomiest, int* gates, unsigned long long* acc,
@@ -248,8 +261,9 @@ extern "C" __global__ void jet_loop(
     if (blockIdx.x == 0)
         for (int p = threadIdx.x; p <= nparts; p += blockDim.x) acc[p] = 0;
     grid.sync();
-    score_and_books(grid, rows, 1, n, nparts, xadj, adjncy, adjwgt, vwgt, part, nullptr, maxpwgt,
-                    patience, max_iterations, keep_factor, acc, pw, ctl, room, roomiest, gates);
+    score_and_books(grid, rows, 1, n, nparts, group_size, xadj, adjncy, adjwgt, vwgt, part,
+                    nullptr, maxpwgt, patience, max_iterations, keep_factor, acc, pw, ctl, room,
+                    roomiest, gates);
     for (;;) {
         jet_keep_best_pass(gates, n, part, best);
         if (!gates[GATE_RUN]) return;
@@ -279,7 +293,7 @@ extern "C" __global__ void jet_loop(
             best_moves_in_loop(rows, n, nparts, xadj, adjncy, adjwgt, vwgt, part, locked, room,
                                1, c_num, c_den, tkeys, tvals, dest, gain);
             grid.sync();
-            rebalance_prepare_pass(n, part, vwgt, gain, room, roomiest, paired, dest,
+            rebalance_prepare_pass(n, part, vwgt, gain, room, roomiest, group_size, dest,
                                    hist);
             grid.sync();
             select_in_loop(grid, n, nparts, 1, room, dest, part, gain, vwgt, shift_hi, shift_lo,
@@ -292,8 +306,8 @@ extern "C" __global__ void jet_loop(
             for_each_vertex(n, [&](const int v) { locked[v] = 0; });  // unread when rebalancing
         }
         grid.sync();
-        score_and_books(grid, rows, 0, n, nparts, xadj, adjncy, adjwgt, vwgt, moved, part,
-                        maxpwgt, patience, max_iterations, keep_factor, acc, pw, ctl, room,
+        score_and_books(grid, rows, 0, n, nparts, group_size, xadj, adjncy, adjwgt, vwgt, moved,
+                        part, maxpwgt, patience, max_iterations, keep_factor, acc, pw, ctl, room,
                         roomiest, gates);
         // the next iteration starts from moved, with this label propagation's locks (none after
         // rebalancing); its first step copies moved to best where GATE_BEST says so

@@ -38,10 +38,10 @@ NUM_GATES = 5  # as in jet_device.cu
 class DeviceRefiner:
     """Refines partitions of one level as ``jet.refine``'s host loop does: (best partition,
     iterations run) = refiner(part). Its buffers are made at construction, so a level can be
-    prepared before its starting partition exists. ``paired``: as ``jet.refiner``'s."""
+    prepared before its starting partition exists. ``group_size``: as ``jet.refiner``'s."""
 
     def __init__(self, be: Backend, g: DeviceGraph, nparts: int, maxpwgt: np.ndarray, *,
-                 c_num: int, c_den: int, patience: int, paired: bool = False) -> None:
+                 c_num: int, c_den: int, patience: int, group_size: int = 0) -> None:
         xp = be.xp
         n = g.nvtxs
         self.be = be
@@ -60,8 +60,10 @@ class DeviceRefiner:
         self.ctl, pw, room, limit, outflow, acc, hist = be.carve(books, xp.int64,
                                                                  zeroed=len(books))
         outflow, acc, hist = (a.view(xp.uint64) for a in (outflow, acc, hist))
-        # the selects' level flags (zero), roomiest and the gates
-        opened, roomiest, gates = be.carve((NUM_LEVELS - 1, 1, NUM_GATES), xp.int32, zeroed=1)
+        # the selects' level flags (zero), roomiest (rebalance.roomiest_parts's) and the gates
+        nroomiest = 2 * (nparts // group_size) if group_size else 1
+        opened, roomiest, gates = be.carve((NUM_LEVELS - 1, nroomiest, NUM_GATES), xp.int32,
+                                           zeroed=1)
         # jet_loop's state in its order (the loop sets each before it reads it)
         state = (part, moved, self.best, *locks, dest, gain, pw, self.ctl, room, opened,
                  roomiest, gates, acc)
@@ -70,7 +72,7 @@ class DeviceRefiner:
             *lists, xp.asarray(maxpwgt, dtype=xp.int64),
             np.int64(patience), np.int64(MAX_ITERATIONS), np.int64(c_num), np.int64(c_den),
             np.int64(INFLOW_SLACK), np.float64(1 - IMPROVEMENT),
-            *(np.int32(shift) for shift in id_shifts(n)), np.int32(paired),
+            *(np.int32(shift) for shift in id_shifts(n)), np.int32(group_size),
             *g.row_hash_tables(max_degree),
             *state, hist, outflow, limit, *select_buffers(g, nparts))
         self._shared_mem = max(score_shared_mem(nparts), 4 * nparts * (heavy is not None))

@@ -52,19 +52,85 @@ __device__ __forceinline__ int compare_key(
     return 0;
 }
 
+// Where a vertex of part p goes when no adjacent part has room for it. Without groups
+// (`group_size` 0) roomiest[0], the part with the most room; with groups of `group_size` parts
+// (parts g * group_size .. (g + 1) * group_size - 1: one piece's pair, one copy's k parts), the
+// roomiest part of p's group other than p: roomiest holds each group's roomiest part and its
+// second (2g, 2g + 1), so no vertex leaves its group (groups of 2: the partner part p ^ 1).
+__device__ __forceinline__ int fallback_part(
+    const int p, const int* __restrict__ roomiest, const int group_size)
+{
+    if (!group_size) return roomiest[0];
+    const int first = roomiest[2 * (p / group_size)];
+    return first != p ? first : roomiest[2 * (p / group_size) + 1];
+}
+
+// Whether part a (room ra) is roomier than part b (room rb): more room, the lower id of
+// equals; any part is roomier than none (-1).
+__device__ __forceinline__ bool roomier(
+    const long long ra, const int a, const long long rb, const int b)
+{
+    return a >= 0 && (b < 0 || ra > rb || (ra == rb && a < b));
+}
+
+// roomiest[2g], roomiest[2g + 1] = the roomiest and the second roomiest part of group g (of
+// `group_size` >= 2 parts). One warp per group, every lane calling it: each lane keeps the top
+// two of its strided parts, then butterfly shuffles merge the lanes' (disjoint) top twos.
+__device__ __forceinline__ void group_roomiest(
+    const int g, const int group_size, const long long* __restrict__ room,
+    int* __restrict__ roomiest)
+{
+    const unsigned full = 0xffffffffU;
+    int first = -1, second = -1;
+    long long r1 = 0, r2 = 0;
+    for (int p = g * group_size + (int)(threadIdx.x & 31); p < (g + 1) * group_size; p += 32) {
+        const long long r = room[p];
+        if (roomier(r, p, r1, first)) {
+            second = first;
+            r2 = r1;
+            first = p;
+            r1 = r;
+        } else if (roomier(r, p, r2, second)) {
+            second = p;
+            r2 = r;
+        }
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        const int f = __shfl_xor_sync(full, first, o), s = __shfl_xor_sync(full, second, o);
+        const long long rf = __shfl_xor_sync(full, r1, o), rs = __shfl_xor_sync(full, r2, o);
+        if (roomier(rf, f, r1, first)) {  // theirs leads: ours or their second follows
+            if (!roomier(r1, first, rs, s)) {
+                first = s;  // (moved into second below)
+                r1 = rs;
+            }
+            second = first;
+            r2 = r1;
+            first = f;
+            r1 = rf;
+        } else if (roomier(rf, f, r2, second)) {  // ours leads, theirs follows
+            second = f;
+            r2 = rf;
+        }
+    }
+    if ((threadIdx.x & 31) == 0) {
+        roomiest[2 * g] = first;
+        roomiest[2 * g + 1] = second;
+    }
+}
+
 // In place on best_moves' dest (mode 1): to[v] = where v would go (dest[v], or when no adjacent
-// part has room roomiest[0], or with `paired` its partner part ^ 1) when v sits in an overweight
-// part and that is another part, else -1. Those vertices are the items; an item's group is its part. hist[part][loss bucket] sums
-// the items' weights.
+// part has room its fallback_part) when v sits in an overweight part and that is another part,
+// else -1. Those vertices are the items; an item's group is its part. hist[part][loss bucket]
+// sums the items' weights.
 __device__ __forceinline__ void rebalance_prepare_pass(
     const int n, const int* __restrict__ part, const int* __restrict__ vwgt,
     const int* __restrict__ gain, const long long* __restrict__ room,
-    const int* __restrict__ roomiest, const int paired, int* to,
+    const int* __restrict__ roomiest, const int group_size, int* to,
     unsigned long long* __restrict__ hist)
 {
     for_each_vertex(n, [&](const int v) {
         const int p = part[v];
-        const int target = to[v] >= 0 ? to[v] : (paired ? p ^ 1 : roomiest[0]);
+        const int target = to[v] >= 0 ? to[v] : fallback_part(p, roomiest, group_size);
         const bool item = room[p] < 0 && target != p;
         to[v] = item ? target : -1;
         if (item)
@@ -76,10 +142,10 @@ __device__ __forceinline__ void rebalance_prepare_pass(
 extern "C" __global__ void rebalance_prepare(
     const int n, const int* __restrict__ part,
     const int* __restrict__ vwgt, const int* __restrict__ gain,
-    const long long* __restrict__ room, const int* __restrict__ roomiest, const int paired,
+    const long long* __restrict__ room, const int* __restrict__ roomiest, const int group_size,
     int* to, unsigned long long* __restrict__ hist)
 {
-    rebalance_prepare_pass(n, part, vwgt, gain, room, roomiest, paired, to, hist);
+    rebalance_prepare_pass(n, part, vwgt, gain, room, roomiest, group_size, to, hist);
 }
 
 // Per group g (one block of NUM_DIGITS threads, one per digit) at `level`: the first digit at

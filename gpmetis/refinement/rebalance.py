@@ -37,23 +37,47 @@ INFLOW_SLACK = 5
 
 
 def rebalance_step(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray,
-                   pwgts: np.ndarray, *, paired: bool = False):
+                   pwgts: np.ndarray, *, group_size: int = 0):
     """One rebalancing round from host part weights ``pwgts`` and limits ``maxpwgt``; returns a
-    new part array (or ``part`` itself when no part is overweight). With ``paired``, a vertex
-    that no adjacent part with room can take heads for its partner part (``part ^ 1``) instead
-    of the roomiest part: where edges join only parts 2i and 2i+1, no vertex leaves its pair."""
+    new part array (or ``part`` itself when no part is overweight). With groups of
+    ``group_size`` parts (0: none), a vertex that no adjacent part with room can take heads for
+    the roomiest other part of its group instead of the roomiest part of all: where edges join
+    only parts of one group (a piece's pair, a copy's k parts), no vertex leaves its group."""
     room = maxpwgt - pwgts
     if not (room < 0).any():
         return part
     room_d = be.asarray(room)
     dest, gain = best_moves(be, g, part, nparts, MoveRequest(1, room=room_d))
-    # Vertices with no adjacent part that has room head for the roomiest part (or their
-    # partner), at a loss of their whole internal connectivity (cheap for the many low-degree
+    # Vertices with no adjacent part that has room head for the roomiest part (of their
+    # group), at a loss of their whole internal connectivity (cheap for the many low-degree
     # vertices of power-law graphs, so they must stay candidates).
-    roomiest = int(np.argmax(room))
+    roomiest = roomiest_parts(room, group_size)
     if be.gpu:
-        return _select_cuda(be, g, part, nparts, room_d, dest, gain, roomiest, paired)
-    return _select_numpy(g, part, nparts, room, dest, gain, roomiest, paired)
+        return _select_cuda(be, g, part, nparts, room_d, dest, gain, roomiest, group_size)
+    return _select_numpy(g, part, nparts, room, dest, gain, roomiest, group_size)
+
+
+def roomiest_parts(room: np.ndarray, group_size: int) -> np.ndarray:
+    """What rebalance.cu's fallback_part reads (int32): without groups the first part with the
+    most ``room``; with groups of ``group_size`` (>= 2) parts each group's part with the most
+    room and the one with the second most (the lower id of equals first), as group_roomiest."""
+    if not group_size:
+        return np.array([np.argmax(room)], dtype=np.int32)
+    rows = np.asarray(room, dtype=np.int64).reshape(-1, group_size)
+    first = np.argmax(rows, axis=1)
+    others = rows.copy()
+    others[np.arange(len(rows)), first] = np.iinfo(np.int64).min
+    second = np.argmax(others, axis=1)
+    base = np.arange(len(rows)) * group_size
+    return np.stack([base + first, base + second], axis=1).reshape(-1).astype(np.int32)
+
+
+def fallback_parts(part: np.ndarray, roomiest: np.ndarray, group_size: int) -> np.ndarray:
+    """Twin of rebalance.cu's fallback_part for each entry of ``part`` (int32)."""
+    if not group_size:
+        return np.full(len(part), roomiest[0], dtype=np.int32)
+    first = roomiest[2 * (part // group_size)]
+    return np.where(first != part, first, roomiest[2 * (part // group_size) + 1]).astype(np.int32)
 
 
 def id_shifts(n: int) -> tuple[int, int]:
@@ -63,11 +87,11 @@ def id_shifts(n: int) -> tuple[int, int]:
 
 
 def _select_cuda(be: Backend, g: DeviceGraph, part, nparts: int, room, dest, gain,
-                 roomiest: int, paired: bool):
+                 roomiest: np.ndarray, group_size: int):
     xp = be.xp
     out = xp.empty(g.nvtxs, dtype=xp.int32)
-    launch_select(be, g, part, nparts, room, xp.asarray([roomiest], dtype=xp.int32), dest, gain,
-                  xp.zeros(nparts * NUM_DIGITS, dtype=xp.uint64), out, paired=paired)
+    launch_select(be, g, part, nparts, room, xp.asarray(roomiest, dtype=xp.int32), dest, gain,
+                  xp.zeros(nparts * NUM_DIGITS, dtype=xp.uint64), out, group_size=group_size)
     return out
 
 
@@ -79,16 +103,17 @@ def select_buffers(g: DeviceGraph, nparts: int):
 
 
 def launch_select(be: Backend, g: DeviceGraph, part, nparts: int, room, roomiest, dest, gain,
-                  hist, out, *, paired: bool = False) -> None:
+                  hist, out, *, group_size: int = 0) -> None:
     """Queue the selection of a rebalancing round from best_moves' (mode 1) ``dest``/``gain``:
     ``out`` = the new partition; ``dest`` is overwritten (it holds the items' destinations).
-    ``room`` (int64 per part) and ``roomiest`` (int32[1]) live on the device; ``hist`` (uint64,
-    nparts * 256) must be zero and is left zero. ``paired``: as rebalance_step's."""
+    ``room`` (int64 per part) and ``roomiest`` (int32, ``roomiest_parts``) live on the device;
+    ``hist`` (uint64, nparts * 256) must be zero and is left zero. ``group_size``: as
+    rebalance_step's."""
     n = g.nvtxs
     shift_hi, shift_lo = (np.int32(s) for s in id_shifts(n))
     sel, _ = select_buffers(g, nparts)
     be.launch_resident(be.kernel(CU_FILE, "rebalance_prepare"), n,
-                       (np.int32(n), part, g.vwgt, gain, room, roomiest, np.int32(paired),
+                       (np.int32(n), part, g.vwgt, gain, room, roomiest, np.int32(group_size),
                         dest, hist))
     _launch_select_pass(be, g, nparts, 1, room, dest, part, gain, hist)
     be.launch_resident(be.kernel(CU_FILE, "rebalance_take"), n,
@@ -212,10 +237,9 @@ def ordered_select(group: np.ndarray, digits: list[np.ndarray], w: np.ndarray,
     return taken | undecided if source else taken
 
 
-def _select_numpy(g: DeviceGraph, part, nparts: int, room, dest, gain, roomiest: int,
-                  paired: bool):
-    fallback = part ^ np.int32(1) if paired else np.int32(roomiest)
-    to = np.where(dest < 0, fallback, dest)
+def _select_numpy(g: DeviceGraph, part, nparts: int, room, dest, gain, roomiest: np.ndarray,
+                  group_size: int):
+    to = np.where(dest < 0, fallback_parts(part, roomiest, group_size), dest)
     items = (room[part] < 0) & (to != part)
     digits = _order_digits(g.nvtxs, -gain)
     group = np.where(items, part, -1)
