@@ -10,10 +10,14 @@ adjacent part over in no constraint or, when it has none, each constraint's room
 keeps the moves that lower the total excess (each constraint's excess over its total), gives
 the vertex its move of least cut lost per unit of excess removed (its cost), takes each part's
 vertices in cost order until every constraint's excess is covered, and keeps per destination
-the moves that fit its room plus its cheapest move (alone, it lowers the excess). When no
-single move lowers the excess (parts full in different constraints), adjacent parts swap a
-vertex each (``swap_step``). The loop keeps the best state (least excess, then lowest cut) and
-stops after ``patience`` iterations without a > 0.1% improvement.
+the moves that fit its room, its cheapest move (alone, it lowers the excess), and the moves
+whose sure relief at the source (their share of the excess that the vertices taken before them
+leave, ``_relief``) outweighs all their weight in the constraints where they do not fit: on
+power-law graphs every part is over in some constraint, and those moves let a step shed most
+of the excess instead of one move per part. When no single move lowers the excess (parts full
+in different constraints), adjacent parts swap a vertex each (``swap_step``). The loop keeps
+the best state (least excess beyond a tolerance, then lowest cut) and stops after
+``patience`` iterations without a > 0.1% improvement.
 
 Both selections rank moves by (``order_key`` of the cost, 16 bits; then the vertex id's top 16
 bits) and cut each constraint's groups (its parts) at the rank where their limit is reached: on
