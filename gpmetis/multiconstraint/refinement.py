@@ -55,6 +55,7 @@ LEVELS = 4  # as MC_LEVELS in refinement.cu: cost key high and low digits, id hi
 SHARED_GROUPS = 4096  # mc_part_weights sums up to this many (constraint, part) pairs per block
 UNBOUNDED_ROOM = 1 << 62
 NO_FIRST = np.iinfo(np.uint64).max
+SETTLE = 0.1  # after a balanced state, rebalancing steps removing less of the excess are stale
 
 
 def order_key(cost) -> np.ndarray:
@@ -434,8 +435,10 @@ def refine(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance: Bal
             big = score[0] < best_score[0] or score[1] < (1 - IMPROVEMENT) * best_score[1]
             best, best_score = part, score
             stale = 0 if big else stale + 1
-        elif lp or score[0] >= (1 - IMPROVEMENT) * excess:
-            stale += 1  # (a rebalancing step that still lowers the excess is not stale)
+        elif lp or score[0] >= (1 - (SETTLE if best_score[0] == 0 else IMPROVEMENT)) * excess:
+            # a rebalancing step that still lowers the excess is not stale; once a balanced
+            # state is kept, only one that removes a good share of it
+            stale += 1
     return best.astype(xp.int32, copy=False), iterations
 
 
