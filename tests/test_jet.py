@@ -39,3 +39,27 @@ def test_label_propagation_is_loose_only_after_a_strict_step_that_stalled(monkey
     for is_loose, _, _, pw_before, pw_after in steps:
         if not is_loose:  # a strict step fills no part beyond its limit
             assert np.all(pw_after <= np.maximum(maxpwgt, pw_before))
+
+
+@pytest.mark.parametrize("nparts", [2, 8, 64])
+def test_best_moves_dense_table_equals_sorted_pairs(monkeypatch, nparts):
+    # the NumPy best_moves' two ways to find each vertex's most connected other part (a
+    # dense (vertex, part) table on dense graphs, sorted pairs otherwise) give the same moves
+    from conftest import random_graph
+
+    from gpmetis.refinement import jet
+
+    g = DeviceGraph.upload(CPU, random_graph(3000, 30, seed=nparts, hubs=5, weighted=True))
+    rng = np.random.default_rng(nparts)
+    part = rng.integers(0, nparts, g.nvtxs).astype(np.int32)
+    requests = (jet.MoveRequest(0, (rng.random(g.nvtxs) < 0.2).astype(np.uint8), 1, 4),
+                jet.MoveRequest(1, room=np.where(np.arange(nparts) % 2 == 0, -5,
+                                                 rng.integers(0, 8, nparts)).astype(np.int64)))
+    for req in requests:
+        monkeypatch.setattr(jet, "DENSE_PAIRS_PER_EDGE", 1 << 40)
+        dense = jet.best_moves(CPU, g, part, nparts, req)
+        monkeypatch.setattr(jet, "DENSE_PAIRS_PER_EDGE", 0)
+        pairs = jet.best_moves(CPU, g, part, nparts, req)
+        assert (dense[0] >= 0).any()
+        for a, b in zip(dense, pairs):
+            assert np.array_equal(a, b)

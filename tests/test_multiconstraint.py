@@ -19,6 +19,7 @@ from gpmetis.initial_partitioning.metis_trials import IPTYPE_GROW, IPTYPE_RANDOM
 from gpmetis.multiconstraint.bisection import bisection_tree
 from gpmetis.multiconstraint.pipeline import upload
 from gpmetis.multiconstraint.refinement import (
+    _relief,
     cap_inflow,
     order_key,
     rebalance_step,
@@ -221,12 +222,88 @@ def test_rebalancing_lowers_the_excess():
     assert excess > 0 and after < excess
 
 
+def power_law_graph(n: int, avg_degree: int, seed: int) -> Graph:
+    """A connected graph whose degrees follow a power law (Chung-Lu: endpoints drawn with
+    probability ~ (id + 1)^-0.7, a path for connectivity), as R-MAT's are."""
+    rng = np.random.default_rng(seed)
+    share = (np.arange(n) + 1.0) ** -0.7
+    u, v = (rng.choice(n, n * avg_degree // 2, p=share / share.sum()) for _ in range(2))
+    u, v = np.concatenate([u, np.arange(n - 1)]), np.concatenate([v, np.arange(1, n)])
+    keep = u != v
+    key = np.unique(np.concatenate([u[keep] * n + v[keep], v[keep] * n + u[keep]]))
+    xadj = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(key // n, minlength=n), out=xadj[1:])
+    return Graph.from_csr(xadj, key % n)
+
+
+@pytest.mark.parametrize("ncon", [2, 3])
+def test_power_law_rebalancing_converges_in_few_steps(ncon):
+    # blocks of ids: every part holds its share of the vertices but part 0 holds the hubs, so
+    # it is far over in the degree constraint while every other part is near full in the
+    # others; moves into those parts must pay for what they add there (issue 37: ~1% of the
+    # excess went per step)
+    graph = with_weights(power_law_graph(4096, 16, seed=1), ncon)
+    wg = upload(CPU, graph, 8)
+    balance = Balance.of(wg.totals, uniform_tpwgts(8, ncon), [1.03] * ncon)
+    part = (np.arange(graph.nvtxs) * 8 // graph.nvtxs).astype(np.int32)
+    (excess, _), pw = score_state(CPU, wg.graph, wg.weights, part, 8, balance)
+    assert excess > 0.1
+    for _ in range(40):
+        moved = rebalance_step(CPU, wg.graph, wg.weights, part, 8, balance, pw)
+        if moved is part:
+            moved = swap_step(CPU, wg.graph, wg.weights, part, 8, balance, pw)
+        part = moved
+        (excess, _), pw = score_state(CPU, wg.graph, wg.weights, part, 8, balance)
+        if excess == 0:
+            break
+    assert excess == 0
+    assert_balanced(graph, part, 8, [1.03] * ncon)
+
+
+def test_power_law_partition_is_balanced():
+    graph = with_weights(power_law_graph(4096, 16, seed=2), 2)
+    result = partition(graph, 8, engine="cpu")
+    assert_balanced(graph, result.part, 8, [1.03, 1.03])
+    assert result.warnings == []
+
+
+def test_relief_is_each_groups_excess_walked_in_rank_order():
+    # _relief (the twin of the take kernel's credit) against a walk of each group in rank
+    # order: an item gets what the items of lower rank left of the excess, at most its
+    # weight; items of one rank (ids sharing their top bits) all get that same share
+    from gpmetis.refinement.rebalance import id_shifts
+
+    rng = np.random.default_rng(4)
+    n, m, ncon, nparts = 70_000, 300, 2, 4
+    v = np.sort(rng.choice(n, m, replace=False))
+    key = rng.integers(0, 3, m)
+    w = rng.integers(0, 6, (ncon, m))
+    groups = np.where(rng.random((ncon, m)) < 0.7,
+                      np.arange(ncon)[:, None] * nparts + rng.integers(0, nparts, (ncon, m)), -1)
+    excess = rng.integers(1, 60, ncon * nparts)
+    scale = np.array([7.0, 3.0])
+    hi, lo = id_shifts(n)
+    rank = key * 65536 + ((v >> hi) & 255) * 256 + ((v >> lo) & 255)
+    expected = np.zeros(m)
+    for c in range(ncon):
+        share = np.zeros(m)
+        for g in np.unique(groups[c][groups[c] >= 0]):
+            members = np.flatnonzero(groups[c] == g)
+            for i in members:
+                before = w[c][members[rank[members] < rank[i]]].sum()
+                share[i] = min(max(excess[g] - before, 0), w[c][i])
+        expected += share / scale[c]
+    assert np.allclose(_relief(groups, w, key, v, n, excess, scale), expected)
+    assert (expected > 0).any() and (expected == 0).any()
+
+
 @pytest.mark.gpu
 @requires_cuda
 @pytest.mark.parametrize("ncon,nparts", [(2, 8), (3, 64)])
 def test_gpu_engine_equals_cpu_engine(ncon, nparts):
     for graph in (with_weights(load_fixture("4elt"), ncon),
-                  with_weights(random_graph(20000, 8, seed=2, hubs=2), ncon)):
+                  with_weights(random_graph(20000, 8, seed=2, hubs=2), ncon),
+                  with_weights(power_law_graph(16384, 16, seed=4), ncon)):
         gpu = partition(graph, nparts, engine="gpu", seed=3)
         cpu = partition(graph, nparts, engine="cpu", seed=3)
         assert np.array_equal(gpu.part, cpu.part)
@@ -236,7 +313,7 @@ def test_gpu_engine_equals_cpu_engine(ncon, nparts):
 @pytest.mark.gpu
 @requires_cuda
 @pytest.mark.parametrize("ncon,nparts", [(2, 8), (3, 64), (2, 3000)])
-@pytest.mark.parametrize("name", ["4elt", "random-hubs", "random-big"])
+@pytest.mark.parametrize("name", ["4elt", "random-hubs", "random-big", "power-law"])
 def test_gpu_steps_equal_cpu_steps(name, ncon, nparts):
     # each step's kernels against their NumPy twin from the same partitions: blocks of ids
     # and skewed ones (tight, loose and small rooms; over parts to rebalance), with hub rows,
@@ -246,7 +323,8 @@ def test_gpu_steps_equal_cpu_steps(name, ncon, nparts):
 
     base = {"4elt": lambda: load_fixture("4elt"),
             "random-hubs": lambda: random_graph(6000, 6, seed=5, hubs=12, weighted=True),
-            "random-big": lambda: random_graph(70_000, 5, seed=21, weighted=True)}[name]()
+            "random-big": lambda: random_graph(70_000, 5, seed=21, weighted=True),
+            "power-law": lambda: power_law_graph(8192, 16, seed=3)}[name]()
     graph = with_weights(base, ncon)
     gpu = get_backend("gpu")
     xp = gpu.xp

@@ -32,7 +32,7 @@ def bisection_trial(args: tuple) -> tuple[np.ndarray, float, int]:
     """One bisection of a piece: (sides 0/1 int32, excess, edgecut) after the multi-constraint
     refinement of METIS's bisection of a scalarised weight."""
     (xadj, adjncy, adjwgt, weights, fractions, ubvec, trial, seed, ufactor, niter,
-     patience, iptype) = args
+     patience, iptype, near) = args
     totals = weights.sum(axis=1)
     limits = np.maximum(np.ceil(totals[:, None] * fractions.T * ubvec[:, None]), 1)
     balance = Balance(limits.astype(np.int64), totals)
@@ -41,7 +41,8 @@ def bisection_trial(args: tuple) -> tuple[np.ndarray, float, int]:
     tpwgts = None if np.isclose(share[0], share[1]) else list(share / share.sum())
     sides, _ = metis_trial((xadj, adjncy, scalar, adjwgt, 2, tpwgts, seed, ufactor, niter,
                             iptype, True))
-    return refine_on_host((xadj, adjncy, adjwgt, scalar), weights, sides, 2, balance, patience)
+    return refine_on_host((xadj, adjncy, adjwgt, scalar), weights, sides, 2, balance, patience,
+                          near)
 
 
 def bisection_tree(host: tuple, weights: np.ndarray, tpwgts: np.ndarray, ubvec: np.ndarray,
@@ -55,6 +56,7 @@ def bisection_tree(host: tuple, weights: np.ndarray, tpwgts: np.ndarray, ubvec: 
     n = len(xadj) - 1
     src = np.repeat(np.arange(n), np.diff(xadj))
     per_level = 1 + (np.asarray(ubvec, dtype=np.float64) - 1) / 2
+    near = (per_level.min() - 1) / 4  # half a side's slack, as an excess
     part = np.zeros(n, dtype=np.int32)
     pieces = [(np.arange(n), 0, tpwgts)]  # (vertices ascending, first part, their targets)
     depth = 0
@@ -67,13 +69,13 @@ def bisection_tree(host: tuple, weights: np.ndarray, tpwgts: np.ndarray, ubvec: 
             left, right = half_parts(tp)
             fractions = np.stack([left.sum(axis=0), right.sum(axis=0)]) / tp.sum(axis=0)
             jobs += [(bisection_trial, (sx, sa, sw, weights[:, vertices], fractions, per_level,
-                                        t, seed + t, ufactor, niter, patience, iptype))
+                                        t, seed + t, ufactor, niter, patience, iptype,
+                                        near))
                      for t in range(count)]
         results = run_jobs(jobs, steps, parallel and len(jobs) > 1)
         halves = []
         for i, (vertices, first, tp) in enumerate(pieces):
             trials = results[i * count:(i + 1) * count]
-            near = (per_level.min() - 1) / 4  # half a side's slack, as an excess
             scores = [(max(excess - near, 0.0), cut) for _, excess, cut in trials]
             sides = trials[scores.index(min(scores))][0]
             for side, side_tp in enumerate(half_parts(tp)):

@@ -27,23 +27,23 @@ from gpmetis.multiconstraint.weights import Balance, scalarised
 def mc_trial(args: tuple) -> tuple[np.ndarray, float, int]:
     """One trial: (partition, excess, edgecut) of the coarsest graph."""
     (xadj, adjncy, adjwgt, weights, nparts, tpwgts, limits, totals, trial, seed, ufactor,
-     niter, patience, iptype) = args
+     niter, patience, iptype, near) = args
     balance = Balance(limits, totals)
     scalar = scalarised(weights, totals, use_max=trial % 4 >= 2)
     part, _ = metis_trial((xadj, adjncy, scalar, adjwgt, nparts, tpwgts, seed, ufactor, niter,
                            iptype, trial % 2 == 0))
     return refine_on_host((xadj, adjncy, adjwgt, scalar), weights, part, nparts, balance,
-                          patience)
+                          patience, near)
 
 
 def _refined_tree(host: tuple, weights: np.ndarray, tpwgts: np.ndarray, balance: Balance,
-                  ubvec: np.ndarray, **settings) -> tuple[np.ndarray, float, int]:
-    """The multi-constraint bisection tree's partition, refined as a k-way partition:
-    (partition, excess, edgecut)."""
+                  ubvec: np.ndarray, near: float, **settings) -> tuple[np.ndarray, float, int]:
+    """The multi-constraint bisection tree's partition, refined as a k-way partition to an
+    excess within ``near``: (partition, excess, edgecut)."""
     part = bisection_tree(host, weights, tpwgts, ubvec, **settings)
     ones = np.ones(len(host[0]) - 1, dtype=np.int32)
     return refine_on_host((*host, ones), weights, part, len(tpwgts), balance,
-                          settings["patience"])
+                          settings["patience"], near)
 
 
 def initial_partition(graph: DeviceGraph, weights, nparts: int, balance: Balance,
@@ -69,19 +69,19 @@ def initial_partition(graph: DeviceGraph, weights, nparts: int, balance: Balance
         # METIS sees one target per part: the mean of its constraints' targets
         targets = tpwgts.mean(axis=1)
         explicit = None if np.allclose(targets, 1 / nparts) else list(targets / targets.sum())
-        jobs = [(mc_trial, (xadj, adjncy, adjwgt, host_weights, nparts, explicit,
-                            balance.limits, balance.totals, t, seed + t, ufactor, niter,
-                            patience, iptype))
-                for t in range(ntrials)]
-        parallel = ntrials > 1 and len(adjncy) >= PARALLEL_MIN_NNZ
-        results = run_jobs(jobs, steps, parallel)
         # the finer levels repair a small excess cheaply, not a bad cut: trials within one
         # part's allowed slack count as balanced
         # (unless the coarsest graph is the input: nothing finer is left to repair it)
         near = balance.slack_share() / nparts if coarsened else 0.0
+        jobs = [(mc_trial, (xadj, adjncy, adjwgt, host_weights, nparts, explicit,
+                            balance.limits, balance.totals, t, seed + t, ufactor, niter,
+                            patience, iptype, near))
+                for t in range(ntrials)]
+        parallel = ntrials > 1 and len(adjncy) >= PARALLEL_MIN_NNZ
+        results = run_jobs(jobs, steps, parallel)
         if always_tree or all(excess > near for _, excess, _ in results):
             results.append(_refined_tree((xadj, adjncy, adjwgt), host_weights, tpwgts,
-                                         balance, ubvec, seed=seed, ntrials=ntrials,
+                                         balance, ubvec, near, seed=seed, ntrials=ntrials,
                                          ufactor=ufactor, niter=niter, patience=patience,
                                          iptype=iptype, steps=steps, parallel=parallel))
         scores = [(max(excess - near, 0.0), cut) for _, excess, cut in results]

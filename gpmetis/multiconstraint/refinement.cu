@@ -206,27 +206,41 @@ __device__ __forceinline__ void mc_select_in_grid(
 // Sources decided: an item is taken when, in some constraint over in its part that it weighs
 // in, its order is at or below the group's selected digits (the last undecided id range goes
 // too: the excess must be covered). to[v] = -1 for the others; a taken item's weights start
-// its destination's histograms and first[to] = the least (key, id) taken there.
+// its destination's histograms and first[to] = the least (key, id) taken there. credit[v] =
+// the excess the item surely removes at its source, over each constraint's total (scale): in
+// each over group, its weight below the selected digits, on them what the items before them
+// (base) leave of the excess (shared whole by the items of that rank), none above them.
 __device__ __forceinline__ void mc_rebalance_take_pass(
     const int n, const int ncon, const int nparts, const int* __restrict__ part,
     const int* __restrict__ weights, int* to, const int* ckey,
-    const long long* __restrict__ over, const int* sel, const int shift_hi, const int shift_lo,
-    unsigned long long* hist, unsigned long long* first)
+    const long long* __restrict__ over, const double* __restrict__ scale, const int* sel,
+    const long long* base, const int shift_hi, const int shift_lo, unsigned long long* hist,
+    unsigned long long* first, double* credit)
 {
     for_each_vertex(n, [&](const int v) {
         const int q = to[v];
         if (q < 0) return;
         const int p = part[v], key = ckey[v];
         bool taken = false;
+        double sure = 0.0;
         for (int c = 0; c < ncon; ++c) {
             const int group = c * nparts + p;
-            taken |= weights[(long long)c * n + v] > 0 && over[group] > 0 &&
-                mc_compare(MC_LEVELS, sel + group * MC_LEVELS, v, key, shift_hi, shift_lo) <= 0;
+            const long long w = weights[(long long)c * n + v], excess = over[group];
+            if (w == 0 || excess <= 0) continue;
+            const int cmp =
+                mc_compare(MC_LEVELS, sel + group * MC_LEVELS, v, key, shift_hi, shift_lo);
+            taken |= cmp <= 0;
+            if (cmp < 0) sure += (double)w / scale[c];
+            else if (cmp == 0) {
+                const long long left = excess - base[group];
+                sure += (double)(left < w ? (left > 0 ? left : 0) : w) / scale[c];
+            }
         }
         if (!taken) {
             to[v] = -1;
             return;
         }
+        credit[v] = sure;
         add_item(v, n, ncon, nparts, q, key, weights, nullptr, hist);
         atomicMin(first + q, ((unsigned long long)key << 32) | (unsigned)v);
     });
@@ -234,13 +248,17 @@ __device__ __forceinline__ void mc_rebalance_take_pass(
 
 // Destinations decided: an item keeps its move when its order is strictly below its
 // destination's selected digits in every constraint (the last undecided id range stays: the
-// moves must fit), or, where first is given, when it is its destination's first item.
+// moves must fit), or, where first is given (rebalancing), when it is its destination's first
+// item or when its credit exceeds its weight (each over its constraint's total) in the
+// constraints where it does not fit: all of that weight may become excess there, so the
+// step's kept moves never raise the total excess together.
 // out[v] = v's part after the step; locked[v] (where given) = 1 for a kept move; kept[0]
 // counts them (where given). Every thread of the block must call it.
 __device__ __forceinline__ void mc_apply_pass(
     const int n, const int ncon, const int nparts, const int* __restrict__ part,
+    const int* __restrict__ weights, const double* __restrict__ scale,
     const int* to, const int* ckey, const int* sel, const int shift_hi, const int shift_lo,
-    const unsigned long long* first, int* __restrict__ out,
+    const unsigned long long* first, const double* credit, int* __restrict__ out,
     unsigned char* __restrict__ locked, unsigned long long* kept)
 {
     __shared__ long long buf[32];
@@ -250,12 +268,18 @@ __device__ __forceinline__ void mc_apply_pass(
         bool moves = false;
         if (q >= 0) {
             const int key = ckey[v];
+            double left = first != nullptr ? credit[v] : 0.0;
             moves = true;
-            for (int c = 0; c < ncon; ++c)
-                moves &= mc_compare(MC_LEVELS, sel + (c * nparts + q) * MC_LEVELS, v, key,
-                                    shift_hi, shift_lo) < 0;
+            for (int c = 0; c < ncon; ++c) {
+                const bool fits = mc_compare(MC_LEVELS, sel + (c * nparts + q) * MC_LEVELS, v,
+                                             key, shift_hi, shift_lo) < 0;
+                moves &= fits;
+                if (!fits && first != nullptr)
+                    left -= (double)weights[(long long)c * n + v] / scale[c];
+            }
             if (!moves && first != nullptr)
-                moves = first[q] == (((unsigned long long)key << 32) | (unsigned)v);
+                moves = first[q] == (((unsigned long long)key << 32) | (unsigned)v) ||
+                    left > 0.0;
         }
         out[v] = moves ? q : part[v];
         if (locked != nullptr) locked[v] = moves ? 1 : 0;
@@ -269,7 +293,8 @@ __device__ __forceinline__ void mc_apply_pass(
 // A rebalancing step's selection in one cooperative launch (blocks of NUM_DIGITS threads, a
 // thread per vertex and a block per group at most): from best_moves' (mode 1) dest/gain, out =
 // the new partition and kept[0] = the moves kept. over, excess_room (minus the excess) and room
-// (the room left) per group, roomiest as in the prepare pass; hist zero on entry and exit.
+// (the room left) per group, roomiest as in the prepare pass; hist zero on entry and exit;
+// credit a per-vertex scratch array.
 extern "C" __global__ void mc_rebalance(
     const int n, const int ncon, const int nparts, const int* __restrict__ part,
     const int* __restrict__ weights, const int* __restrict__ dest, const int* __restrict__ gain,
@@ -277,7 +302,8 @@ extern "C" __global__ void mc_rebalance(
     const long long* __restrict__ room, const double* __restrict__ scale,
     const long long* __restrict__ roomiest, const int nroomiest, const int shift_hi,
     const int shift_lo, int* to, int* ckey, unsigned long long* hist, int* sel, long long* base,
-    unsigned long long* first, int* __restrict__ out, unsigned long long* kept)
+    unsigned long long* first, double* credit, int* __restrict__ out,
+    unsigned long long* kept)
 {
     const cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     mc_rebalance_prepare_pass(n, ncon, nparts, part, weights, dest, gain, over, scale, roomiest,
@@ -285,13 +311,13 @@ extern "C" __global__ void mc_rebalance(
     grid.sync();
     mc_select_in_grid(grid, n, ncon, nparts, part, weights, to, ckey, over, excess_room,
                       shift_hi, shift_lo, hist, sel, base);
-    mc_rebalance_take_pass(n, ncon, nparts, part, weights, to, ckey, over, sel, shift_hi,
-                           shift_lo, hist, first);
+    mc_rebalance_take_pass(n, ncon, nparts, part, weights, to, ckey, over, scale, sel, base,
+                           shift_hi, shift_lo, hist, first, credit);
     grid.sync();
     mc_select_in_grid(grid, n, ncon, nparts, part, weights, to, ckey, nullptr, room, shift_hi,
                       shift_lo, hist, sel, base);
-    mc_apply_pass(n, ncon, nparts, part, to, ckey, sel, shift_hi, shift_lo, first, out, nullptr,
-                  kept);
+    mc_apply_pass(n, ncon, nparts, part, weights, scale, to, ckey, sel, shift_hi, shift_lo, first,
+                  credit, out, nullptr, kept);
 }
 
 // A label-propagation step's inflow cap in one cooperative launch (as mc_rebalance): from the
@@ -309,8 +335,8 @@ extern "C" __global__ void mc_inflow_cap(
     grid.sync();
     mc_select_in_grid(grid, n, ncon, nparts, part, weights, to, ckey, nullptr, room, shift_hi,
                       shift_lo, hist, sel, base);
-    mc_apply_pass(n, ncon, nparts, part, to, ckey, sel, shift_hi, shift_lo, nullptr, out, locked,
-                  nullptr);
+    mc_apply_pass(n, ncon, nparts, part, weights, nullptr, to, ckey, sel, shift_hi, shift_lo,
+                  nullptr, nullptr, out, locked, nullptr);
 }
 
 // out[c * nparts + p] += the weight in c of part p (out zero on entry), summed per block in

@@ -10,10 +10,14 @@ adjacent part over in no constraint or, when it has none, each constraint's room
 keeps the moves that lower the total excess (each constraint's excess over its total), gives
 the vertex its move of least cut lost per unit of excess removed (its cost), takes each part's
 vertices in cost order until every constraint's excess is covered, and keeps per destination
-the moves that fit its room plus its cheapest move (alone, it lowers the excess). When no
-single move lowers the excess (parts full in different constraints), adjacent parts swap a
-vertex each (``swap_step``). The loop keeps the best state (least excess, then lowest cut) and
-stops after ``patience`` iterations without a > 0.1% improvement.
+the moves that fit its room, its cheapest move (alone, it lowers the excess), and the moves
+whose sure relief at the source (their share of the excess that the vertices taken before them
+leave, ``_relief``) outweighs all their weight in the constraints where they do not fit: on
+power-law graphs every part is over in some constraint, and those moves let a step shed most
+of the excess instead of one move per part. When no single move lowers the excess (parts full
+in different constraints), adjacent parts swap a vertex each (``swap_step``). The loop keeps
+the best state (least excess beyond a tolerance, then lowest cut) and stops after
+``patience`` iterations without a > 0.1% improvement.
 
 Both selections rank moves by (``order_key`` of the cost, 16 bits; then the vertex id's top 16
 bits) and cut each constraint's groups (its parts) at the rank where their limit is reached: on
@@ -51,6 +55,7 @@ LEVELS = 4  # as MC_LEVELS in refinement.cu: cost key high and low digits, id hi
 SHARED_GROUPS = 4096  # mc_part_weights sums up to this many (constraint, part) pairs per block
 UNBOUNDED_ROOM = 1 << 62
 NO_FIRST = np.iinfo(np.uint64).max
+SETTLE = 0.1  # after a balanced state, rebalancing steps removing less of the excess are stale
 
 
 def order_key(cost) -> np.ndarray:
@@ -64,13 +69,14 @@ def order_key(cost) -> np.ndarray:
 
 @dataclass
 class _Work:
-    """The GPU selections' buffers for one level: per vertex the item's destination and key;
-    per (constraint, part) group the select's histogram (zero between uses), digits and base;
-    per part the first (key, id) of a rebalancing's destination; the kept count; and each
-    constraint's total (at least 1) as float64."""
+    """The GPU selections' buffers for one level: per vertex the item's destination, key and
+    a rebalancing's credit; per (constraint, part) group the select's histogram (zero between
+    uses), digits and base; per part the first (key, id) of a rebalancing's destination; the
+    kept count; and each constraint's total (at least 1) as float64."""
 
     to: object
     ckey: object
+    credit: object
     hist: object
     sel: object
     base: object
@@ -84,7 +90,8 @@ class _Work:
         groups = ncon * nparts
         to, ckey = be.carve((n, n), xp.int32)
         hist, first, kept = be.carve((groups * NUM_DIGITS, nparts, 1), xp.uint64, zeroed=1)
-        return cls(to, ckey, hist, xp.empty(groups * LEVELS, dtype=xp.int32),
+        return cls(to, ckey, xp.empty(n, dtype=xp.float64), hist,
+                   xp.empty(groups * LEVELS, dtype=xp.int32),
                    xp.empty(groups, dtype=xp.int64), first, kept,
                    xp.asarray(np.maximum(totals, 1).astype(np.float64)))
 
@@ -162,6 +169,31 @@ def _select(groups, w, key, v, n: int, limit, source: bool) -> np.ndarray:
     return mask.reshape(groups.shape)
 
 
+def _relief(groups, w, key, v, n: int, excess, scale: np.ndarray) -> np.ndarray:
+    """Per item, the excess its move surely removes at its source, over each constraint's
+    total (``scale``): in each group (``groups`` as ``_select``'s, -1 for none; ``excess``
+    per group), the part of the group's excess left by the items ranked strictly before it,
+    at most its weight; items of one rank share it whole, as the kernels' select cannot tell
+    them apart. Twin of mc_rebalance_take_pass's credit."""
+    shift_hi, shift_lo = id_shifts(n)
+    v = np.asarray(v, dtype=np.int64)
+    rank = ((np.asarray(key, dtype=np.int64) << 16) | (((v >> shift_hi) & 255) << 8)
+            | ((v >> shift_lo) & 255))
+    credit = np.zeros(groups.shape[1])
+    for c, row in enumerate(groups):
+        items = np.flatnonzero(row >= 0)
+        order = items[np.argsort(row[items] * (1 << 32) + rank[items], kind="stable")]
+        group, r = row[order], rank[order]
+        weight = np.asarray(w[c], dtype=np.int64)[order]
+        sums = np.cumsum(weight) - weight  # before the item, from the first item on
+        combined = group * (1 << 32) + r
+        start = np.searchsorted(group, group, side="left")
+        before = sums[np.searchsorted(combined, combined, side="left")] - sums[start]
+        share = np.clip(np.asarray(excess, dtype=np.int64)[group] - before, 0, weight)
+        credit[order] = credit[order] + share / scale[c]
+    return credit
+
+
 def _shifts(n: int) -> tuple:
     return tuple(np.int32(s) for s in id_shifts(n))
 
@@ -208,7 +240,7 @@ def rebalance_step(be: Backend, g: DeviceGraph, weights, part, nparts: int,
     _launch_step(be, "mc_rebalance", n, ncon, nparts,
                  (part, weights, dest, gain, over_d, excess_room, room_d, work.scale, roomiest_d,
                   np.int32(len(roomiest)), *_shifts(n), work.to, work.ckey, work.hist, work.sel,
-                  work.base, work.first, out, work.kept))
+                  work.base, work.first, work.credit, out, work.kept))
     return out if int(work.kept[0]) else part
 
 
@@ -249,14 +281,18 @@ def _rebalance_numpy(weights, part, nparts: int, over: np.ndarray, scale: np.nda
     owed = (w > 0) & (over[:, p] > 0)
     groups = np.where(owed, np.arange(ncon)[:, None] * nparts + p[None, :], -1)
     taken = _select(groups, w, key, v, n, np.maximum(over, 1).ravel(), source=True).any(axis=0)
+    credit = _relief(groups, w, key, v, n, np.maximum(over, 1).ravel(), scale)[taken]
     v, to, key, w = v[taken], to[taken], key[taken], w[:, taken]
-    # destinations: the moves that fit every constraint's room, and each one's first move
+    # destinations: the moves that fit every constraint's room, each one's first move, and
+    # the moves whose sure relief outweighs all their weight where they do not fit
     groups = np.arange(ncon)[:, None] * nparts + to[None, :]
-    fits = _select(groups, w, key, v, n, -over.ravel(), source=False).all(axis=0)
+    fits = _select(groups, w, key, v, n, -over.ravel(), source=False)
+    for c in range(ncon):
+        credit = credit - np.where(fits[c], 0.0, w[c] / scale[c])
     order = (key.astype(np.uint64) << np.uint64(32)) | v.astype(np.uint64)
     first = np.full(nparts, NO_FIRST, dtype=np.uint64)
     np.minimum.at(first, to, order)
-    moves = fits | (order == first[to])
+    moves = fits.all(axis=0) | (order == first[to]) | (credit > 0)
     if not moves.any():
         return part
     part = part.copy()
@@ -364,15 +400,16 @@ def score_state(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance
 
 
 def refine(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance: Balance, *,
-           finest: bool, patience: int):
+           finest: bool, patience: int, tolerance: float = 0.0):
     """(the best partition the iterations find from ``part`` (a new int32 array), iterations
-    run); ``weights`` (ncon, n) int32 on ``be``."""
+    run); ``weights`` (ncon, n) int32 on ``be``; an excess within ``tolerance`` counts as
+    none (a coarse partition's finer levels remove it)."""
     xp = be.xp
     c_num, c_den = FILTER_FINEST if finest else FILTER_COARSE
     slack = balance.limits // INFLOW_SLACK
     locked = xp.zeros(g.nvtxs, dtype=xp.uint8)
     work = _Work.make(be, g.nvtxs, balance.ncon, nparts, balance.totals) if be.gpu else None
-    score, pwgts = score_state(be, g, weights, part, nparts, balance)
+    score, pwgts = _tolerant(score_state(be, g, weights, part, nparts, balance), tolerance)
     best, best_score = part, score
     stale = iterations = 0
     loose = False
@@ -391,20 +428,29 @@ def refine(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance: Bal
             part = moved
             locked[:] = 0
         excess = score[0]
-        score, pwgts = score_state(be, g, weights, part, nparts, balance)
+        score, pwgts = _tolerant(score_state(be, g, weights, part, nparts, balance), tolerance)
         if lp:
             loose = not loose and score[1] >= (1 - IMPROVEMENT) * cut
         if score < best_score:
             big = score[0] < best_score[0] or score[1] < (1 - IMPROVEMENT) * best_score[1]
             best, best_score = part, score
             stale = 0 if big else stale + 1
-        elif lp or score[0] >= (1 - IMPROVEMENT) * excess:
-            stale += 1  # (a rebalancing step that still lowers the excess is not stale)
+        elif lp or score[0] >= (1 - (SETTLE if best_score[0] == 0 else IMPROVEMENT)) * excess:
+            # a rebalancing step that still lowers the excess is not stale; once a balanced
+            # state is kept, only one that removes a good share of it
+            stale += 1
     return best.astype(xp.int32, copy=False), iterations
 
 
+def _tolerant(state: tuple, tolerance: float) -> tuple:
+    """score_state's answer with the excess less ``tolerance`` (at least 0)."""
+    (excess, cut), pwgts = state
+    return (max(excess - tolerance, 0.0), cut), pwgts
+
+
 def refine_on_host(host: tuple, weights: np.ndarray, part: np.ndarray, nparts: int,
-                   balance: Balance, patience: int) -> tuple[np.ndarray, float, int]:
+                   balance: Balance, patience: int,
+                   tolerance: float = 0.0) -> tuple[np.ndarray, float, int]:
     """(partition, excess, edgecut): ``part`` of the host graph ``host`` (xadj, adjncy, adjwgt,
     vwgt) with (ncon, n) ``weights`` after ``refine`` on the cpu backend, as the initial
     partition's trials run it on the workers."""
@@ -413,6 +459,6 @@ def refine_on_host(host: tuple, weights: np.ndarray, part: np.ndarray, nparts: i
     g = DeviceGraph(be, xadj, adjncy.astype(np.int32), adjwgt.astype(np.int32),
                     vwgt.astype(np.int32))
     part, _ = refine(be, g, weights.astype(np.int32), part, nparts, balance, finest=False,
-                     patience=patience)
+                     patience=patience, tolerance=tolerance)
     (excess, cut), _ = score_state(be, g, weights, part, nparts, balance)
     return part, excess, cut

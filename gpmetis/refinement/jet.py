@@ -26,6 +26,7 @@ MAX_SHARED_PARTS = 8192  # the heavy kernels keep one int per part in shared mem
 SCORE_SHARED_PARTS = 2048  # as in jet.cu: score sums part weights per block up to this many
 BLOCK = 256
 MAX_ITERATIONS = 300
+DENSE_PAIRS_PER_EDGE = 4  # the NumPy best_moves tabulates (vertex, part) pairs up to this
 IMPROVEMENT = 0.001
 FILTER_FINEST = (1, 4)
 FILTER_COARSE = (3, 4)
@@ -97,7 +98,18 @@ def _best_moves_numpy(g: DeviceGraph, part, nparts: int, req: MoveRequest):
         fits = g.vwgt[s] <= req.room[p]
         s, p, w = s[fits], p[fits], w[fits]
         gain[active] = -own_conn[active]
-    if len(s):
+    if len(s) and n * nparts <= DENSE_PAIRS_PER_EDGE * len(s):
+        # a dense (vertex, part) table where it is small beside the edges (dense coarse
+        # graphs): no sort; argmax keeps the first (lowest) of the most connected parts
+        pair = s.astype(np.int64) * nparts + p
+        seen = np.bincount(pair, minlength=n * nparts) > 0
+        table = np.where(seen, np.rint(np.bincount(pair, weights=w, minlength=n * nparts)),
+                         -1).astype(np.int64).reshape(n, nparts)
+        best = table.argmax(axis=1)
+        v = np.flatnonzero(table[np.arange(n), best] >= 0)
+        best_p = best[v].astype(np.int32)
+        g_v = table[v, best_p] - own_conn[v]
+    elif len(s):
         uniq, inverse = np.unique(s.astype(np.int64) * nparts + p, return_inverse=True)
         conn = np.rint(np.bincount(inverse, weights=w)).astype(np.int64)
         vs, ps = uniq // nparts, (uniq % nparts).astype(np.int32)
@@ -107,6 +119,7 @@ def _best_moves_numpy(g: DeviceGraph, part, nparts: int, req: MoveRequest):
         best_p = np.minimum.reduceat(np.where(tied, ps, np.iinfo(np.int32).max), starts)
         v = vs[starts]
         g_v = best_conn - own_conn[v]
+    if len(s):
         if req.mode == 0:
             ok = (g_v >= 0) | (-g_v < (req.c_num * own_conn[v]) // req.c_den)
             v, best_p, g_v = v[ok], best_p[ok], g_v[ok]
