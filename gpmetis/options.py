@@ -16,10 +16,8 @@ ENGINES = ("auto", "gpu", "cpu", "metis")
 # Quality presets: "default" is the fast headline setting; "strong" spends more time (several
 # whole runs, combined by V-cycles on the gpu/cpu engines) for a lower cut.
 PRESETS = ("default", "strong")
-# -preset=strong's runs (at least; -ncuts may ask for more): on the gpu/cpu engines each after
-# the first is combined with the best so far. On the shared graphs (cpu engine, k = 2, 8, 64)
-# 3, 4 and 6 runs with combines cut 0.891, 0.887 and 0.883x METIS 5.1 (one run: 0.921x) for 4.2,
-# 5.8 and 9.0 runs' time; 4 runs without combines 0.895x
+# -preset=strong's runs (at least; -ncuts may ask for more), combined into one partition; what
+# 3, 4 and 6 runs cost and cut is in docs/quality.md
 STRONG_RUNS = 4
 
 # Ranges of the integer options, checked when parsed (CLI) and by ``Options.validate`` (API).
