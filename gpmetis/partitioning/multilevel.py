@@ -173,12 +173,7 @@ def multilevel_bisections(g: DeviceGraph, labels, tpwgts: np.ndarray, options: O
                         for w, t in zip(weights, tpwgts)])
     # each piece coarsened as far as its own bisection's run would take it
     target = int(sum(min(int(size), coarsen_to(int(size), 2)) for size in sizes))
-    keep_below = RELEASE_ABOVE * g.nbytes
-    levels = coarsen(be, g, 2, seed, options.effective_ctype(be.name), not options.no2hop,
-                     within=labels, closed=True, target=target)
-    be.release_free_memory(keep_below)
-    coarse_labels = be.asnumpy(levels[-1].part)
-    levels[-1].part = None
+    levels, coarse_labels, keep_below = _coarsen_within(g, labels, 2, seed, options, target)
     t1 = time.perf_counter()
     stats.coarsening = t1 - t0
 
@@ -226,12 +221,8 @@ def multilevel_copies(g: DeviceGraph, nparts: int, options: Options, tpwgts: np.
     union, labels = disjoint_copies(g, ncopies)
     maxpwgt = max_part_weights(np.array([g.total_vwgt]), tpwgts, options.ubfactors(1))[:, 0]
     target = ncopies * coarsen_to(g.nvtxs, nparts)
-    keep_below = RELEASE_ABOVE * union.nbytes
-    levels = coarsen(be, union, nparts, seeds[0], options.effective_ctype(be.name),
-                     not options.no2hop, within=labels, closed=True, target=target)
-    be.release_free_memory(keep_below)
-    coarse_labels = be.asnumpy(levels[-1].part)
-    levels[-1].part = None
+    levels, coarse_labels, keep_below = _coarsen_within(union, labels, nparts, seeds[0], options,
+                                                        target)
     t1 = time.perf_counter()
     stats.coarsening = t1 - t0
 
@@ -294,6 +285,21 @@ def copy_scores(be: Backend, union: DeviceGraph, part, ncopies: int, nparts: int
                            xp.cumsum(xp.where(cut, union.adjwgt, 0), dtype=xp.int64)))
     ends = sums[union.xadj[::union.nvtxs // ncopies]]
     return excess.astype(np.int64), be.asnumpy(ends[1:] - ends[:-1]) // 2
+
+
+def _coarsen_within(g: DeviceGraph, labels, nparts: int, seed: int, options: Options,
+                    target: int):
+    """(levels, the coarsest level's piece ids on the host, the pool size its refinement keeps
+    below): the disjoint union ``g`` coarsened towards ``target`` vertices in all, every coarse
+    vertex inside one piece of ``labels``."""
+    be = g.be
+    keep_below = RELEASE_ABOVE * g.nbytes
+    levels = coarsen(be, g, nparts, seed, options.effective_ctype(be.name), not options.no2hop,
+                     within=labels, closed=True, target=target)
+    be.release_free_memory(keep_below)
+    coarse_labels = be.asnumpy(levels[-1].part)
+    levels[-1].part = None
+    return levels, coarse_labels, keep_below
 
 
 def fill_empty_halves(be: Backend, g: DeviceGraph, part, nparts: int):
