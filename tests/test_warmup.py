@@ -107,3 +107,15 @@ def test_the_warmup_phases_partition_their_grid():
     assert len(weights) == warmup.WARM_PARTS and min(weights) > 0
     assert max(weights) <= 1.03 * sum(weights) / warmup.WARM_PARTS
     assert 0 < metrics.edgecut < 2 * warmup.WARM_GRID * (warmup.WARM_GRID - 1)
+
+
+@pytest.mark.parametrize("library", ["libcuda.so.1", "libnothing-such.so"])
+def test_the_cuda_context_thread_ends_without_raising(monkeypatch, library):
+    # best effort: no driver library (CI), or one that loads, leaves no exception behind
+    raised = []
+    monkeypatch.setattr("threading.excepthook", lambda args: raised.append(args.exc_value))
+    real = warmup.ctypes.CDLL
+    monkeypatch.setattr(warmup.ctypes, "CDLL", lambda name: real(library))
+    thread = warmup.start_cuda_context()
+    thread.join(timeout=60)
+    assert not thread.is_alive() and raised == []
