@@ -368,12 +368,7 @@ def _follow(be: Backend, g: DeviceGraph, part, moved, label, piece, m, excess):
 
 def _scatter_min(be: Backend, out, idx, values):
     """``out`` with out[idx[i]] = min(out[idx[i]], values[i]) for every i."""
-    if be.gpu:
-        import cupyx
-
-        cupyx.scatter_min(out, idx, values)
-    else:
-        np.minimum.at(out, idx, values)
+    be.xp.minimum.at(out, idx, values)
     return out
 
 
