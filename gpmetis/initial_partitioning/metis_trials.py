@@ -118,9 +118,7 @@ def initial_partition(
     tpwgts = np.full(nparts, 1 / nparts) if tpwgts is None else np.asarray(tpwgts, np.float64)
     if len(tpwgts) != nparts:
         raise ValueError(f"{len(tpwgts)} target weights for {nparts} parts")
-    run = _Trials(seed=seed, ntrials=ntrials, steps=steps,
-                  parallel=ntrials > 1 and graph.nnz >= PARALLEL_MIN_NNZ,
-                  settings=(ufactor, niter, IPTYPE_RANDOM if random_bisections else IPTYPE_GROW))
+    run = _Trials.of(graph, seed, ntrials, steps, ufactor, niter, random_bisections)
     if not kway and bisects(n, graph.nnz, target):
         part = _bisection_tree(graph.to_host(), [_Piece(np.arange(n), 0, tpwgts, seed)], run,
                                bisection_rounds(nparts))
@@ -165,25 +163,11 @@ def initial_bisections(
     split = np.flatnonzero(sizes > 2)
     if len(split):
         members = [order[starts[i]:starts[i + 1]] for i in split]
-        run = _Trials(seed=seed, ntrials=ntrials, steps=steps,
-                      parallel=ntrials > 1 and graph.nnz >= PARALLEL_MIN_NNZ,
-                      settings=(ufactor, niter,
-                                IPTYPE_RANDOM if random_bisections else IPTYPE_GROW))
+        run = _Trials.of(graph, seed, ntrials, steps, ufactor, niter, random_bisections)
         bisect = bisects(n, graph.nnz, target)
-        dense = not bisect and _dense(n, graph.nnz)
-        seen = heaviest_edges(graph.be, graph, THIN_DEGREE, seed) if dense else graph
-        host = seen.to_host()
-        src = np.repeat(np.arange(n), np.diff(host[0]))
-        subs = induced_subgraphs(host, src, members)
-        trials = run([(*sub, 2, _explicit(tpwgts[i])) for i, sub in zip(split, subs)],
-                     recursive=bisect)
-        if dense:  # scored on every edge
-            full = graph.to_host()
-            subs = induced_subgraphs(full, np.repeat(np.arange(n), np.diff(full[0])), members)
-        for i, vertices, sub, results in zip(split, members, subs, trials):
-            parts, cuts = zip(*results)
-            if dense:
-                cuts = _host_cuts(sub, parts)
+        trials = _piece_trials(graph, members, [(2, _explicit(tpwgts[i])) for i in split], run,
+                               recursive=bisect, dense=not bisect and _dense(n, graph.nnz))
+        for i, vertices, (sub, parts, cuts) in zip(split, members, trials):
             scores = list(cuts) if bisect else [
                 (_excess(p, sub[2], 2, maxpwgt[i]), cut) for p, cut in zip(parts, cuts)]
             side[vertices] = parts[scores.index(min(scores))]  # the first of equal scores
@@ -220,9 +204,8 @@ def initial_copies(
     starts = np.concatenate(([0], np.cumsum(np.bincount(labels, minlength=ncopies))))
     members = [order[starts[c]:starts[c + 1]] for c in range(ncopies)]
     tpwgts = np.asarray(tpwgts, dtype=np.float64)
-    run = _Trials(seed=seeds[0], ntrials=ntrials, steps=steps,
-                  parallel=ntrials * ncopies > 1 and graph.nnz >= PARALLEL_MIN_NNZ,
-                  settings=(ufactor, niter, IPTYPE_RANDOM if random_bisections else IPTYPE_GROW))
+    run = _Trials.of(graph, seeds[0], ntrials, steps, ufactor, niter, random_bisections,
+                     njobs=ntrials * ncopies)
     if bisects(n, graph.nnz, target):
         pieces = [_Piece(vertices, c * nparts, tpwgts, seeds[c])
                   for c, vertices in enumerate(members)]
@@ -235,26 +218,42 @@ def initial_copies(
                 split.append(c)
             else:  # a part for each vertex: nothing to split
                 part[vertices] = c * nparts + np.arange(len(vertices), dtype=np.int32)
-        dense = _dense(n, graph.nnz)
-        seen = heaviest_edges(graph.be, graph, THIN_DEGREE, seeds[0]) if dense else graph
-        host = seen.to_host()
-        src = np.repeat(np.arange(n), np.diff(host[0]))
-        subs = induced_subgraphs(host, src, [members[c] for c in split])
-        trials = run([(*sub, nparts, _explicit(tpwgts)) for sub in subs], recursive=False,
-                     seeds=[seeds[c] for c in split]) if split else []
-        if dense and split:  # scored on every edge
-            full = graph.to_host()
-            subs = induced_subgraphs(full, np.repeat(np.arange(n), np.diff(full[0])),
-                                     [members[c] for c in split])
-        for c, sub, results in zip(split, subs, trials):
-            parts, cuts = zip(*results)
-            if dense:
-                cuts = _host_cuts(sub, parts)
+        trials = _piece_trials(graph, [members[c] for c in split],
+                               [(nparts, _explicit(tpwgts))] * len(split), run, recursive=False,
+                               dense=_dense(n, graph.nnz),
+                               seeds=[seeds[c] for c in split]) if split else []
+        for c, (sub, parts, cuts) in zip(split, trials):
             scores = [(_excess(p, sub[2], nparts, maxpwgt), cut) for p, cut in zip(parts, cuts)]
             part[members[c]] = c * nparts + parts[scores.index(min(scores))]
     for _ in steps:
         pass
     return part
+
+
+def _piece_trials(graph: DeviceGraph, members: list[np.ndarray], specs: list[tuple], run,
+                  *, recursive: bool, dense: bool, seeds: list[int] | None = None
+                  ) -> list[tuple[tuple, tuple, list[int]]]:
+    """For each piece of ``graph`` (vertex ids ``members[i]``, trials' (nparts, tpwgts)
+    ``specs[i]``), all pieces' trials in one submission of ``run``: (its induced subgraph on
+    the host, its trials' partitions, their cuts). On a ``dense`` graph METIS sees each
+    vertex's THIN_DEGREE heaviest edges, and the cuts are counted again on every edge."""
+    seen = heaviest_edges(graph.be, graph, THIN_DEGREE, run.seed) if dense else graph
+    subs = _induced(seen.to_host(), members)
+    trials = run([(*sub, k, tp) for sub, (k, tp) in zip(subs, specs)], recursive=recursive,
+                 seeds=seeds)
+    if dense:
+        subs = _induced(graph.to_host(), members)
+    out = []
+    for sub, results in zip(subs, trials):
+        parts, cuts = zip(*results)
+        out.append((sub, parts, _host_cuts(sub, parts) if dense else list(cuts)))
+    return out
+
+
+def _induced(host: tuple, members: list[np.ndarray]) -> list[tuple]:
+    """``induced_subgraphs`` of the host CSR ``host`` on the vertex sets ``members``."""
+    return induced_subgraphs(host, np.repeat(np.arange(len(host[0]) - 1), np.diff(host[0])),
+                             members)
 
 
 def _host_cuts(host: tuple, parts: list[np.ndarray]) -> list[int]:
@@ -275,6 +274,18 @@ class _Trials:
                  settings: tuple[int, int, int]) -> None:
         self.seed, self.ntrials, self.steps, self.parallel = seed, ntrials, steps, parallel
         self.settings = settings
+
+    @classmethod
+    def of(cls, graph: DeviceGraph, seed: int, ntrials: int, steps: Iterator[None],
+           ufactor: int, niter: int, random_bisections: bool, njobs: int | None = None
+           ) -> _Trials:
+        """The trials of METIS runs on ``graph`` or its pieces: on the workers where there are
+        several jobs (``njobs``, default ``ntrials``) and the graph is large enough to pay."""
+        jobs = ntrials if njobs is None else njobs
+        return cls(seed=seed, ntrials=ntrials, steps=steps,
+                   parallel=jobs > 1 and graph.nnz >= PARALLEL_MIN_NNZ,
+                   settings=(ufactor, niter,
+                             IPTYPE_RANDOM if random_bisections else IPTYPE_GROW))
 
     def __call__(self, graphs: list[tuple], recursive: bool, ntrials: int | None = None,
                  seeds: list[int] | None = None) -> list[list[tuple[np.ndarray, int]]]:
