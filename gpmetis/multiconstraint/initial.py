@@ -23,6 +23,11 @@ from gpmetis.multiconstraint.bisection import bisection_tree
 from gpmetis.multiconstraint.refinement import refine_on_host
 from gpmetis.multiconstraint.weights import Balance, scalarised
 
+# a k-way trial's refinement stops after this many iterations without improvement (at most
+# the run's patience): the kept trial is refined again on the coarsest graph with the run's
+# patience, so the trials need their balance more than their last percent of cut
+TRIAL_PATIENCE = 4
+
 
 def mc_trial(args: tuple) -> tuple[np.ndarray, float, int]:
     """One trial: (partition, excess, edgecut) of the coarsest graph."""
@@ -75,7 +80,7 @@ def initial_partition(graph: DeviceGraph, weights, nparts: int, balance: Balance
         near = balance.slack_share() / nparts if coarsened else 0.0
         jobs = [(mc_trial, (xadj, adjncy, adjwgt, host_weights, nparts, explicit,
                             balance.limits, balance.totals, t, seed + t, ufactor, niter,
-                            patience, iptype, near))
+                            min(patience, TRIAL_PATIENCE), iptype, near))
                 for t in range(ntrials)]
         parallel = ntrials > 1 and len(adjncy) >= PARALLEL_MIN_NNZ
         results = run_jobs(jobs, steps, parallel)
