@@ -20,3 +20,9 @@ def max_part_weights(total: np.ndarray, tpwgts: np.ndarray, ubfactors) -> np.nda
     limits = np.maximum(np.floor(ub * target + EPS), np.ceil(target - EPS))
     return limits.astype(np.int64)
 
+
+def column_sums(vwgt: np.ndarray) -> np.ndarray:
+    """The int64 total of each column of the (n, ncon) ``vwgt``: a pass per column, several
+    times faster than NumPy's reduction over the long axis of a narrow array."""
+    return np.array([int(vwgt[:, c].sum(dtype=np.int64)) for c in range(vwgt.shape[1])],
+                    dtype=np.int64)

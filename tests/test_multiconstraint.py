@@ -155,7 +155,8 @@ def test_guide_weights_keep_every_constraint_within_its_cluster_limit():
     rng = np.random.default_rng(3)
     vwgt = rng.integers(0, 50, (1000, 3))
     limits = np.array([100.0, 70.0, 300.0])
-    guide, scale = guide_weights(vwgt, limits)
+    guide, scale = guide_weights(get_backend("cpu"), np.ascontiguousarray(vwgt.T),
+                                 vwgt.sum(axis=0), limits)
     # any set of vertices whose guide weights fit the scale fits every limit
     order = rng.permutation(1000)
     fits = np.cumsum(guide[order]) <= scale

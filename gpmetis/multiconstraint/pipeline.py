@@ -53,9 +53,12 @@ def upload(be: Backend, graph: Graph, nparts: int) -> WeightedGraph:
     """``graph`` (ncon >= 2) on ``be``."""
     weights, totals = upload_weights(be, graph.vwgt)
     target = coarsen_to(graph.nvtxs, nparts)
-    guide, scale = guide_weights(graph.vwgt, CLUSTER_LIMIT * totals / target)
-    single = dataclasses.replace(graph, vwgt=guide[:, None], has_vwgt=True, warnings=[])
-    return WeightedGraph(DeviceGraph.upload(be, single), weights, totals, scale)
+    guide, scale = guide_weights(be, weights, totals, CLUSTER_LIMIT * totals / target)
+    # the graph without its weights (ones, made on the backend), then the guide as its vwgt
+    single = dataclasses.replace(graph, vwgt=graph.vwgt[:, :1], has_vwgt=False, warnings=[])
+    device = DeviceGraph.upload(be, single)
+    device.vwgt = guide
+    return WeightedGraph(device, weights, totals, scale)
 
 
 def multiconstraint_partition(wg: WeightedGraph, nparts: int, options: Options,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpmetis.backend import Backend
-from gpmetis.balance import max_part_weights
+from gpmetis.balance import column_sums, max_part_weights
 from gpmetis.errors import PartitionError
 
 INT32_MAX = np.iinfo(np.int32).max
@@ -58,32 +58,37 @@ def scalarised(weights: np.ndarray, totals: np.ndarray, use_max: bool) -> np.nda
 
 
 def upload_weights(be: Backend, vwgt: np.ndarray):
-    """The (n, ncon) int64 host weights as an (ncon, n) int32 array on ``be`` (each
-    constraint's total must stay below 2^31, as the single-constraint engines require)."""
-    totals = vwgt.sum(axis=0, dtype=np.int64) if len(vwgt) else np.zeros(vwgt.shape[1], np.int64)
+    """(the (n, ncon) int64 host weights as an (ncon, n) int32 array on ``be``, each
+    constraint's total); each total must stay below 2^31, as the single-constraint engines
+    require. Transposed on the backend: a host transpose of a narrow array is slow."""
+    totals = column_sums(vwgt)
     if (totals > INT32_MAX).any():
         raise PartitionError("a constraint's total vertex weight exceeds 2^31-1, beyond the gpu "
                              "and cpu engines")
-    return be.upload(np.ascontiguousarray(vwgt.T), np.int32), totals
+    return be.xp.ascontiguousarray(be.upload(vwgt, np.int32).T), totals
 
 
-def guide_weights(vwgt: np.ndarray, cluster_limits: np.ndarray) -> tuple[np.ndarray, int]:
-    """(guide, scale): guide[v] = ceil(scale * max_c vwgt[v, c] / cluster_limits[c]) (int64).
+def guide_weights(be: Backend, weights, totals: np.ndarray,
+                  cluster_limits: np.ndarray) -> tuple[object, int]:
+    """(guide, scale): guide[v] = ceil(scale * max_c weights[c, v] / cluster_limits[c]) (int32
+    on ``be``) from the (ncon, n) ``weights`` on ``be`` and their ``totals``.
 
     A cluster whose guide weights sum to at most ``scale`` is within every constraint's cluster
     limit, so single-weight coarsening with maxvwgt = scale honours all of them. ``scale`` keeps
     the guide's total below 2^31."""
-    n = len(vwgt)
+    xp = be.xp
+    n = weights.shape[1]
     limits = np.maximum(np.asarray(cluster_limits, dtype=np.float64), 1.0)
-    per_unit = vwgt.sum(axis=0) / limits  # guide total per unit of scale, at most
+    per_unit = totals / limits  # guide total per unit of scale, at most
     scale = int(min(GUIDE_SCALE_MAX, (INT32_MAX - n) // max(2 * per_unit.sum(), 1.0)))
     if scale < GUIDE_SCALE_MIN:
         raise PartitionError("the graph is too large for the multi-constraint coarsening's "
                              "32-bit cluster weights")
-    ratio = np.zeros(n)
-    for c in range(vwgt.shape[1]):
-        ratio = np.maximum(ratio, vwgt[:, c] / limits[c])
-    return np.ceil(ratio * scale).astype(np.int64), scale
+    ratio = xp.zeros(n, dtype=xp.float64)
+    for c in range(len(weights)):
+        xp.maximum(ratio, weights[c] / float(limits[c]), out=ratio)
+    ratio *= scale
+    return xp.ceil(ratio, out=ratio).astype(xp.int32), scale
 
 
 def coarse_weights(be: Backend, weights, cmap, nc: int):

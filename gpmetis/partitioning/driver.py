@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gpmetis.backend import cuda_available
-from gpmetis.balance import max_part_weights, uniform_tpwgts
+from gpmetis.balance import column_sums, max_part_weights, uniform_tpwgts
 from gpmetis.errors import OptionError, PartitionError
 from gpmetis.graph import Graph
 from gpmetis.limits import check_limits, multilevel_fits
@@ -207,7 +207,7 @@ def balance_warnings(graph: Graph, metrics: PartitionMetrics, tpwgts: np.ndarray
     """One line per constraint with a part above its limit (METIS's: ubvec x target, at
     least the target rounded up): the worst part, by how much, and the heaviest vertex."""
     pwgts = np.asarray(metrics.pwgts, dtype=np.int64).reshape(-1, graph.ncon)
-    totals = graph.vwgt.sum(axis=0, dtype=np.int64)
+    totals = column_sums(graph.vwgt)
     limits = max_part_weights(totals, tpwgts, ubfactors)
     lines = []
     for c in np.flatnonzero((pwgts > limits).any(axis=0)):
