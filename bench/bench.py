@@ -1,8 +1,9 @@
 """``make bench``: gpmetis against METIS 5.1, pymetis and KaMinPar on generated graphs.
 
-For each graph and k: our partition time (graph in memory, warm kernels, median of --repeat runs),
-our whole-command wall time (cold process; with Python's bytecode cached, as an installed package
-has it, and without), METIS's partitioning and wall time, pymetis's time,
+For each graph and k: our partition time (graph in memory, warm kernels, median of --repeat runs)
+and the undirected edges per second of it, our whole-command wall time (cold process; with
+Python's bytecode cached, as an installed package has it, and without), METIS's partitioning
+and wall time, pymetis's time,
 KaMinPar's time (16 threads, eps 0.03), with cuts, imbalance and ratios; ``--preset strong``
 times our strong preset. Peers that are not installed are skipped and named. Prints one table
 and writes JSON.
@@ -26,6 +27,7 @@ from bench.common import ROOT, generated_graph, geomean, metis_peer, print_table
 DEFAULT_CASES = [
     ("delaunay", 20, 64), ("delaunay", 20, 8), ("delaunay", 20, 256), ("delaunay", 22, 64),
     ("rgg", 20, 64), ("rmat", 20, 64), ("grid3d", 100, 64), ("road", 20, 64), ("road", 23, 64),
+    ("grid3d", 300, 64), ("rgg", 23, 64),
 ]
 
 
@@ -61,6 +63,7 @@ def bench_case(kind: str, size: int, k: int, args, skipped: set[str]) -> dict:
     runs = [gpmetis.partition(graph, k, engine=args.engine, preset=args.preset)
             for _ in range(args.repeat)]
     row["ours"] = statistics.median(r.seconds for r in runs)  # engine time, metrics excluded
+    row["medges_s"] = graph.nedges / row["ours"] / 1e6  # undirected edges per partition second
     result = runs[-1]
     row["cut"] = result.edgecut
     row["imb"] = result.imbalance
@@ -138,7 +141,8 @@ def main() -> None:
     print()
     print_table(rows, [
         ("graph", "graph", ""), ("k", "k", "d"), ("ours", "ours s", ".3f"),
-        ("wall", "ours wall s", ".2f"), ("wall_nopyc", "wall no .pyc s", ".2f"),
+        ("medges_s", "M edges/s", ".0f"), ("wall", "ours wall s", ".2f"),
+        ("wall_nopyc", "wall no .pyc s", ".2f"),
         ("wall_engine", "wall engine", ""), ("cut", "cut", "d"),
         ("imb", "imb", ".3f"),
         ("metis_s", "METIS s", ".3f"), ("metis_wall", "METIS wall s", ".2f"),
