@@ -79,6 +79,9 @@ def multiconstraint_partition(wg: WeightedGraph, nparts: int, options: Options,
     stats.coarsening = t1 - t0
 
     patience = options.niter + 2
+    # the coarser levels stop sooner: a loose step's excess takes several rebalancing steps to
+    # remove there, and the finest level refines what they leave
+    coarse_patience = -(-patience // 2)
     coarsest = levels[-1].graph
     coarsest.reload()
     ubvec = np.asarray(options.ubfactors(len(wg.totals)), dtype=np.float64)
@@ -101,7 +104,8 @@ def multiconstraint_partition(wg: WeightedGraph, nparts: int, options: Options,
             part = part[level.cmap]
             level.cmap = None
         part, level.iterations = refine(be, level.graph, weights[depth], part, nparts, balance,
-                                        finest=depth == 0, patience=patience)
+                                        finest=depth == 0,
+                                        patience=patience if depth == 0 else coarse_patience)
     part = fill_empty_parts(be, g, part, nparts)
     be.synchronize()
     stats.refinement = time.perf_counter() - t2
