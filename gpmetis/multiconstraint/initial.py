@@ -24,8 +24,8 @@ from gpmetis.multiconstraint.refinement import refine_on_host
 from gpmetis.multiconstraint.weights import Balance, scalarised
 
 # a k-way trial's refinement stops after this many iterations without improvement (at most
-# the run's patience): the kept trial is refined again on the coarsest graph with the run's
-# patience, so the trials need their balance more than their last percent of cut
+# the run's patience): the kept trial is refined again as the coarsest level, so the trials
+# need their balance more than their last percent of cut
 TRIAL_PATIENCE = 4
 
 
