@@ -121,18 +121,14 @@ def test_cpu_reader_reads_the_other_syntax(case):
 @pytest.mark.gpu
 @requires_cuda
 class TestOnTheGpu:
-    @pytest.fixture(scope="class")
-    def be(self, gpu_be):
-        return gpu_be
-
     @pytest.mark.parametrize("name", GRAPH_FIXTURES)
-    def test_fixture_files(self, be, name):
+    def test_fixture_files(self, gpu_be, name):
         from gpmetis.io.metis_gpu import read_metis_gpu
 
         data = (FIXTURES / name).read_bytes()
         path = str(FIXTURES / name)
         expected = read_metis(data, path)
-        graph = read_metis_gpu(be, data, path)
+        graph = read_metis_gpu(gpu_be, data, path)
         body = data.split(b"\n", 1)[-1]
         if expected.warnings or expected.has_vwgt or expected.vsize is not None or b"%" in body:
             assert graph is None
@@ -142,45 +138,45 @@ class TestOnTheGpu:
 
     @pytest.mark.parametrize("weights", [False, True])
     @pytest.mark.parametrize("shuffle", [None, 7])
-    def test_random_graphs_sorted_and_shuffled_rows(self, be, weights, shuffle):
+    def test_random_graphs_sorted_and_shuffled_rows(self, gpu_be, weights, shuffle):
         from gpmetis.io.metis_gpu import read_metis_gpu
 
         base = random_graph(5000, 8, 3, weighted=True, isolated=20, hubs=2)
         data = _metis_text(base, weights=weights, shuffle=shuffle)
-        graph = read_metis_gpu(be, data, "r.graph")
+        graph = read_metis_gpu(gpu_be, data, "r.graph")
         assert graph is not None
         _assert_same(graph, read_metis(data, "r.graph"))
 
     @pytest.mark.parametrize("weights", [False, True])
     @pytest.mark.parametrize("chunk", [64, 4096, 50_000])
-    def test_a_file_parsed_in_chunks(self, be, monkeypatch, weights, chunk):
+    def test_a_file_parsed_in_chunks(self, gpu_be, monkeypatch, weights, chunk):
         from gpmetis.io.metis_gpu import read_metis_gpu
 
         monkeypatch.setattr(metis_gpu, "CHUNK_BYTES", chunk)
         base = random_graph(5000, 8, 3, weighted=True, isolated=20, hubs=2)
         data = _metis_text(base, weights=weights, shuffle=7)
         assert len(data) > 3 * chunk  # several chunks, hub lines longer than the small ones
-        graph = read_metis_gpu(be, data, "r.graph")
+        graph = read_metis_gpu(gpu_be, data, "r.graph")
         assert graph is not None
         _assert_same(graph, read_metis(data, "r.graph"))
 
     @pytest.mark.parametrize("weights", [False, True])
-    def test_upload_takes_over_the_device_arrays(self, be, weights):
+    def test_upload_takes_over_the_device_arrays(self, gpu_be, weights):
         from gpmetis.device_graph import DeviceGraph
         from gpmetis.io.metis_gpu import read_metis_gpu
 
         base = random_graph(3000, 6, 5, weighted=True)
-        graph = read_metis_gpu(be, _metis_text(base, weights=weights), "r.graph")
+        graph = read_metis_gpu(gpu_be, _metis_text(base, weights=weights), "r.graph")
         xadj, adjncy, _ = graph.device
-        g = DeviceGraph.upload(be, graph)
+        g = DeviceGraph.upload(gpu_be, graph)
         assert graph.device is None and g.xadj is xadj and g.adjncy is adjncy
-        fresh = DeviceGraph.upload(be, graph)  # from the host arrays this time
+        fresh = DeviceGraph.upload(gpu_be, graph)  # from the host arrays this time
         for a, b in [(g.xadj, fresh.xadj), (g.adjncy, fresh.adjncy), (g.adjwgt, fresh.adjwgt),
                      (g.vwgt, fresh.vwgt)]:
             assert a.dtype == b.dtype and bool((a == b).all())
 
     @pytest.mark.parametrize("case", sorted(DECLINED))
-    def test_declines_what_the_cpu_reader_treats(self, be, case):
+    def test_declines_what_the_cpu_reader_treats(self, gpu_be, case):
         from gpmetis.io.metis_gpu import read_metis_gpu
 
-        assert read_metis_gpu(be, DECLINED[case], "x.graph") is None
+        assert read_metis_gpu(gpu_be, DECLINED[case], "x.graph") is None

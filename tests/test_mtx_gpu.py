@@ -205,68 +205,64 @@ def test_the_declined_files_are_errors_or_other_syntax(tmp_path, case):
 @pytest.mark.gpu
 @requires_cuda
 class TestOnTheGpu:
-    @pytest.fixture(scope="class")
-    def be(self, gpu_be):
-        return gpu_be
-
     @staticmethod
-    def read(be, path: Path, weights: bool):
+    def read(gpu_be, path: Path, weights: bool):
         from gpmetis.io.mtx_gpu import read_matrix_market_gpu
 
-        return read_matrix_market_gpu(be, path.read_bytes(), str(path), mtx_weights=weights)
+        return read_matrix_market_gpu(gpu_be, path.read_bytes(), str(path), mtx_weights=weights)
 
     @pytest.mark.parametrize("field", ["pattern", "integer", "real"])
     @pytest.mark.parametrize("symmetry", SYMMETRIES)
     @pytest.mark.parametrize("weights", [False, True])
-    def test_random_matrices(self, be, tmp_path, field, symmetry, weights):
+    def test_random_matrices(self, gpu_be, tmp_path, field, symmetry, weights):
         path = _random_file(tmp_path, field, symmetry)
-        graph = self.read(be, path, weights)
+        graph = self.read(gpu_be, path, weights)
         assert graph is not None
         _assert_same(graph, read_graph(path, mtx_weights=weights))
 
     @pytest.mark.parametrize("weights", [False, True])
-    def test_a_file_of_many_blocks_staged_across(self, be, tmp_path, weights):
+    def test_a_file_of_many_blocks_staged_across(self, gpu_be, tmp_path, weights):
         path = _random_file(tmp_path, "real", "general", n=50_000, nnz=400_000)
         assert path.stat().st_size > 4 << 20  # uploaded through the staging buffers
-        graph = self.read(be, path, weights)
+        graph = self.read(gpu_be, path, weights)
         assert graph is not None
         _assert_same(graph, read_graph(path, mtx_weights=weights))
 
     @pytest.mark.parametrize("weights", [False, True])
-    def test_every_value_form(self, be, tmp_path, weights):
+    def test_every_value_form(self, gpu_be, tmp_path, weights):
         path = _values_file(tmp_path)
-        graph = self.read(be, path, weights)
+        graph = self.read(gpu_be, path, weights)
         assert graph is not None
         _assert_same(graph, read_graph(path, mtx_weights=weights))
 
     @pytest.mark.parametrize("case", sorted(ACCEPTED))
     @pytest.mark.parametrize("weights", [False, True])
-    def test_accepted_files(self, be, tmp_path, case, weights):
+    def test_accepted_files(self, gpu_be, tmp_path, case, weights):
         path = _write(tmp_path, ACCEPTED[case])
-        graph = self.read(be, path, weights)
+        graph = self.read(gpu_be, path, weights)
         assert graph is not None
         _assert_same(graph, read_graph(path, mtx_weights=weights))
 
     @pytest.mark.parametrize("name", MTX_FIXTURES)
     @pytest.mark.parametrize("weights", [False, True])
-    def test_fixture_files(self, be, name, weights):
-        graph = self.read(be, FIXTURES / name, weights)
+    def test_fixture_files(self, gpu_be, name, weights):
+        graph = self.read(gpu_be, FIXTURES / name, weights)
         assert graph is not None
         _assert_same(graph, read_graph(FIXTURES / name, mtx_weights=weights))
 
     @pytest.mark.parametrize("case", sorted(DECLINED))
-    def test_declines_what_the_cpu_reader_treats(self, be, tmp_path, case):
-        assert self.read(be, _write(tmp_path, DECLINED[case]), True) is None
+    def test_declines_what_the_cpu_reader_treats(self, gpu_be, tmp_path, case):
+        assert self.read(gpu_be, _write(tmp_path, DECLINED[case]), True) is None
 
-    def test_upload_takes_over_the_device_arrays(self, be, tmp_path):
+    def test_upload_takes_over_the_device_arrays(self, gpu_be, tmp_path):
         from gpmetis.device_graph import DeviceGraph
 
         # (integer values: the weights' total stays within the engines' int32)
-        graph = self.read(be, _random_file(tmp_path, "integer", "symmetric"), True)
+        graph = self.read(gpu_be, _random_file(tmp_path, "integer", "symmetric"), True)
         xadj, adjncy, _ = graph.device
-        g = DeviceGraph.upload(be, graph)
+        g = DeviceGraph.upload(gpu_be, graph)
         assert graph.device is None and g.xadj is xadj and g.adjncy is adjncy
-        fresh = DeviceGraph.upload(be, graph)  # from the host arrays this time
+        fresh = DeviceGraph.upload(gpu_be, graph)  # from the host arrays this time
         for a, b in [(g.xadj, fresh.xadj), (g.adjncy, fresh.adjncy), (g.adjwgt, fresh.adjwgt)]:
             assert a.dtype == b.dtype and bool((a == b).all())
 

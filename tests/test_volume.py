@@ -37,15 +37,21 @@ def recomputed_cut(graph: Graph, part: np.ndarray) -> int:
     return int(graph.adjwgt[part[src] != part[graph.adjncy]].sum()) // 2
 
 
-def test_move_gains_are_the_volume_and_cut_changes():
-    graph = random_graph(400, 5, seed=3, weighted=True)
-    rng = np.random.default_rng(5)
-    nparts = 6
+def _random_boundary(n: int, degree: int, seed: int, rng, nparts: int, max_vsize: int):
+    """(graph, part, vsize, its DeviceGraph, sources, boundary table): random parts and vertex
+    sizes below ``max_vsize`` drawn from ``rng`` on a random weighted graph."""
+    graph = random_graph(n, degree, seed=seed, weighted=True)
     part = rng.integers(0, nparts, graph.nvtxs).astype(np.int32)
-    vsize = rng.integers(1, 5, graph.nvtxs).astype(np.int64)
+    vsize = rng.integers(1, max_vsize, graph.nvtxs).astype(np.int64)
     g = DeviceGraph.upload(CPU, graph)
     src = CPU.sources(g.xadj, g.nnz)
-    table = volume.boundary_table(CPU, g, part, nparts, src, vsize)
+    return graph, part, vsize, g, src, volume.boundary_table(CPU, g, part, nparts, src, vsize)
+
+
+def test_move_gains_are_the_volume_and_cut_changes():
+    rng = np.random.default_rng(5)
+    nparts = 6
+    graph, part, vsize, g, src, table = _random_boundary(400, 5, 3, rng, nparts, 5)
     gain, cut_gain = volume.move_gains(CPU, g, part, nparts, vsize, src,
                                        CPU.bin_sums(src, graph.nvtxs, vsize[g.adjncy]), table)
     before = recomputed_volume(graph, part, nparts, vsize)
@@ -61,14 +67,9 @@ def test_move_gains_are_the_volume_and_cut_changes():
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_a_round_lowers_the_volume_by_at_least_its_gain(seed):
     # random parts: many candidates next to each other, entering parts others leave
-    graph = random_graph(2000, 6, seed=seed, weighted=True)
-    rng = np.random.default_rng(seed)
     nparts = 5
-    part = rng.integers(0, nparts, graph.nvtxs).astype(np.int32)
-    vsize = rng.integers(1, 4, graph.nvtxs).astype(np.int64)
-    g = DeviceGraph.upload(CPU, graph)
-    src = CPU.sources(g.xadj, g.nnz)
-    table = volume.boundary_table(CPU, g, part, nparts, src, vsize)
+    graph, part, vsize, g, src, table = _random_boundary(2000, 6, seed, np.random.default_rng(seed),
+                                                         nparts, 4)
     limits = np.full(nparts, graph.nvtxs * 10, dtype=np.int64)
     out, gained = volume._round(CPU, g, part, nparts, limits, vsize, src,
                                 CPU.bin_sums(src, graph.nvtxs, vsize[g.adjncy]), table)
