@@ -23,6 +23,7 @@ from gpmetis.multiconstraint.refinement import (
     cap_inflow,
     order_key,
     rebalance_step,
+    refine,
     score_state,
     swap_step,
 )
@@ -315,46 +316,53 @@ def test_gpu_engine_equals_cpu_engine(ncon, nparts):
 @requires_cuda
 @pytest.mark.parametrize("ncon,nparts", [(2, 8), (3, 64), (2, 3000)])
 @pytest.mark.parametrize("name", ["4elt", "random-hubs", "random-big", "power-law"])
-def test_gpu_steps_equal_cpu_steps(name, ncon, nparts):
-    # each step's kernels against their NumPy twin from the same partitions: blocks of ids
-    # and skewed ones (tight, loose and small rooms; over parts to rebalance), with hub rows,
-    # coarse id digits (> 65536 vertices) and more (constraint, part) pairs than the part
-    # weights' shared-memory sums take
-    from gpmetis.multiconstraint.refinement import lp_step
-
+def test_gpu_refinement_loop_equals_cpu_loop(name, ncon, nparts):
+    # the device loop against its host twin from the same partitions: blocks of ids and skewed
+    # ones (over parts to rebalance), finest and coarse filters, short and long patience, a
+    # tolerance; with hub rows, coarse id digits (> 65536 vertices) and more (constraint,
+    # part) pairs than the part weights' shared-memory sums take
     base = {"4elt": lambda: load_fixture("4elt"),
             "random-hubs": lambda: random_graph(6000, 6, seed=5, hubs=12, weighted=True),
             "random-big": lambda: random_graph(70_000, 5, seed=21, weighted=True),
             "power-law": lambda: power_law_graph(8192, 16, seed=3)}[name]()
     graph = with_weights(base, ncon)
     gpu = get_backend("gpu")
-    xp = gpu.xp
     wc, wg = upload(CPU, graph, nparts), upload(gpu, graph, nparts)
     balance = Balance.of(wc.totals, uniform_tpwgts(nparts, ncon), [1.03] * ncon)
     rng = np.random.default_rng(7)
     start = np.arange(graph.nvtxs) * nparts // graph.nvtxs  # blocks of ids
     skews = (np.where(rng.random(graph.nvtxs) < 0.5, 0, start),
              np.where(rng.random(graph.nvtxs) < 0.3, start % max(nparts // 2, 1), start))
-    rebalanced = []
-    for part in (p.astype(np.int32) for p in (start, *skews)):
-        score_c, pw = score_state(CPU, wc.graph, wc.weights, part, nparts, balance)
-        score_g, pw_g = score_state(gpu, wg.graph, wg.weights, xp.asarray(part), nparts, balance)
-        assert score_c == score_g and np.array_equal(pw, pw_g)
-        moved_c = rebalance_step(CPU, wc.graph, wc.weights, part, nparts, balance, pw)
-        moved_g = rebalance_step(gpu, wg.graph, wg.weights, xp.asarray(part), nparts, balance, pw)
-        assert np.array_equal(moved_c, moved_g.get())
-        rebalanced.append(not np.array_equal(moved_c, part))
-        locked = (rng.random(graph.nvtxs) < 0.2).astype(np.uint8)
-        for room in (balance.limits - pw, balance.limits - pw + balance.limits // 5,
-                     np.maximum(balance.limits - pw, 0) // 7):
-            for c_num, c_den in ((1, 4), (3, 4)):
-                step_c = lp_step(CPU, wc.graph, wc.weights, part, nparts, room, locked, c_num,
-                                 c_den)
-                step_g = lp_step(gpu, wg.graph, wg.weights, xp.asarray(part), nparts, room,
-                                 xp.asarray(locked), c_num, c_den)
-                for a, b in zip(step_c, step_g):
-                    assert np.array_equal(a, b.get())
-    assert any(rebalanced)  # (half the graph in part 0 is over in every constraint)
+    runs = [(1, True, 0.0), (3, False, 0.0), (12, True, 0.0), (6, False, 0.02)]
+    for part, (patience, finest, tolerance) in zip((p.astype(np.int32) for p in
+                                                    (start, *skews, start)), runs):
+        kw = dict(finest=finest, patience=patience, tolerance=tolerance)
+        part_c, its_c = refine(CPU, wc.graph, wc.weights, part, nparts, balance, **kw)
+        part_g, its_g = refine(gpu, wg.graph, wg.weights, gpu.xp.asarray(part), nparts,
+                               balance, **kw)
+        assert its_c == its_g
+        assert np.array_equal(part_c, part_g.get())
+
+
+@pytest.mark.gpu
+@requires_cuda
+def test_gpu_refinement_loop_swaps_as_the_cpu_loop_does():
+    # parts full in different constraints: the device loop stops for the host's swap step
+    # and resumes from the swapped partition (test_a_swap_repairs_parts_... below)
+    xadj = np.array([0, 2, 4, 6, 8])
+    adjncy = np.array([1, 3, 0, 2, 1, 3, 0, 2])
+    vwgt = np.array([[1, 1], [2, 0], [0, 2], [1, 1]])
+    graph = Graph.from_csr(xadj, adjncy, vwgt)
+    gpu = get_backend("gpu")
+    wc, wg = upload(CPU, graph, 2), upload(gpu, graph, 2)
+    balance = Balance.of(wc.totals, uniform_tpwgts(2, 2), [1.03, 1.03])
+    part = np.array([0, 0, 1, 1], dtype=np.int32)
+    part_c, its_c = refine(CPU, wc.graph, wc.weights, part, 2, balance, finest=True,
+                           patience=4)
+    part_g, its_g = refine(gpu, wg.graph, wg.weights, gpu.xp.asarray(part), 2, balance,
+                           finest=True, patience=4)
+    assert part_c.tolist() == part_g.get().tolist() == [1, 0, 0, 1]
+    assert its_c == its_g
 
 
 def test_cli_says_when_a_constraint_is_over_its_limit(tmp_path):

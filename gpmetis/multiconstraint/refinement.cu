@@ -1,7 +1,8 @@
-// Multi-constraint refinement kernels: the move selections of a rebalancing step and of a
-// label-propagation step's inflow cap, one cooperative kernel each, and a partition's part
-// weights, for (ncon, n) int32 vertex weights (constraint c of vertex v at weights[c * n + v]).
-// Twin: the NumPy paths of gpmetis/multiconstraint/refinement.py.
+// Multi-constraint refinement: the move selections of a rebalancing step and of a
+// label-propagation step's inflow cap (device functions that refinement_device.cu's mc_loop
+// runs), and a kernel for a partition's part weights, for (ncon, n) int32 vertex weights
+// (constraint c of vertex v at weights[c * n + v]). Twin: the NumPy steps of
+// gpmetis/multiconstraint/refinement.py.
 //
 // An item is a vertex with a destination to[v] >= 0 and an order: ckey[v] (order_key of a
 // float64 cost, 16 bits), then two 8-bit digits of the id, MC_LEVELS digits in all. Each
@@ -13,12 +14,12 @@
 // rebalancing, when it is the destination's first item). Integer atomics make every sum
 // independent of thread order; every decision depends on weights, keys and ids only.
 //
-//   mc_rebalance:  prepare -> select (sources) -> take -> select (destinations) -> apply
-//   mc_inflow_cap: prepare -> select (destinations) -> apply
+//   rebalancing:   prepare -> select (sources) -> take -> select (destinations) -> apply
+//   inflow cap:    prepare -> select (destinations) -> apply
 //   select:        (threshold, digit_hist) x (MC_LEVELS - 1) -> threshold
 //
 // Each step is a pass over the vertices or the groups (*_pass, mc_select_in_grid) followed by a
-// grid-wide barrier; arrays that a kernel writes and a later step reads are plain pointers (not
+// grid-wide barrier; arrays that the loop writes and a later step reads are plain pointers (not
 // read through the read-only cache).
 #include <cooperative_groups.h>
 
@@ -62,7 +63,7 @@ __device__ __forceinline__ int mc_compare(
 // weighs in (where `over` is given, only those over in part p: p is then its source).
 __device__ __forceinline__ void add_item(
     const int v, const int n, const int ncon, const int nparts, const int p, const int key,
-    const int* __restrict__ weights, const long long* __restrict__ over,
+    const int* __restrict__ weights, const long long* over,
     unsigned long long* hist)
 {
     for (int c = 0; c < ncon; ++c) {
@@ -84,10 +85,10 @@ __device__ __forceinline__ void add_item(
 // (c, part[v]) for each c over there that v weighs in. Also resets first (per part) and the
 // kept count for the take and apply passes.
 __device__ __forceinline__ void mc_rebalance_prepare_pass(
-    const int n, const int ncon, const int nparts, const int* __restrict__ part,
-    const int* __restrict__ weights, const int* __restrict__ dest, const int* __restrict__ gain,
-    const long long* __restrict__ over, const double* __restrict__ scale,
-    const long long* __restrict__ roomiest, const int nroomiest, int* to, int* ckey,
+    const int n, const int ncon, const int nparts, const int* part,
+    const int* __restrict__ weights, const int* dest, const int* gain,
+    const long long* over, const double* __restrict__ scale,
+    const long long* roomiest, const int nroomiest, int* to, int* ckey,
     unsigned long long* hist, unsigned long long* first, unsigned long long* kept)
 {
     const int tid = blockIdx.x * blockDim.x + threadIdx.x;
@@ -136,8 +137,8 @@ __device__ __forceinline__ void mc_rebalance_prepare_pass(
 // A label-propagation step's items: the vertices moved (moved[v] != part[v]) to moved[v],
 // keyed by order_key(-gain[v]) (highest gain first); destinations' groups (c, moved[v]).
 __device__ __forceinline__ void mc_inflow_prepare_pass(
-    const int n, const int ncon, const int nparts, const int* __restrict__ part,
-    const int* __restrict__ moved, const int* __restrict__ gain,
+    const int n, const int ncon, const int nparts, const int* part,
+    const int* moved, const int* gain,
     const int* __restrict__ weights, int* to, int* ckey, unsigned long long* hist)
 {
     for_each_vertex(n, [&](const int v) {
@@ -157,8 +158,8 @@ __device__ __forceinline__ void mc_inflow_prepare_pass(
 // after `level` levels; groups as add_item forms them (sources where `over` is given).
 __device__ __forceinline__ void mc_digit_hist_pass(
     const int n, const int ncon, const int nparts, const int level,
-    const int* __restrict__ part, const int* __restrict__ weights, const int* to,
-    const int* ckey, const long long* __restrict__ over, const int* sel, const int shift_hi,
+    const int* part, const int* __restrict__ weights, const int* to,
+    const int* ckey, const long long* over, const int* sel, const int shift_hi,
     const int shift_lo, unsigned long long* hist)
 {
     for_each_vertex(n, [&](const int v) {
@@ -184,8 +185,8 @@ __device__ __forceinline__ void mc_digit_hist_pass(
 // room left). hist is left zero.
 __device__ __forceinline__ void mc_select_in_grid(
     const cooperative_groups::grid_group& grid, const int n, const int ncon, const int nparts,
-    const int* __restrict__ part, const int* __restrict__ weights, const int* to,
-    const int* ckey, const long long* __restrict__ over, const long long* __restrict__ room,
+    const int* part, const int* __restrict__ weights, const int* to,
+    const int* ckey, const long long* over, const long long* room,
     const int shift_hi, const int shift_lo, unsigned long long* hist, int* sel, long long* base)
 {
     for (int level = 0; level < MC_LEVELS; ++level) {
@@ -211,9 +212,9 @@ __device__ __forceinline__ void mc_select_in_grid(
 // each over group, its weight below the selected digits, on them what the items before them
 // (base) leave of the excess (shared whole by the items of that rank), none above them.
 __device__ __forceinline__ void mc_rebalance_take_pass(
-    const int n, const int ncon, const int nparts, const int* __restrict__ part,
+    const int n, const int ncon, const int nparts, const int* part,
     const int* __restrict__ weights, int* to, const int* ckey,
-    const long long* __restrict__ over, const double* __restrict__ scale, const int* sel,
+    const long long* over, const double* __restrict__ scale, const int* sel,
     const long long* base, const int shift_hi, const int shift_lo, unsigned long long* hist,
     unsigned long long* first, double* credit)
 {
@@ -255,7 +256,7 @@ __device__ __forceinline__ void mc_rebalance_take_pass(
 // out[v] = v's part after the step; locked[v] (where given) = 1 for a kept move; kept[0]
 // counts them (where given). Every thread of the block must call it.
 __device__ __forceinline__ void mc_apply_pass(
-    const int n, const int ncon, const int nparts, const int* __restrict__ part,
+    const int n, const int ncon, const int nparts, const int* part,
     const int* __restrict__ weights, const double* __restrict__ scale,
     const int* to, const int* ckey, const int* sel, const int shift_hi, const int shift_lo,
     const unsigned long long* first, const double* credit, int* __restrict__ out,
@@ -290,60 +291,11 @@ __device__ __forceinline__ void mc_apply_pass(
     if (threadIdx.x == 0 && count) atomicAdd(kept, (unsigned long long)count);
 }
 
-// A rebalancing step's selection in one cooperative launch (blocks of NUM_DIGITS threads, a
-// thread per vertex and a block per group at most): from best_moves' (mode 1) dest/gain, out =
-// the new partition and kept[0] = the moves kept. over, excess_room (minus the excess) and room
-// (the room left) per group, roomiest as in the prepare pass; hist zero on entry and exit;
-// credit a per-vertex scratch array.
-extern "C" __global__ void mc_rebalance(
-    const int n, const int ncon, const int nparts, const int* __restrict__ part,
-    const int* __restrict__ weights, const int* __restrict__ dest, const int* __restrict__ gain,
-    const long long* __restrict__ over, const long long* __restrict__ excess_room,
-    const long long* __restrict__ room, const double* __restrict__ scale,
-    const long long* __restrict__ roomiest, const int nroomiest, const int shift_hi,
-    const int shift_lo, int* to, int* ckey, unsigned long long* hist, int* sel, long long* base,
-    unsigned long long* first, double* credit, int* __restrict__ out,
-    unsigned long long* kept)
-{
-    const cooperative_groups::grid_group grid = cooperative_groups::this_grid();
-    mc_rebalance_prepare_pass(n, ncon, nparts, part, weights, dest, gain, over, scale, roomiest,
-                              nroomiest, to, ckey, hist, first, kept);
-    grid.sync();
-    mc_select_in_grid(grid, n, ncon, nparts, part, weights, to, ckey, over, excess_room,
-                      shift_hi, shift_lo, hist, sel, base);
-    mc_rebalance_take_pass(n, ncon, nparts, part, weights, to, ckey, over, scale, sel, base,
-                           shift_hi, shift_lo, hist, first, credit);
-    grid.sync();
-    mc_select_in_grid(grid, n, ncon, nparts, part, weights, to, ckey, nullptr, room, shift_hi,
-                      shift_lo, hist, sel, base);
-    mc_apply_pass(n, ncon, nparts, part, weights, scale, to, ckey, sel, shift_hi, shift_lo, first,
-                  credit, out, nullptr, kept);
-}
-
-// A label-propagation step's inflow cap in one cooperative launch (as mc_rebalance): from the
-// afterburner's moved partition and best_moves' gain, out = the capped partition and locked =
-// its moves, each destination keeping what fits room (per group); hist zero on entry and exit.
-extern "C" __global__ void mc_inflow_cap(
-    const int n, const int ncon, const int nparts, const int* __restrict__ part,
-    const int* __restrict__ moved, const int* __restrict__ gain,
-    const int* __restrict__ weights, const long long* __restrict__ room, const int shift_hi,
-    const int shift_lo, int* to, int* ckey, unsigned long long* hist, int* sel, long long* base,
-    int* __restrict__ out, unsigned char* __restrict__ locked)
-{
-    const cooperative_groups::grid_group grid = cooperative_groups::this_grid();
-    mc_inflow_prepare_pass(n, ncon, nparts, part, moved, gain, weights, to, ckey, hist);
-    grid.sync();
-    mc_select_in_grid(grid, n, ncon, nparts, part, weights, to, ckey, nullptr, room, shift_hi,
-                      shift_lo, hist, sel, base);
-    mc_apply_pass(n, ncon, nparts, part, weights, nullptr, to, ckey, sel, shift_hi, shift_lo,
-                  nullptr, nullptr, out, locked, nullptr);
-}
-
 // out[c * nparts + p] += the weight in c of part p (out zero on entry), summed per block in
 // shared memory (8 * ncon * nparts bytes of it) when `shared`.
 extern "C" __global__ void mc_part_weights(
     const int n, const int ncon, const int nparts, const int shared,
-    const int* __restrict__ part, const int* __restrict__ weights,
+    const int* part, const int* __restrict__ weights,
     unsigned long long* __restrict__ out)
 {
     extern __shared__ unsigned long long sums[];

@@ -21,20 +21,18 @@ the best state (least excess beyond a tolerance, then lowest cut) and stops afte
 
 Both selections rank moves by (``order_key`` of the cost, 16 bits; then the vertex id's top 16
 bits) and cut each constraint's groups (its parts) at the rank where their limit is reached: on
-the GPU by the radix select of the single-constraint rebalancing, in one cooperative kernel
-of ``refinement.cu`` per step after Jet's move kernels (no sort; a rebalancing step reads one
-count back); on NumPy by one sort (``_select``), their twin. Every order is decided by values
-and vertex ids, so both engines take the same moves.
+the GPU by the radix select of the single-constraint rebalancing (``refinement.cu``, run inside
+the device loop of ``refinement_device.py``; no sort); on NumPy by one sort (``_select``), their
+twin. Every order is decided by values and vertex ids, so both engines take the same moves.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from gpmetis.backend import Backend, get_backend, loop_blocks
+from gpmetis.backend import Backend, get_backend
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.multiconstraint.weights import Balance, part_weights
 from gpmetis.refinement.jet import (
@@ -48,10 +46,9 @@ from gpmetis.refinement.jet import (
     launch_score,
     partition_state,
 )
-from gpmetis.refinement.rebalance import INFLOW_SLACK, NUM_DIGITS, id_shifts
+from gpmetis.refinement.rebalance import INFLOW_SLACK, id_shifts
 
 CU_FILE = Path(__file__).with_name("refinement.cu")
-LEVELS = 4  # as MC_LEVELS in refinement.cu: cost key high and low digits, id high and low
 SHARED_GROUPS = 4096  # mc_part_weights sums up to this many (constraint, part) pairs per block
 UNBOUNDED_ROOM = 1 << 62
 NO_FIRST = np.iinfo(np.uint64).max
@@ -67,61 +64,21 @@ def order_key(cost) -> np.ndarray:
     return (bits >> np.uint64(48)).astype(np.int64)
 
 
-@dataclass
-class _Work:
-    """The GPU selections' buffers for one level: per vertex the item's destination, key and
-    a rebalancing's credit; per (constraint, part) group the select's histogram (zero between
-    uses), digits and base; per part the first (key, id) of a rebalancing's destination; the
-    kept count; and each constraint's total (at least 1) as float64."""
-
-    to: object
-    ckey: object
-    credit: object
-    hist: object
-    sel: object
-    base: object
-    first: object
-    kept: object
-    scale: object
-
-    @classmethod
-    def make(cls, be: Backend, n: int, ncon: int, nparts: int, totals: np.ndarray) -> _Work:
-        xp = be.xp
-        groups = ncon * nparts
-        to, ckey = be.carve((n, n), xp.int32)
-        hist, first, kept = be.carve((groups * NUM_DIGITS, nparts, 1), xp.uint64, zeroed=1)
-        return cls(to, ckey, xp.empty(n, dtype=xp.float64), hist,
-                   xp.empty(groups * LEVELS, dtype=xp.int32),
-                   xp.empty(groups, dtype=xp.int64), first, kept,
-                   xp.asarray(np.maximum(totals, 1).astype(np.float64)))
-
-
 def lp_step(be: Backend, g: DeviceGraph, weights, part, nparts: int, room: np.ndarray, locked,
-            c_num: int, c_den: int, work: _Work | None = None):
-    """(new partition, new locks): one label-propagation step whose inflow fits ``room``
-    ((ncon, nparts) int64 on the host); ``work``: the GPU's buffers (made when None)."""
+            c_num: int, c_den: int):
+    """(new partition, new locks): one label-propagation step (NumPy) whose inflow fits
+    ``room`` ((ncon, nparts) int64)."""
     dest, gain = best_moves(be, g, part, nparts, MoveRequest(0, locked, c_num, c_den))
     _, moved = afterburner(be, g, part, dest, gain, nparts)
-    room = np.asarray(room, dtype=np.int64)
-    if not be.gpu:
-        cand = np.flatnonzero(moved != part)
-        to = moved[cand]
-        keep = cap_inflow(weights, cand, to, order_key(-gain[cand].astype(np.int64)), room,
-                          g.nvtxs)
-        part = part.copy()
-        part[cand[keep]] = to[keep]
-        locked = np.zeros(g.nvtxs, dtype=np.uint8)
-        locked[cand[keep]] = 1
-        return part, locked
-    xp = be.xp
-    n, ncon = g.nvtxs, len(weights)
-    work = work or _Work.make(be, n, ncon, nparts, np.ones(ncon, dtype=np.int64))
-    out = xp.empty(n, dtype=xp.int32)
-    locked = xp.empty(n, dtype=xp.uint8)
-    _launch_step(be, "mc_inflow_cap", n, ncon, nparts,
-                 (part, moved, gain, weights, be.asarray(room.ravel()), *_shifts(n), work.to,
-                  work.ckey, work.hist, work.sel, work.base, out, locked))
-    return out, locked
+    cand = np.flatnonzero(moved != part)
+    to = moved[cand]
+    keep = cap_inflow(weights, cand, to, order_key(-gain[cand].astype(np.int64)),
+                      np.asarray(room, dtype=np.int64), g.nvtxs)
+    part = part.copy()
+    part[cand[keep]] = to[keep]
+    locked = np.zeros(g.nvtxs, dtype=np.uint8)
+    locked[cand[keep]] = 1
+    return part, locked
 
 
 def cap_inflow(weights, cand, to, key, room: np.ndarray, n: int) -> np.ndarray:
@@ -194,24 +151,10 @@ def _relief(groups, w, key, v, n: int, excess, scale: np.ndarray) -> np.ndarray:
     return credit
 
 
-def _shifts(n: int) -> tuple:
-    return tuple(np.int32(s) for s in id_shifts(n))
-
-
-def _launch_step(be: Backend, name: str, n: int, ncon: int, nparts: int, args: tuple) -> None:
-    """Queue the cooperative kernel ``name`` of ``refinement.cu`` (blocks of NUM_DIGITS
-    threads: a thread per vertex and a block per (constraint, part) group, as many as the GPU
-    holds at once)."""
-    be.launch_cooperative(be.kernel(CU_FILE, name), loop_blocks(n, NUM_DIGITS, 0, ncon * nparts),
-                          (np.int32(n), np.int32(ncon), np.int32(nparts), *args),
-                          block=NUM_DIGITS)
-
-
 def rebalance_step(be: Backend, g: DeviceGraph, weights, part, nparts: int,
-                   balance: Balance, pwgts: np.ndarray, work: _Work | None = None):
-    """A new partition with vertices moved out of the parts over in any constraint (``part``
-    itself when none is, or when no move lowers the total excess); ``work``: the GPU's
-    buffers (made when None)."""
+                   balance: Balance, pwgts: np.ndarray):
+    """A new partition (NumPy) with vertices moved out of the parts over in any constraint
+    (``part`` itself when none is, or when no move lowers the total excess)."""
     over = pwgts - balance.limits
     if not (over > 0).any():
         return part
@@ -222,26 +165,10 @@ def rebalance_step(be: Backend, g: DeviceGraph, weights, part, nparts: int,
     # no such neighbour (at the loss of their whole connectivity, -gain)
     share = (balance.limits - pwgts) / np.maximum(balance.limits, 1)
     roomiest = np.array(sorted({int(np.argmax(row)) for row in share}), dtype=np.int64)
-    n, ncon = g.nvtxs, balance.ncon
-    if not be.gpu:
-        dest, gain = best_moves(be, g, part, nparts, MoveRequest(1, room=bm_room))
-        return _rebalance_numpy(weights, part, nparts, over,
-                                np.maximum(balance.totals, 1).astype(np.float64), roomiest,
-                                dest, gain)
-    groups = ncon * nparts
-    packed = be.asarray(np.concatenate([over.ravel(), -np.maximum(over, 0).ravel(),
-                                        -over.ravel(), bm_room, roomiest]))
-    over_d, excess_room, room_d, bm_room_d, roomiest_d = (
-        packed[i:j] for i, j in zip((0, groups, 2 * groups, 3 * groups, 3 * groups + nparts),
-                                    (groups, 2 * groups, 3 * groups, 3 * groups + nparts, None)))
-    dest, gain = best_moves(be, g, part, nparts, MoveRequest(1, room=bm_room_d))
-    work = work or _Work.make(be, n, ncon, nparts, balance.totals)
-    out = be.xp.empty(n, dtype=be.xp.int32)
-    _launch_step(be, "mc_rebalance", n, ncon, nparts,
-                 (part, weights, dest, gain, over_d, excess_room, room_d, work.scale, roomiest_d,
-                  np.int32(len(roomiest)), *_shifts(n), work.to, work.ckey, work.hist, work.sel,
-                  work.base, work.first, work.credit, out, work.kept))
-    return out if int(work.kept[0]) else part
+    dest, gain = best_moves(be, g, part, nparts, MoveRequest(1, room=bm_room))
+    return _rebalance_numpy(weights, part, nparts, over,
+                            np.maximum(balance.totals, 1).astype(np.float64), roomiest, dest,
+                            gain)
 
 
 def _rebalance_numpy(weights, part, nparts: int, over: np.ndarray, scale: np.ndarray,
@@ -401,14 +328,18 @@ def score_state(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance
 
 def refine(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance: Balance, *,
            finest: bool, patience: int, tolerance: float = 0.0):
-    """(the best partition the iterations find from ``part`` (a new int32 array), iterations
-    run); ``weights`` (ncon, n) int32 on ``be``; an excess within ``tolerance`` counts as
-    none (a coarse partition's finer levels remove it)."""
-    xp = be.xp
+    """(the best partition the iterations find from ``part``, iterations run); ``weights``
+    (ncon, n) int32 on ``be``; an excess within ``tolerance`` counts as none (a coarse
+    partition's finer levels remove it). On the GPU the loop runs on the device
+    (refinement_device.py); the host loop here is its twin."""
     c_num, c_den = FILTER_FINEST if finest else FILTER_COARSE
+    if be.gpu:
+        from gpmetis.multiconstraint.refinement_device import DeviceLoop
+
+        return DeviceLoop(be, g, weights, nparts, balance, c_num=c_num, c_den=c_den,
+                          patience=patience, tolerance=tolerance)(part)
     slack = balance.limits // INFLOW_SLACK
-    locked = xp.zeros(g.nvtxs, dtype=xp.uint8)
-    work = _Work.make(be, g.nvtxs, balance.ncon, nparts, balance.totals) if be.gpu else None
+    locked = np.zeros(g.nvtxs, dtype=np.uint8)
     score, pwgts = _tolerant(score_state(be, g, weights, part, nparts, balance), tolerance)
     best, best_score = part, score
     stale = iterations = 0
@@ -419,10 +350,9 @@ def refine(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance: Bal
         lp = score[0] == 0
         if lp:
             room = balance.limits - pwgts + (slack if loose else 0)
-            part, locked = lp_step(be, g, weights, part, nparts, room, locked, c_num, c_den,
-                                   work)
+            part, locked = lp_step(be, g, weights, part, nparts, room, locked, c_num, c_den)
         else:
-            moved = rebalance_step(be, g, weights, part, nparts, balance, pwgts, work)
+            moved = rebalance_step(be, g, weights, part, nparts, balance, pwgts)
             if moved is part:  # no move lowers the excess: trade constraints
                 moved = swap_step(be, g, weights, part, nparts, balance, pwgts)
             part = moved
@@ -439,7 +369,7 @@ def refine(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance: Bal
             # a rebalancing step that still lowers the excess is not stale; once a balanced
             # state is kept, only one that removes a good share of it
             stale += 1
-    return best.astype(xp.int32, copy=False), iterations
+    return best.astype(np.int32, copy=False), iterations
 
 
 def _tolerant(state: tuple, tolerance: float) -> tuple:

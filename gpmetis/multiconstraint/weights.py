@@ -37,8 +37,13 @@ class Balance:
         return len(self.totals)
 
     def excess(self, pwgts: np.ndarray) -> float:
-        over = np.maximum(pwgts - self.limits, 0)
-        return float((over / np.maximum(self.totals, 1)[:, None]).sum())
+        """Summed in one fixed order, as the device loop sums it (refinement_device.cu): per
+        constraint the integer excess of its parts over its total, then the constraints."""
+        over = np.maximum(np.asarray(pwgts) - self.limits, 0)
+        total = 0.0
+        for c in range(self.ncon):
+            total += int(over[c].sum()) / max(int(self.totals[c]), 1)
+        return total
 
     def slack_share(self) -> float:
         """The smallest allowed imbalance of any constraint, as a share of its total (e.g.

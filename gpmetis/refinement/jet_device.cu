@@ -6,7 +6,7 @@
 
 #include "../block_reduce.cuh"
 #include "../resident_grid.cuh"
-#include "jet.cu"
+#include "loop_steps.cuh"
 #include "rebalance.cu"
 
 #define CTL_OVER 0        // total overweight of the current partition
@@ -167,40 +167,6 @@ __device__ __forceinline__ void select_in_loop(
     }
 }
 
-// Call f(list[i]) in every thread of block b for i = b, b + the grid's block count, ...
-template <typename F>
-__device__ __forceinline__ void for_each_listed_by_block(const int* list, const int count, F f) {
-    for (int i = blockIdx.x; i < count; i += gridDim.x) {
-        f(list[i]);
-        __syncthreads();  // the block's shared scratch is read before the next vertex's
-    }
-}
-
-// The rows of a level by length, as jet_loop's kernels take them: rows of up to max_degree
-// entries to a thread, those in mid to a warp, those in heavy to a block.
-struct RowTiers {
-    long long max_degree;
-    const int* mid;
-    const int* heavy;
-    int nmid, nheavy;
-};
-
-__device__ __forceinline__ void best_moves_in_loop(
-    const RowTiers& rows, const int n, const int nparts, const long long* xadj,
-    const int* adjncy, const int* adjwgt, const int* vwgt, const int* part,
-    const unsigned char* locked, const long long* room, const int mode, const long long c_num,
-    const long long c_den, int* tkeys, int* tvals, int* dest, int* gain)
-{
-    best_moves_pass(n, xadj, adjncy, adjwgt, vwgt, part, locked, room, mode, c_num, c_den,
-                    tkeys, tvals, dest, gain, rows.max_degree);
-    best_moves_warp_pass(rows.mid, rows.nmid, xadj, adjncy, adjwgt, vwgt, part, locked, room,
-                         mode, c_num, c_den, dest, gain);
-    for_each_listed_by_block(rows.heavy, rows.nheavy, [&](const int v) {
-        best_moves_by_block(v, nparts, xadj, adjncy, adjwgt, vwgt, part, locked, room, mode,
-                            c_num, c_den, dest, gain);
-    });
-}
-
 // score of part into acc (of the change from prev where prev is given, so that acc goes on
 // holding the current partition's state), then block 0's books (init: of a start), each step
 // followed by a grid-wide barrier.
@@ -213,11 +179,7 @@ __device__ __forceinline__ void score_and_books(
     unsigned long long* acc, long long* pw, long long* ctl, long long* room, int* roomiest,
     int* gates)
 {
-    score_pass(n, nparts, xadj, adjncy, adjwgt, vwgt, part, prev, acc, rows.max_degree,
-               rows.mid, rows.nmid);
-    for_each_listed_by_block(rows.heavy, rows.nheavy, [&](const int v) {
-        score_by_block(v, xadj, adjncy, adjwgt, vwgt, part, prev, acc);
-    });
+    score_in_loop(rows, n, nparts, xadj, adjncy, adjwgt, vwgt, part, prev, acc);
     grid.sync();
     if (blockIdx.x == 0)
         jet_books_block(init, nparts, group_size, maxpwgt, patience, max_iterations,
