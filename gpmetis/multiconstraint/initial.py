@@ -29,16 +29,18 @@ from gpmetis.multiconstraint.weights import Balance, scalarised
 TRIAL_PATIENCE = 4
 
 
-def mc_trial(args: tuple) -> tuple[np.ndarray, float, int]:
-    """One trial: (partition, excess, edgecut) of the coarsest graph."""
+def mc_trial(args: tuple):
+    """One trial on the coarsest graph: METIS's partition of a scalarisation of its weights,
+    and where ``refined`` (the cpu engine) its refinement here: (partition, excess, edgecut)."""
     (xadj, adjncy, adjwgt, weights, nparts, tpwgts, limits, totals, trial, seed, ufactor,
-     niter, patience, iptype, near) = args
-    balance = Balance(limits, totals)
+     niter, patience, iptype, near, refined) = args
     scalar = scalarised(weights, totals, use_max=trial % 4 >= 2)
     part, _ = metis_trial((xadj, adjncy, scalar, adjwgt, nparts, tpwgts, seed, ufactor, niter,
                            iptype, trial % 2 == 0))
-    return refine_on_host((xadj, adjncy, adjwgt, scalar), weights, part, nparts, balance,
-                          patience, near)
+    if not refined:
+        return part
+    return refine_on_host((xadj, adjncy, adjwgt, scalar), weights, part, nparts,
+                          Balance(limits, totals), patience, near)
 
 
 def _refined_tree(host: tuple, weights: np.ndarray, tpwgts: np.ndarray, balance: Balance,
@@ -78,12 +80,21 @@ def initial_partition(graph: DeviceGraph, weights, nparts: int, balance: Balance
         # part's allowed slack count as balanced
         # (unless the coarsest graph is the input: nothing finer is left to repair it)
         near = balance.slack_share() / nparts if coarsened else 0.0
+        # the gpu engine refines the trials on the device, one after another (the twin of
+        # refining them on the workers: the loops take the same steps)
+        on_device = graph.be.gpu
+        trial_patience = min(patience, TRIAL_PATIENCE)
         jobs = [(mc_trial, (xadj, adjncy, adjwgt, host_weights, nparts, explicit,
                             balance.limits, balance.totals, t, seed + t, ufactor, niter,
-                            min(patience, TRIAL_PATIENCE), iptype, near))
+                            trial_patience, iptype, near, not on_device))
                 for t in range(ntrials)]
         parallel = ntrials > 1 and len(adjncy) >= PARALLEL_MIN_NNZ
         results = run_jobs(jobs, steps, parallel)
+        if on_device:
+            from gpmetis.multiconstraint.refinement_device import refine_each
+
+            results = refine_each(graph, weights, results, nparts, balance,
+                                  patience=trial_patience, tolerance=near)
         if always_tree or all(excess > near for _, excess, _ in results):
             results.append(_refined_tree((xadj, adjncy, adjwgt), host_weights, tpwgts,
                                          balance, ubvec, near, seed=seed, ntrials=ntrials,

@@ -16,9 +16,15 @@ import numpy as np
 
 from gpmetis.backend import Backend, loop_blocks
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.multiconstraint.refinement import SETTLE, SHARED_GROUPS, swap_step
+from gpmetis.multiconstraint.refinement import SETTLE, SHARED_GROUPS, score_state, swap_step
 from gpmetis.multiconstraint.weights import Balance
-from gpmetis.refinement.jet import IMPROVEMENT, MAX_ITERATIONS, MAX_SHARED_PARTS, score_shared_mem
+from gpmetis.refinement.jet import (
+    FILTER_COARSE,
+    IMPROVEMENT,
+    MAX_ITERATIONS,
+    MAX_SHARED_PARTS,
+    score_shared_mem,
+)
 from gpmetis.refinement.rebalance import INFLOW_SLACK, NUM_DIGITS, id_shifts
 
 CU_FILE = Path(__file__).with_name("refinement_device.cu")
@@ -117,3 +123,20 @@ class DeviceLoop:
             start = swap_step(be, self.g, self.weights, self.cur, self.nparts, self.balance,
                               pwgts)
             resume = 1
+
+
+def refine_each(g: DeviceGraph, weights, parts: list, nparts: int, balance: Balance, *,
+                patience: int, tolerance: float) -> list[tuple[np.ndarray, float, int]]:
+    """(partition on the host, excess, edgecut) of each host partition in ``parts`` after the
+    coarse levels' refinement on the device, as ``refine_on_host`` gives them: one loop's
+    buffers serve them all."""
+    be = g.be
+    c_num, c_den = FILTER_COARSE
+    loop = DeviceLoop(be, g, weights, nparts, balance, c_num=c_num, c_den=c_den,
+                      patience=patience, tolerance=tolerance)
+    out = []
+    for part in parts:
+        best, _ = loop(be.asarray(part, dtype=be.xp.int32))
+        (excess, cut), _ = score_state(be, g, weights, best, nparts, balance)
+        out.append((be.asnumpy(best), excess, cut))
+    return out
