@@ -1,13 +1,15 @@
 """Initial partition of a multi-constraint coarsest graph: METIS trials on one scalar weight,
 each repaired and refined by the multi-constraint refinement, the best balanced cut kept.
 
-pymetis passes METIS one weight per vertex, so each trial gives METIS a scalarisation of the
-weight vectors (the sum of the constraints' shares of their totals, or the largest share),
-alternating recursive bisection and k-way; ``refinement.refine`` then moves the partition
-within every constraint's limit and lowers its cut. Trials run on the worker processes with
-seeds ``seed, seed+1, ...``; the lowest cut among the trials whose excess is within one part's
-slack wins (else the least excess), ties to the earlier trial, so the
-result does not depend on how many cores ran them, nor on the engine.
+pymetis passes METIS one weight per vertex, so each trial gives METIS's recursive bisection a
+scalarisation of the weight vectors (alternately the sum of the constraints' shares of their
+totals and the largest share); ``refinement.refine`` then moves the partition within every
+constraint's limit and lowers its cut. METIS's k-way runs cost several times a bisection tree
+on a coarsest graph, whose own k-way phase this refinement replaces. Trials run on the worker
+processes with seeds ``seed, seed+1, ...`` (the gpu engine refines them on the device); the
+lowest cut among the trials whose excess is within one part's slack wins (else the least
+excess), ties to the earlier trial, so the result does not depend on how many cores ran them,
+nor on the engine.
 """
 
 from __future__ import annotations
@@ -34,9 +36,9 @@ def mc_trial(args: tuple):
     and where ``refined`` (the cpu engine) its refinement here: (partition, excess, edgecut)."""
     (xadj, adjncy, adjwgt, weights, nparts, tpwgts, limits, totals, trial, seed, ufactor,
      niter, patience, iptype, near, refined) = args
-    scalar = scalarised(weights, totals, use_max=trial % 4 >= 2)
+    scalar = scalarised(weights, totals, use_max=trial % 2 == 1)
     part, _ = metis_trial((xadj, adjncy, scalar, adjwgt, nparts, tpwgts, seed, ufactor, niter,
-                           iptype, trial % 2 == 0))
+                           iptype, True))
     if not refined:
         return part
     return refine_on_host((xadj, adjncy, adjwgt, scalar), weights, part, nparts,
