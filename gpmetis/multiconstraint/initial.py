@@ -6,10 +6,10 @@ scalarisation of the weight vectors (alternately the sum of the constraints' sha
 totals and the largest share); ``refinement.refine`` then moves the partition within every
 constraint's limit and lowers its cut. METIS's k-way runs cost several times a bisection tree
 on a coarsest graph, whose own k-way phase this refinement replaces. Trials run on the worker
-processes with seeds ``seed, seed+1, ...`` (the gpu engine refines them on the device); the
-lowest cut among the trials whose excess is within one part's slack wins (else the least
-excess), ties to the earlier trial, so the result does not depend on how many cores ran them,
-nor on the engine.
+processes with seeds ``seed, seed+1, ...``; the ``REFINED_TRIALS`` of least cut are refined (on
+the device by the gpu engine, on the workers by the cpu engine); the lowest cut among those
+whose excess is within one part's slack wins (else the least excess), ties to the earlier
+trial, so the result does not depend on how many cores ran them, nor on the engine.
 """
 
 from __future__ import annotations
@@ -25,23 +25,32 @@ from gpmetis.multiconstraint.bisection import bisection_tree
 from gpmetis.multiconstraint.refinement import refine_on_host
 from gpmetis.multiconstraint.weights import Balance, scalarised
 
-# a k-way trial's refinement stops after this many iterations without improvement (at most
+# a trial's refinement stops after this many iterations without improvement (at most
 # the run's patience): the kept trial is refined again as the coarsest level, so the trials
 # need their balance more than their last percent of cut
 TRIAL_PATIENCE = 4
+# this many trials of least cut are refined: METIS's cut ranks them well enough, and each
+# refinement costs more than the trial
+REFINED_TRIALS = 4
 
 
-def mc_trial(args: tuple):
-    """One trial on the coarsest graph: METIS's partition of a scalarisation of its weights,
-    and where ``refined`` (the cpu engine) its refinement here: (partition, excess, edgecut)."""
-    (xadj, adjncy, adjwgt, weights, nparts, tpwgts, limits, totals, trial, seed, ufactor,
-     niter, patience, iptype, near, refined) = args
+def mc_trial(args: tuple) -> tuple[np.ndarray, int]:
+    """One trial on the coarsest graph: (partition, edgecut) of METIS's recursive bisection of
+    a scalarisation of its weights."""
+    (xadj, adjncy, adjwgt, weights, nparts, tpwgts, totals, trial, seed, ufactor, niter,
+     iptype) = args
     scalar = scalarised(weights, totals, use_max=trial % 2 == 1)
-    part, _ = metis_trial((xadj, adjncy, scalar, adjwgt, nparts, tpwgts, seed, ufactor, niter,
-                           iptype, True))
-    if not refined:
-        return part
-    return refine_on_host((xadj, adjncy, adjwgt, scalar), weights, part, nparts,
+    return metis_trial((xadj, adjncy, scalar, adjwgt, nparts, tpwgts, seed, ufactor, niter,
+                        iptype, True))
+
+
+def refined_trial(args: tuple) -> tuple[np.ndarray, float, int]:
+    """A trial's partition after the multi-constraint refinement: (partition, excess,
+    edgecut). The refinement weighs vertices by ``weights`` alone (the graph's single weight
+    only tells a weightless vertex, which has none in any constraint), so unit weights do."""
+    xadj, adjncy, adjwgt, weights, part, nparts, limits, totals, patience, near = args
+    ones = np.ones(len(xadj) - 1, dtype=np.int32)
+    return refine_on_host((xadj, adjncy, adjwgt, ones), weights, part, nparts,
                           Balance(limits, totals), patience, near)
 
 
@@ -82,21 +91,25 @@ def initial_partition(graph: DeviceGraph, weights, nparts: int, balance: Balance
         # part's allowed slack count as balanced
         # (unless the coarsest graph is the input: nothing finer is left to repair it)
         near = balance.slack_share() / nparts if coarsened else 0.0
-        # the gpu engine refines the trials on the device, one after another (the twin of
-        # refining them on the workers: the loops take the same steps)
-        on_device = graph.be.gpu
-        trial_patience = min(patience, TRIAL_PATIENCE)
         jobs = [(mc_trial, (xadj, adjncy, adjwgt, host_weights, nparts, explicit,
-                            balance.limits, balance.totals, t, seed + t, ufactor, niter,
-                            trial_patience, iptype, near, not on_device))
+                            balance.totals, t, seed + t, ufactor, niter, iptype))
                 for t in range(ntrials)]
         parallel = ntrials > 1 and len(adjncy) >= PARALLEL_MIN_NNZ
-        results = run_jobs(jobs, steps, parallel)
-        if on_device:
+        trials = run_jobs(jobs, steps, parallel)
+        # the trials of least cut are refined (ties to the earlier trial): on the device one
+        # after another, else on the workers (twins: the loops take the same steps)
+        kept = sorted(range(ntrials), key=lambda t: (trials[t][1], t))[:REFINED_TRIALS]
+        trial_patience = min(patience, TRIAL_PATIENCE)
+        if graph.be.gpu:
             from gpmetis.multiconstraint.refinement_device import refine_each
 
-            results = refine_each(graph, weights, results, nparts, balance,
-                                  patience=trial_patience, tolerance=near)
+            results = refine_each(graph, weights, [trials[t][0] for t in kept], nparts,
+                                  balance, patience=trial_patience, tolerance=near)
+        else:
+            results = run_jobs([(refined_trial, (xadj, adjncy, adjwgt, host_weights,
+                                                 trials[t][0], nparts, balance.limits,
+                                                 balance.totals, trial_patience, near))
+                                for t in kept], steps, parallel)
         if always_tree or all(excess > near for _, excess, _ in results):
             results.append(_refined_tree((xadj, adjncy, adjwgt), host_weights, tpwgts,
                                          balance, ubvec, near, seed=seed, ntrials=ntrials,
