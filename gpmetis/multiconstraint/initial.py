@@ -46,8 +46,8 @@ def mc_trial(args: tuple) -> tuple[np.ndarray, int]:
 
 def refined_trial(args: tuple) -> tuple[np.ndarray, float, int]:
     """A trial's partition after the multi-constraint refinement: (partition, excess,
-    edgecut). The refinement weighs vertices by ``weights`` alone (the graph's single weight
-    only tells a weightless vertex, which has none in any constraint), so unit weights do."""
+    edgecut). The refinement weighs vertices by ``weights``; its move kernels compare the
+    graph's single weight only with rooms of -1 or unbounded, so unit weights serve."""
     xadj, adjncy, adjwgt, weights, part, nparts, limits, totals, patience, near = args
     ones = np.ones(len(xadj) - 1, dtype=np.int32)
     return refine_on_host((xadj, adjncy, adjwgt, ones), weights, part, nparts,
