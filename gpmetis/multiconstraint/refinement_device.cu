@@ -152,25 +152,24 @@ __device__ __forceinline__ void mc_begin_block(
     }
     for (int c = 0; c < ncon; ++c) {
         // the largest share, as an order-preserving uint64 of its bits, then its first part
-        unsigned long long key = 0;
-        for (int p = threadIdx.x; p < nparts; p += blockDim.x) {
+        auto share_key = [&](const int p) {
             const long long lim = limits[c * nparts + p];
             const double share = (double)(lim - pw[c * nparts + p]) / (double)(lim > 1 ? lim : 1);
-            unsigned long long bits = (unsigned long long)__double_as_longlong(share);
-            bits = (bits >> 63) ? ~bits : bits | (1ULL << 63);
-            key = bits > key ? bits : key;
+            const unsigned long long bits = (unsigned long long)__double_as_longlong(share);
+            return (bits >> 63) ? ~bits : bits | (1ULL << 63);
+        };
+        unsigned long long key = 0;
+        for (int p = threadIdx.x; p < nparts; p += blockDim.x) {
+            const unsigned long long k = share_key(p);
+            key = k > key ? k : key;
         }
         key = block_max_u64(key, buf);
         if (threadIdx.x == 0) most = key;
         __syncthreads();
         unsigned long long first = 0;
         for (int p = threadIdx.x; p < nparts; p += blockDim.x) {
-            const long long lim = limits[c * nparts + p];
-            const double share = (double)(lim - pw[c * nparts + p]) / (double)(lim > 1 ? lim : 1);
-            unsigned long long bits = (unsigned long long)__double_as_longlong(share);
-            bits = (bits >> 63) ? ~bits : bits | (1ULL << 63);
             const unsigned long long k = 0xFFFFFFFFULL - (unsigned)p;
-            if (bits == most && k > first) first = k;
+            if (share_key(p) == most && k > first) first = k;
         }
         first = block_max_u64(first, buf);
         if (threadIdx.x == 0) roomiest[c] = (long long)(0xFFFFFFFFULL - first);
@@ -271,12 +270,8 @@ extern "C" __global__ void mc_loop(
             best_moves_in_loop(rows, n, nparts, xadj, adjncy, adjwgt, vwgt, part, locked,
                                bm_room, 0, c_num, c_den, tkeys, tvals, dest, gain);
             grid.sync();
-            afterburner_pass(n, xadj, adjncy, adjwgt, part, dest, gain, next_locked, moved,
-                             rows.max_degree, rows.mid, rows.nmid);
-            for_each_listed_by_block(rows.heavy, rows.nheavy, [&](const int v) {
-                afterburner_by_block(v, xadj, adjncy, adjwgt, part, dest, gain, next_locked,
-                                     moved);
-            });
+            afterburner_in_loop(rows, n, xadj, adjncy, adjwgt, part, dest, gain, next_locked,
+                                moved);
             grid.sync();
             mc_inflow_prepare_pass(n, ncon, nparts, part, moved, gain, weights, to, ckey, hist);
             grid.sync();
@@ -314,13 +309,6 @@ extern "C" __global__ void mc_loop(
                            weights, moved, part, limits, slack, scale, tolerance, patience,
                            max_iterations, keep_factor, settle_factor, acc, pwacc, pw, ctl, fctl,
                            gates, lp_room, over, excess_room, room, bm_room, roomiest);
-        int* const was = part;
-        part = moved;
-        moved = was;
-        if (lp) {
-            unsigned char* const locks = locked;
-            locked = next_locked;
-            next_locked = locks;
-        }
+        next_iteration(lp, part, moved, locked, next_locked);
     }
 }

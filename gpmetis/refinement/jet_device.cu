@@ -234,12 +234,8 @@ extern "C" __global__ void jet_loop(
             best_moves_in_loop(rows, n, nparts, xadj, adjncy, adjwgt, vwgt, part, locked, room,
                                0, c_num, c_den, tkeys, tvals, dest, gain);
             grid.sync();
-            afterburner_pass(n, xadj, adjncy, adjwgt, part, dest, gain, next_locked, moved,
-                             rows.max_degree, rows.mid, rows.nmid);
-            for_each_listed_by_block(rows.heavy, rows.nheavy, [&](const int v) {
-                afterburner_by_block(v, xadj, adjncy, adjwgt, part, dest, gain, next_locked,
-                                     moved);
-            });
+            afterburner_in_loop(rows, n, xadj, adjncy, adjwgt, part, dest, gain, next_locked,
+                                moved);
             grid.sync();
             inflow_prepare_pass(n, part, moved, vwgt, gates[GATE_LOOSE], gain, dest, outflow,
                                 hist);
@@ -271,15 +267,7 @@ extern "C" __global__ void jet_loop(
         score_and_books(grid, rows, 0, n, nparts, group_size, xadj, adjncy, adjwgt, vwgt, moved,
                         part, maxpwgt, patience, max_iterations, keep_factor, acc, pw, ctl, room,
                         roomiest, gates);
-        // the next iteration starts from moved, with this label propagation's locks (none after
-        // rebalancing); its first step copies moved to best where GATE_BEST says so
-        int* const was = part;
-        part = moved;
-        moved = was;
-        if (lp) {
-            unsigned char* const locks = locked;
-            locked = next_locked;
-            next_locked = locks;
-        }
+        // its first step copies moved to best where GATE_BEST says so
+        next_iteration(lp, part, moved, locked, next_locked);
     }
 }

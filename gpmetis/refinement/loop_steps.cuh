@@ -39,6 +39,19 @@ __device__ __forceinline__ void best_moves_in_loop(
     });
 }
 
+// afterburner_pass of dest's moves into keep and moved, heavy rows a block each.
+__device__ __forceinline__ void afterburner_in_loop(
+    const RowTiers& rows, const int n, const long long* xadj, const int* adjncy,
+    const int* adjwgt, const int* part, const int* dest, const int* gain, unsigned char* keep,
+    int* moved)
+{
+    afterburner_pass(n, xadj, adjncy, adjwgt, part, dest, gain, keep, moved, rows.max_degree,
+                     rows.mid, rows.nmid);
+    for_each_listed_by_block(rows.heavy, rows.nheavy, [&](const int v) {
+        afterburner_by_block(v, xadj, adjncy, adjwgt, part, dest, gain, keep, moved);
+    });
+}
+
 // score_pass of part (of the change from prev where prev is given) into acc, heavy rows a
 // block each.
 __device__ __forceinline__ void score_in_loop(
@@ -51,4 +64,20 @@ __device__ __forceinline__ void score_in_loop(
     for_each_listed_by_block(rows.heavy, rows.nheavy, [&](const int v) {
         score_by_block(v, xadj, adjncy, adjwgt, vwgt, part, prev, acc);
     });
+}
+
+// The next iteration starts from moved, with this label propagation's locks (none after
+// rebalancing): part and moved, and after label propagation locked and next_locked, trade
+// places.
+__device__ __forceinline__ void next_iteration(const bool lp, int*& part, int*& moved,
+                                               unsigned char*& locked,
+                                               unsigned char*& next_locked)
+{
+    int* const was = part;
+    part = moved;
+    moved = was;
+    if (!lp) return;
+    unsigned char* const locks = locked;
+    locked = next_locked;
+    next_locked = locks;
 }
