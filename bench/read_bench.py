@@ -3,7 +3,8 @@ METIS's gpmetis prints for a METIS file, ``scipy.io.mmread`` for a Matrix Market
 CUDA is usable and the file is not compressed, also the GPU reader the gpu engine's command
 uses (``io.metis_gpu`` or ``io.mtx_gpu``: the file mapped, uploaded and parsed, the graph back
 on the host), timed after the CUDA context exists, as in a run where it starts while the file
-is mapped (``warmup.GpuRead``); its kernels load inside the timing, as in a run.
+is mapped (``warmup.GpuRead``); its kernels load inside the timing, as in a run, and as there
+CuPy's ``cupyx`` runs without SciPy (``warmup.keep_scipy_from_cupyx``).
 
     python3 bench/read_bench.py FILE [--repeat 3] [--metis PATH] [--mtx-weights]
 
@@ -43,9 +44,11 @@ print(json.dumps({"seconds": seconds, "n": graph.nvtxs, "m": graph.nedges}))
 GPU = """
 import json, sys, time
 from gpmetis.backend import cuda_available, get_backend
+from gpmetis.partitioning.warmup import keep_scipy_from_cupyx
 if not cuda_available():
     print(json.dumps(None))
     raise SystemExit
+keep_scipy_from_cupyx()  # as the command does: cupyx's first import would bring SciPy in
 from gpmetis.io.metis_gpu import read_metis_gpu
 from gpmetis.io.mtx_gpu import read_matrix_market_gpu
 from gpmetis.io.source import read_bytes
