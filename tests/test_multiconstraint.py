@@ -314,6 +314,27 @@ def test_gpu_engine_equals_cpu_engine(ncon, nparts):
 
 @pytest.mark.gpu
 @requires_cuda
+@pytest.mark.parametrize("ncon,nparts", [(5, 2), (8, 7), (4, 33)])
+def test_gpu_engine_equals_cpu_engine_with_targets_and_ubvec(tmp_path, ncon, nparts):
+    # up to 8 constraints (one of them all zero), odd k, a limit per constraint and targets per
+    # part and constraint: the device loop's books against the host loop's
+    rng = np.random.default_rng(ncon)
+    base = random_graph(3000, 6, seed=ncon, hubs=3)
+    vwgt = rng.integers(1, 9, (base.nvtxs, ncon))
+    vwgt[:, ncon - 1] = 0
+    vwgt[:, 0] = np.maximum(base.degrees(), 1)
+    graph = Graph.from_csr(base.xadj, base.adjncy, vwgt)
+    ubvec = tuple(1.05 + 0.05 * (c % 3) for c in range(ncon))
+    path = tmp_path / "tpwgts"
+    path.write_text(f"0:0 = {0.5 / nparts:.6f}\n{nparts - 1}:1-{ncon - 1} = {1.5 / nparts:.6f}\n")
+    runs = [partition(graph, nparts, engine=engine, seed=5, ubvec=ubvec, tpwgts=str(path))
+            for engine in ("gpu", "cpu")]
+    assert np.array_equal(runs[0].part, runs[1].part)
+    assert runs[0].edgecut == runs[1].edgecut and runs[0].metrics.pwgts == runs[1].metrics.pwgts
+
+
+@pytest.mark.gpu
+@requires_cuda
 @pytest.mark.parametrize("ncon,nparts", [(2, 8), (3, 64), (2, 3000)])
 @pytest.mark.parametrize("name", ["4elt", "random-hubs", "random-big", "power-law"])
 def test_gpu_refinement_loop_equals_cpu_loop(name, ncon, nparts):
