@@ -8,8 +8,9 @@ constraint's limit and lowers its cut. METIS's k-way runs cost several times a b
 on a coarsest graph, whose own k-way phase this refinement replaces. Trials run on the worker
 processes with seeds ``seed, seed+1, ...``; the ``REFINED_TRIALS`` of least cut are refined (on
 the device by the gpu engine, on the workers by the cpu engine); the lowest cut among those
-whose excess is within one part's slack wins (else the least excess), ties to the earlier
-trial, so the result does not depend on how many cores ran them, nor on the engine.
+whose excess is within one part's slack wins (else the least excess), ties to the one METIS
+cut less (then the earlier trial), so the result does not depend on how many cores ran them,
+nor on the engine.
 """
 
 from __future__ import annotations

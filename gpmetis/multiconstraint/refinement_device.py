@@ -76,7 +76,7 @@ class DeviceLoop:
         split = nparts <= MAX_SHARED_PARTS
         max_degree, mid, heavy = g.warp_split(split)
         lists = g.id_list_args(mid, heavy)  # mid, nmid, heavy, nheavy
-        self.work = work = _Work.make(be, n, ncon, nparts, balance.totals)
+        work = _Work.make(be, n, ncon, nparts, balance.totals)
         part, moved, self.best, self.cur, dest, gain = be.carve((n,) * 6, xp.int32)
         locks = be.carve((n, n), xp.uint8)
         # ctl then pw (one read-back when the loop stops), the per-group rooms, bm_room,
