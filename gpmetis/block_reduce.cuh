@@ -23,6 +23,30 @@ __device__ __forceinline__ unsigned long long block_max_u64(unsigned long long x
     return x;
 }
 
+// The first i in [0, count) of the largest key(i) (a uint64 per index), valid in thread 0: the
+// largest key, then the smallest index holding it. Every thread of the block must call it, and
+// key(i) must give every thread the same value for the same i.
+template <class F>
+__device__ __forceinline__ int block_first_argmax(const int count, F key,
+                                                  unsigned long long* buf) {
+    __shared__ unsigned long long most;
+    unsigned long long best = 0;
+    for (int i = threadIdx.x; i < count; i += blockDim.x) {
+        const unsigned long long k = key(i);
+        best = k > best ? k : best;
+    }
+    best = block_max_u64(best, buf);
+    if (threadIdx.x == 0) most = best;
+    __syncthreads();
+    unsigned long long first = 0;  // the complement of the index: one max finds the smallest
+    for (int i = threadIdx.x; i < count; i += blockDim.x) {
+        const unsigned long long k = 0xFFFFFFFFULL - (unsigned)i;
+        if (key(i) == most && k > first) first = k;
+    }
+    first = block_max_u64(first, buf);  // its barrier orders these reads of most before the
+    return (int)(0xFFFFFFFFULL - first);  // next call's write
+}
+
 // Folds the calling block's row lengths into out[0] = max(out[0], the longest) and out[1] =
 // max(out[1], ~ the shortest): the complement, so that one atomicMax finds the minimum (out
 // starts at 0; device_graph.py's decode_degree_range reads it). A thread with no row passes 0

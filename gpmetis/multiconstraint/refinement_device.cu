@@ -135,7 +135,6 @@ __device__ __forceinline__ void mc_begin_block(
     long long* bm_room, long long* roomiest)
 {
     __shared__ unsigned long long buf[32];
-    __shared__ unsigned long long most;
     const int groups = ncon * nparts;
     const bool loose = gates[MC_LOOSE] != 0;
     for (int g = threadIdx.x; g < groups; g += blockDim.x) {
@@ -158,22 +157,8 @@ __device__ __forceinline__ void mc_begin_block(
             const unsigned long long bits = (unsigned long long)__double_as_longlong(share);
             return (bits >> 63) ? ~bits : bits | (1ULL << 63);
         };
-        unsigned long long key = 0;
-        for (int p = threadIdx.x; p < nparts; p += blockDim.x) {
-            const unsigned long long k = share_key(p);
-            key = k > key ? k : key;
-        }
-        key = block_max_u64(key, buf);
-        if (threadIdx.x == 0) most = key;
-        __syncthreads();
-        unsigned long long first = 0;
-        for (int p = threadIdx.x; p < nparts; p += blockDim.x) {
-            const unsigned long long k = 0xFFFFFFFFULL - (unsigned)p;
-            if (share_key(p) == most && k > first) first = k;
-        }
-        first = block_max_u64(first, buf);
-        if (threadIdx.x == 0) roomiest[c] = (long long)(0xFFFFFFFFULL - first);
-        __syncthreads();  // most is read before the next constraint's
+        const int first = block_first_argmax(nparts, share_key, buf);
+        if (threadIdx.x == 0) roomiest[c] = first;
     }
     if (threadIdx.x != 0) return;
     int count = 0;

@@ -33,29 +33,17 @@ __device__ __forceinline__ void jet_begin_block(
     int* __restrict__ gates)
 {
     __shared__ unsigned long long buf[32];
-    __shared__ unsigned long long most;
-    const unsigned long long sign = 1ULL << 63;  // int64 -> uint64, order kept
-    unsigned long long best = 0;
-    for (int p = threadIdx.x; p < nparts; p += blockDim.x) {
-        room[p] = maxpwgt[p] - pw[p];
-        const unsigned long long key = (unsigned long long)room[p] ^ sign;
-        best = key > best ? key : best;
-    }
+    for (int p = threadIdx.x; p < nparts; p += blockDim.x) room[p] = maxpwgt[p] - pw[p];
     if (group_size) {
         __syncthreads();  // every part's room is written
         for (int g = threadIdx.x >> 5; g < nparts / group_size; g += blockDim.x >> 5)
             group_roomiest(g, group_size, room, roomiest);  // a warp per group
     } else {
-        best = block_max_u64(best, buf);
-        if (threadIdx.x == 0) most = best;
-        __syncthreads();
-        unsigned long long first = 0;
-        for (int p = threadIdx.x; p < nparts; p += blockDim.x) {
-            const unsigned long long key = 0xFFFFFFFFULL - (unsigned)p;
-            if (((unsigned long long)room[p] ^ sign) == most && key > first) first = key;
-        }
-        first = block_max_u64(first, buf);
-        if (threadIdx.x == 0) roomiest[0] = (int)(0xFFFFFFFFULL - first);
+        // room as uint64 with its order kept; each thread reads the rooms it wrote
+        const int first = block_first_argmax(
+            nparts, [&](const int p) { return (unsigned long long)room[p] ^ (1ULL << 63); },
+            buf);
+        if (threadIdx.x == 0) roomiest[0] = first;
     }
     if (threadIdx.x != 0) return;
     const bool stopped = ctl[CTL_ITERATIONS] >= max_iterations || ctl[CTL_STALE] >= patience;
