@@ -111,17 +111,23 @@ def ran_rtype(options: Options, engine: str) -> str:
     return "jet+volume" if options.objtype == "vol" else "jet"
 
 
-def ran_iptype(options: Options, engine: str, ncon: int = 1) -> str:
+def ran_iptype(options: Options, engine: str, ncon: int = 1, nvtxs: int = 0) -> str:
     """The initial partitioning that ran. On the gpu and cpu engines: k-way starts from METIS
     recursive bisections of the coarsest graph (metisrb), whose bisections grow regions, or
     start from random ones with -iptype=random (metisrb-random); a multi-constraint graph's
-    from a bisection tree balanced per constraint and METIS trials (mcrb, mcrb-random); each
-    bisection of -ptype=rb starts from grown regions (grow) or random ones (random)."""
+    from METIS's multi-constraint k-way runs (mckway) or, on large graphs or with
+    -iptype=random, from METIS recursive bisections of scalarised weights (mcrb, mcrb-random);
+    each bisection of -ptype=rb starts from grown regions (grow) or random ones (random)."""
     if engine not in ("gpu", "cpu"):
         return options.effective_iptype
     random = options.iptype == "random"
     if options.ptype == "rb":
         return "random" if random else "grow"
+    if ncon > 1:
+        from gpmetis.multiconstraint.pipeline import balanced_trials
+
+        if balanced_trials(nvtxs, options):
+            return "mckway"
     scheme = "mcrb" if ncon > 1 else "metisrb"
     return f"{scheme}-random" if random else scheme
 
@@ -142,7 +148,7 @@ def _options_dict(options: Options, result: Result) -> dict:
         "ptype": options.ptype, "objtype": options.objtype,
         "ctype": options.effective_ctype(engine),
         "rtype": ran_rtype(options, engine),
-        "iptype": ran_iptype(options, engine, len(result.metrics.imbalance)),
+        "iptype": ran_iptype(options, engine, len(result.metrics.imbalance), len(result.part)),
         "dbglvl": options.dbglvl, "ufactor": options.effective_ufactor,
         "no2hop": options.no2hop, "minconn": minconn_ran(options),
         "contig": contig_ran(options, result),
@@ -171,7 +177,8 @@ def format_summary(graph: Graph, result: Result, options: Options, timing: Timin
         "",
         section("Options"),
         f" ptype={o.ptype}, objtype={o.objtype}, ctype={o.effective_ctype(result.engine)}, "
-        f"rtype={ran_rtype(o, result.engine)}, iptype={ran_iptype(o, result.engine, graph.ncon)}",
+        f"rtype={ran_rtype(o, result.engine)}, "
+        f"iptype={ran_iptype(o, result.engine, graph.ncon, graph.nvtxs)}",
         f" dbglvl={o.dbglvl}, ufactor={ub:.3f}, no2hop={yes(o.no2hop)}, "
         f"minconn={yes(minconn_ran(o))}, contig={yes(contig_ran(o, result))}, "
         f"nooutput={yes(o.nooutput)}",

@@ -13,10 +13,9 @@ from conftest import FIXTURES, load_fixture, random_graph, requires_cuda
 from gpmetis import partition
 from gpmetis.backend import get_backend
 from gpmetis.balance import max_part_weights, uniform_tpwgts
-from gpmetis.errors import OptionError
+from gpmetis.errors import OptionError, PartitionError
 from gpmetis.graph import Graph
-from gpmetis.initial_partitioning.metis_trials import IPTYPE_GROW, IPTYPE_RANDOM
-from gpmetis.multiconstraint.bisection import bisection_tree
+from gpmetis.multiconstraint import metis_ncon
 from gpmetis.multiconstraint.pipeline import upload
 from gpmetis.multiconstraint.refinement import (
     _relief,
@@ -439,51 +438,79 @@ def test_summary_prints_ubvec_as_metis_does(tmp_path):
     assert lines[seed + 1] == " ubvec=(1.05e+00 1.20e+00)"
 
 
-@pytest.mark.parametrize("name", ["add20", "data"])
-@pytest.mark.parametrize("nparts", [3, 8])
-def test_bisection_tree_balances_every_constraint_per_bisection(name, nparts):
-    # each bisection is balanced within half of ubvec's slack, so the tree's parts stay within
-    # that factor per level of the tree, in every constraint, before any k-way refinement
-    # (METIS's bisections of the scalarised weights alone leave these parts 8-17% over)
+@pytest.mark.parametrize("name,nparts", [("add20", 3), ("data", 8), ("1138_bus", 64)])
+def test_metis_multi_constraint_kway_balances_every_constraint(name, nparts):
+    # METIS's own k-way scheme with the weight vectors, called in pymetis's METIS: its cut is
+    # the one of the partition it returns, and every constraint is within ubvec but for about
+    # a vertex of slack (METIS's own limit), where METIS on the scalarised weights leaves
+    # these parts 8-17% over
     graph = with_weights(load_fixture(name), 3)
-    weights = graph.vwgt.T.astype(np.int64)
-    tpwgts = uniform_tpwgts(nparts, 3)
-    run = dict(seed=3, ntrials=4, ufactor=30, niter=10, patience=12, iptype=IPTYPE_GROW,
-               steps=iter(()), parallel=False)
-    host = (graph.xadj, graph.adjncy, np.ones(len(graph.adjncy), np.int64))
-    part = bisection_tree(host, weights, tpwgts, np.full(3, 1.03), **run)
-    assert np.array_equal(part, bisection_tree(host, weights, tpwgts, np.full(3, 1.03), **run))
+    weights = graph.vwgt.T
+    part, cut = metis_ncon.part_graph(graph.xadj, graph.adjncy, graph.adjwgt, weights, nparts,
+                                      None, np.full(3, 1.03), seed=3, niter=10)
+    assert part.dtype == np.int32 and len(part) == graph.nvtxs
+    src = np.repeat(np.arange(graph.nvtxs), graph.degrees())
+    assert cut == int(graph.adjwgt[part[src] != part[graph.adjncy]].sum()) // 2
     pw = part_weights(graph, part, nparts)
-    assert (pw > 0).all()
-    levels = int(np.ceil(np.log2(nparts)))
-    worst = (pw / (weights.sum(axis=1) / nparts)).max()
-    assert worst <= 1.015 ** levels * 1.01, worst  # (and about a vertex of slack)
+    slack = weights.max(axis=1) / (weights.sum(axis=1) / nparts)
+    assert (pw / (weights.sum(axis=1) / nparts) <= 1.03 + slack).all()
+    again, _ = metis_ncon.part_graph(graph.xadj, graph.adjncy, graph.adjwgt, weights, nparts,
+                                     None, np.full(3, 1.03), seed=3, niter=10)
+    assert np.array_equal(part, again)
 
 
-def test_a_run_over_a_limit_is_followed_by_runs_with_other_seeds():
-    # power with weights (1, degree) at k=64: the first run ends a hair over in one constraint;
-    # a run with another seed is within every limit, and it is the one kept
+def test_metis_multi_constraint_kway_takes_targets_and_strict_limits_quietly(capfd):
+    # a part of target 0 and ubvec 1.0 are made arguments METIS accepts (it would print an
+    # input error on stdout); the targets steer the parts' weights (1 and a random 1-5 each)
+    graph = with_weights(load_fixture("4elt"), 3)
+    graph = Graph.from_csr(graph.xadj, graph.adjncy, graph.vwgt[:, [0, 2]])
+    tpwgts = np.array([[0.0, 0.0], [0.25, 0.3], [0.75, 0.7]])
+    part, _ = metis_ncon.part_graph(graph.xadj, graph.adjncy, graph.adjwgt, graph.vwgt.T, 3,
+                                    tpwgts, np.ones(2), seed=1, niter=10)
+    assert capfd.readouterr().out == ""
+    share = part_weights(graph, part, 3) / graph.vwgt.sum(axis=0)
+    assert np.allclose(share, tpwgts, atol=0.03), share  # (equal halves: 0.5)
+
+
+def test_without_metis_multi_constraint_entry_point_the_run_says_so(monkeypatch):
+    monkeypatch.setattr(metis_ncon, "_load", lambda: None)
+    graph = with_weights(load_fixture("4elt"), 2)
+    with pytest.raises(PartitionError, match="METIS_PartGraphKway"):
+        partition(graph, 8, engine="cpu")
+
+
+def test_a_run_over_a_limit_is_followed_by_runs_with_other_seeds(monkeypatch):
+    # the first run's partition is made one far over its limits: a run with another seed is
+    # within every limit, and it is the one kept
+    import gpmetis.multiconstraint.pipeline as pipeline
+
+    seeds = []
+    run = pipeline.multiconstraint_partition
+
+    def first_over(wg, nparts, options, tpwgts, seed):
+        seeds.append(seed)
+        part, stats = run(wg, nparts, options, tpwgts, seed)
+        return (part * 0 if len(seeds) == 1 else part), stats
+
+    monkeypatch.setattr(pipeline, "multiconstraint_partition", first_over)
     graph = with_weights(load_fixture("power"), 2)
     result = partition(graph, 64, engine="cpu")
+    assert len(seeds) == 2 and seeds[0] != seeds[1]
     assert_balanced(graph, result.part, 64, [1.03, 1.03])
     assert result.warnings == []
 
 
-def test_iptype_random_starts_the_bisections_from_random_ones():
+def test_iptype_random_starts_the_trials_from_random_bisections():
+    # METIS's k-way scheme takes no random starts: -iptype=random runs the scalarised trials,
+    # whose bisections start from random ones
     graph = with_weights(load_fixture("4elt"), 2)
-    weights = graph.vwgt.T.astype(np.int64)
-    host = (graph.xadj, graph.adjncy, np.ones(len(graph.adjncy), np.int64))
-    run = dict(seed=3, ntrials=4, ufactor=30, niter=10, patience=12, steps=iter(()),
-               parallel=False)
-    grown, random = (bisection_tree(host, weights, uniform_tpwgts(8, 2), np.full(2, 1.03),
-                                    iptype=iptype, **run)
-                     for iptype in (IPTYPE_GROW, IPTYPE_RANDOM))
+    grown, random = (partition(graph, 8, engine="cpu", iptype=iptype).part
+                     for iptype in ("grow", "random"))
     assert not np.array_equal(grown, random)
-    assert_balanced(graph, partition(graph, 8, engine="cpu", iptype="random").part, 8,
-                    [1.03, 1.03])
+    assert_balanced(graph, random, 8, [1.03, 1.03])
 
 
-@pytest.mark.parametrize("flags,iptype", [([], "mcrb"), (["-iptype=random"], "mcrb-random")])
+@pytest.mark.parametrize("flags,iptype", [([], "mckway"), (["-iptype=random"], "mcrb-random")])
 def test_summary_names_the_multi_constraint_initial_partitioning(tmp_path, flags, iptype):
     path = tmp_path / "two.graph"
     path.write_text("4 4 010 2\n1 2 2 4\n1 1 1 3\n2 1 2 4\n1 2 1 3\n")

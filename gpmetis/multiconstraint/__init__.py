@@ -2,8 +2,8 @@
 
 Each level keeps its vertex weights as an (ncon, n) array beside a single "guide" weight that
 lets the single-constraint coarsening keep every constraint within METIS's cluster limit; the
-coarsest graph is split by a bisection tree balanced per constraint (``bisection``) and by METIS
-recursive-bisection trials on scalarised weights (``initial``), each repaired and refined by
-the multi-constraint refinement (``refinement``), which then refines every level on the
-engine's backend (on the GPU, a level's loop in one kernel: ``refinement_device``).
+coarsest graph is split by METIS trials (``initial``): its own multi-constraint k-way scheme
+(``metis_ncon``) or its recursive bisection of scalarised weights, the best of them repaired and
+refined by the multi-constraint refinement (``refinement``), which then refines every level on
+the engine's backend (on the GPU, a level's loop in one kernel: ``refinement_device``).
 """

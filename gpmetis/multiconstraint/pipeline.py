@@ -32,9 +32,17 @@ from gpmetis.partitioning.multilevel import INITIAL_TRIALS, RunStats
 from gpmetis.refinement.rebalance import fill_empty_parts
 
 CLUSTER_LIMIT = 1.5  # METIS's: a coarse vertex within 1.5 * total / coarsen_to per constraint
-# above this many vertices the bisection tree is tried only when no k-way trial is balanced:
-# its levels run one after another and cost more than the rest of such a run
-TREE_ALWAYS_NVTXS = 50_000
+# inputs of at most this many vertices get METIS's multi-constraint k-way trials (their coarsest
+# graph is too coarse for a repair to keep the cut); larger ones the scalarised trials first,
+# which cost a fraction of them
+BALANCED_TRIALS_NVTXS = 50_000
+
+
+def balanced_trials(nvtxs: int, options: Options) -> bool:
+    """Whether the coarsest graph of an input of ``nvtxs`` vertices gets METIS's
+    multi-constraint k-way trials from the start: small inputs, unless -iptype=random asks for
+    bisections from random starts (which METIS's k-way scheme does not take)."""
+    return nvtxs <= BALANCED_TRIALS_NVTXS and options.iptype != "random"
 
 
 @dataclasses.dataclass
@@ -89,7 +97,7 @@ def multiconstraint_partition(wg: WeightedGraph, nparts: int, options: Options,
                              ntrials=INITIAL_TRIALS, ufactor=options.effective_ufactor,
                              niter=options.niter, patience=patience,
                              coarsened=len(levels) > 1,
-                             always_tree=g.nvtxs <= TREE_ALWAYS_NVTXS,
+                             balanced_trials=balanced_trials(g.nvtxs, options),
                              iptype=IPTYPE_RANDOM if options.iptype == "random" else IPTYPE_GROW)
     t2 = time.perf_counter()
     stats.initial = t2 - t1
