@@ -36,9 +36,9 @@ from gpmetis.multiconstraint.weights import Balance, part_weights, scalarised
 # the run's patience): the kept trial is refined again as the coarsest level, so the trials
 # need their balance more than their last percent of cut
 TRIAL_PATIENCE = 4
-# this many of the best trials are refined: METIS's balance and cut rank them well enough, and
-# each refinement costs more than the trial
-REFINED_TRIALS = 4
+# this many of the best trials are refined: METIS's balance and cut rank them well enough (the
+# one kept is nearly always among the first two), and each refinement costs more than the trial
+REFINED_TRIALS = 2
 
 
 def scalar_trial(args: tuple) -> tuple[np.ndarray, int]:
