@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpmetis.backend import Backend
-from gpmetis.balance import column_sums, max_part_weights
+from gpmetis.balance import max_part_weights
 from gpmetis.errors import PartitionError
 
 INT32_MAX = np.iinfo(np.int32).max
@@ -65,12 +65,15 @@ def scalarised(weights: np.ndarray, totals: np.ndarray, use_max: bool) -> np.nda
 def upload_weights(be: Backend, vwgt: np.ndarray):
     """(the (n, ncon) int64 host weights as an (ncon, n) int32 array on ``be``, each
     constraint's total); each total must stay below 2^31, as the single-constraint engines
-    require. Transposed on the backend: a host transpose of a narrow array is slow."""
-    totals = column_sums(vwgt)
+    require. The int64 array crosses as it is, then is narrowed and transposed on the backend,
+    where its totals are summed too: on the host, the narrowing and a narrow array's column
+    sums cost more than copying the wider array."""
+    wide = be.xp.ascontiguousarray(be.upload(vwgt, np.int64).T)
+    totals = be.asnumpy(wide.sum(axis=1)).astype(np.int64)
     if (totals > INT32_MAX).any():
         raise PartitionError("a constraint's total vertex weight exceeds 2^31-1, beyond the gpu "
                              "and cpu engines")
-    return be.xp.ascontiguousarray(be.upload(vwgt, np.int32).T), totals
+    return wide.astype(be.xp.int32), totals
 
 
 def guide_weights(be: Backend, weights, totals: np.ndarray,
