@@ -500,6 +500,34 @@ def test_a_run_over_a_limit_is_followed_by_runs_with_other_seeds(monkeypatch):
     assert result.warnings == []
 
 
+@pytest.mark.parametrize("nparts,direct", [(2, True), (64, False)])
+def test_a_small_input_into_few_parts_also_gets_the_direct_candidate(monkeypatch, nparts,
+                                                                     direct):
+    # as the single-constraint pipeline does: the trials on the input itself, then its
+    # refinement, kept where it is better (commanche_dual at k=2: 31 edges cut, as METIS's,
+    # where the multilevel run alone cuts 36)
+    import gpmetis.multiconstraint.pipeline as pipeline
+
+    runs = []
+    run = pipeline.multiconstraint_partition
+
+    def recorded(wg, nparts, options, tpwgts, seed, **kwargs):
+        part, stats = run(wg, nparts, options, tpwgts, seed, **kwargs)
+        runs.append((kwargs.get("direct", False), part.copy()))
+        return part, stats
+
+    monkeypatch.setattr(pipeline, "multiconstraint_partition", recorded)
+    graph = with_weights(load_fixture("commanche_dual"), 2)
+    result = partition(graph, nparts, engine="cpu")
+    assert [kind for kind, _ in runs] == ([False, True] if direct else [False])
+    assert_balanced(graph, result.part, nparts, [1.03, 1.03])
+    src = np.repeat(np.arange(graph.nvtxs), graph.degrees())
+    cuts = [int((p[src] != p[graph.adjncy]).sum()) // 2 for _, p in runs]
+    assert result.edgecut == min(cuts)
+    if direct:
+        assert cuts[1] < cuts[0]
+
+
 def test_iptype_random_starts_the_trials_from_random_bisections():
     # METIS's k-way scheme takes no random starts: -iptype=random runs the scalarised trials,
     # whose bisections start from random ones

@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 from gpmetis.backend import Backend
-from gpmetis.coarsening.coarsen import coarsen, coarsen_to
+from gpmetis.coarsening.coarsen import Level, coarsen, coarsen_to
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.graph import Graph
 from gpmetis.initial_partitioning.metis_trials import IPTYPE_GROW, IPTYPE_RANDOM
@@ -70,16 +70,21 @@ def upload(be: Backend, graph: Graph, nparts: int) -> WeightedGraph:
 
 
 def multiconstraint_partition(wg: WeightedGraph, nparts: int, options: Options,
-                              tpwgts: np.ndarray, seed: int):
+                              tpwgts: np.ndarray, seed: int, *, direct: bool = False):
     """(part int32 on the backend, RunStats) for ``wg`` into ``nparts`` parts of targets
-    ``tpwgts`` (nparts, ncon), every constraint within ``options.ubfactors``."""
+    ``tpwgts`` (nparts, ncon), every constraint within ``options.ubfactors``. ``direct``: no
+    coarsening; the trials split the input itself (a small input's second candidate, as the
+    single-constraint pipeline's ``direct_candidate``), then its refinement."""
     g, be = wg.graph, wg.graph.be
     stats = RunStats()
     start_workers(INITIAL_TRIALS)
     balance = Balance.of(wg.totals, tpwgts, options.ubfactors(len(wg.totals)))
     t0 = time.perf_counter()
-    levels = coarsen(be, g, nparts, seed, options.effective_ctype(be.name), not options.no2hop,
-                     maxvwgt=wg.scale)
+    if direct:
+        levels = [Level(g)]
+    else:
+        levels = coarsen(be, g, nparts, seed, options.effective_ctype(be.name),
+                         not options.no2hop, maxvwgt=wg.scale)
     weights = [wg.weights]
     for level, coarser in zip(levels, levels[1:]):
         weights.append(coarse_weights(be, weights[-1], level.cmap, coarser.nvtxs))

@@ -285,12 +285,22 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
         from gpmetis.multiconstraint.pipeline import multiconstraint_partition, upload
         from gpmetis.multiconstraint.refinement import score_state
         from gpmetis.multiconstraint.weights import Balance
+        from gpmetis.partitioning.multilevel import direct_candidate
 
         wg = upload(be, graph, nparts)
         balance = Balance.of(wg.totals, tpwgts, options.ubfactors(graph.ncon))
+        direct = direct_candidate(graph.nvtxs, nparts)
 
         def run(seed: int):
-            return multiconstraint_partition(wg, nparts, options, tpwgts, seed)
+            part, stats = multiconstraint_partition(wg, nparts, options, tpwgts, seed)
+            if direct:  # a small input: the trials on it, then its refinement, kept if better
+                split, split_stats = multiconstraint_partition(wg, nparts, options, tpwgts,
+                                                               seed, direct=True)
+                stats.initial += split_stats.initial
+                stats.refinement += split_stats.refinement
+                if score(split) < score(part):
+                    part = split
+            return part, stats
 
         def score(part) -> tuple[float, int]:
             return score_state(be, wg.graph, wg.weights, part, nparts, balance)[0]
