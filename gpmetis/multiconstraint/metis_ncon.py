@@ -35,6 +35,8 @@ class _Library:
 
     @staticmethod
     def load() -> _Library | None:
+        """The entry point with its argument widths, or None where pymetis does not export
+        it."""
         try:
             import pymetis
             from pymetis import _internal
