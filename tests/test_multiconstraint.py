@@ -113,13 +113,41 @@ def test_a_vertex_heavier_than_a_part_is_reported():
     assert f"the heaviest vertex weighs {base.nvtxs}" in result.warnings[0]
 
 
-def test_the_metis_engine_refuses_and_auto_runs_ours():
+def test_the_metis_engine_runs_metis_multi_constraint_scheme_and_auto_runs_ours():
+    # pymetis's part_graph would give METIS one weight per vertex; the metis engine calls
+    # METIS's own multi-constraint entry point instead, so every constraint is balanced
     graph = with_weights(load_fixture("3elt"), 2)
-    with pytest.raises(OptionError, match="constraints"):
-        partition(graph, 4, engine="metis")
+    metis = partition(graph, 4, engine="metis", ubvec=[1.05, 1.2])
+    assert metis.engine == "metis" and metis.warnings == []
+    assert_balanced(graph, metis.part, 4, [1.05, 1.2])
+    assert (part_weights(graph, metis.part, 4)[:, 1] > 1.05 * graph.vwgt[:, 1].sum() / 4).any()
     result = partition(graph, 4)  # no CUDA here: auto runs the cpu engine
     assert result.engine == "cpu"
     assert_balanced(graph, result.part, 4, [1.03, 1.03])
+
+
+@pytest.mark.parametrize("mode", [{"ptype": "rb"}, {"contig": True}, {"minconn": True},
+                                  {"objtype": "vol"}])
+def test_modes_of_a_multi_constraint_graph_run_on_metis_under_auto(mode):
+    # the gpu/cpu engines do not have these with several constraints: auto runs METIS's own,
+    # and asking the cpu engine for them names the option and the way out
+    graph = with_weights(load_fixture("4elt"), 2)
+    result = partition(graph, 8, **mode)
+    assert result.engine == "metis"
+    ubvec = [1.001 ** 3, 1.001 ** 3] if "ptype" in mode else [1.03, 1.03]
+    slack = graph.vwgt.max(axis=0) / (graph.vwgt.sum(axis=0) / 8)  # a vertex, as METIS's
+    pw = part_weights(graph, result.part, 8) / (graph.vwgt.sum(axis=0) / 8)
+    assert (pw <= np.array(ubvec) + slack).all(), pw.max(axis=0)
+    if "ptype" in mode:  # limits per bisection, as METIS's, not the k-way ones
+        assert all("bisection" in line for line in result.warnings)
+    if "contig" in mode:  # one component per part
+        from gpmetis.metrics import connected_components
+
+        labels = connected_components(get_backend("cpu"), graph.xadj, graph.adjncy,
+                                      result.part)
+        assert len(np.unique(result.part.astype(np.int64) << 32 | labels)) == 8
+    with pytest.raises(OptionError, match="-engine=metis"):
+        partition(graph, 8, engine="cpu", **mode)
 
 
 @pytest.mark.parametrize("ubvec,message", [((1.03,), "constraints"),
@@ -131,7 +159,7 @@ def test_bad_ubvec(ubvec, message):
         partition(graph, 4, engine="cpu", ubvec=ubvec)
 
 
-def test_cli_multi_constraint_run_and_refusals(tmp_path):
+def test_cli_multi_constraint_runs_and_refusals(tmp_path):
     graph_path = tmp_path / "two.graph"
     graph_path.write_text("4 4 010 2\n1 2 2 4\n1 1 1 3\n2 1 2 4\n1 2 1 3\n")
     run = [sys.executable, "-m", "cli.main"]
@@ -140,9 +168,10 @@ def test_cli_multi_constraint_run_and_refusals(tmp_path):
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout.count("constraint #") == 2
     assert (tmp_path / "two.graph.part.2").exists()
-    metis = subprocess.run([*run, str(graph_path), "2", "-engine=metis"], capture_output=True,
-                           text=True, cwd=FIXTURES.parent)
-    assert metis.returncode == 2 and "constraints" in metis.stderr
+    metis = subprocess.run([*run, str(graph_path), "2", "-engine=metis", "-nooutput"],
+                           capture_output=True, text=True, cwd=FIXTURES.parent)
+    assert metis.returncode == 0, metis.stderr
+    assert metis.stdout.count("constraint #") == 2
     tpw = tmp_path / "t"
     tpw.write_text("0:2 = 0.5\n")  # constraint 2 does not exist
     bad = subprocess.run([*run, str(graph_path), "2", "-engine=cpu", f"-tpwgts={tpw}"],
@@ -447,7 +476,7 @@ def test_metis_multi_constraint_kway_balances_every_constraint(name, nparts):
     graph = with_weights(load_fixture(name), 3)
     weights = graph.vwgt.T
     part, cut = metis_ncon.part_graph(graph.xadj, graph.adjncy, graph.adjwgt, weights, nparts,
-                                      None, np.full(3, 1.03), seed=3, niter=10)
+                                      None, np.full(3, 1.03), options={"seed": 3, "niter": 10})
     assert part.dtype == np.int32 and len(part) == graph.nvtxs
     src = np.repeat(np.arange(graph.nvtxs), graph.degrees())
     assert cut == int(graph.adjwgt[part[src] != part[graph.adjncy]].sum()) // 2
@@ -455,7 +484,7 @@ def test_metis_multi_constraint_kway_balances_every_constraint(name, nparts):
     slack = weights.max(axis=1) / (weights.sum(axis=1) / nparts)
     assert (pw / (weights.sum(axis=1) / nparts) <= 1.03 + slack).all()
     again, _ = metis_ncon.part_graph(graph.xadj, graph.adjncy, graph.adjwgt, weights, nparts,
-                                     None, np.full(3, 1.03), seed=3, niter=10)
+                                     None, np.full(3, 1.03), options={"seed": 3, "niter": 10})
     assert np.array_equal(part, again)
 
 
@@ -466,7 +495,7 @@ def test_metis_multi_constraint_kway_takes_targets_and_strict_limits_quietly(cap
     graph = Graph.from_csr(graph.xadj, graph.adjncy, graph.vwgt[:, [0, 2]])
     tpwgts = np.array([[0.0, 0.0], [0.25, 0.3], [0.75, 0.7]])
     part, _ = metis_ncon.part_graph(graph.xadj, graph.adjncy, graph.adjwgt, graph.vwgt.T, 3,
-                                    tpwgts, np.ones(2), seed=1, niter=10)
+                                    tpwgts, np.ones(2), options={"seed": 1, "niter": 10})
     assert capfd.readouterr().out == ""
     share = part_weights(graph, part, 3) / graph.vwgt.sum(axis=0)
     assert np.allclose(share, tpwgts, atol=0.03), share  # (equal halves: 0.5)
@@ -475,7 +504,7 @@ def test_metis_multi_constraint_kway_takes_targets_and_strict_limits_quietly(cap
 def test_without_metis_multi_constraint_entry_point_the_run_says_so(monkeypatch):
     monkeypatch.setattr(metis_ncon, "_load", lambda: None)
     graph = with_weights(load_fixture("4elt"), 2)
-    with pytest.raises(PartitionError, match="METIS_PartGraphKway"):
+    with pytest.raises(PartitionError, match="METIS_PartGraphKway and"):
         partition(graph, 8, engine="cpu")
 
 

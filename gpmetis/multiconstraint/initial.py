@@ -56,7 +56,7 @@ def ncon_trial(args: tuple) -> tuple[np.ndarray, int]:
     scheme."""
     xadj, adjncy, adjwgt, weights, nparts, tpwgts, ubvec, seed, niter = args
     return metis_ncon.part_graph(xadj, adjncy, adjwgt, weights, nparts, tpwgts, ubvec,
-                                 seed=seed, niter=niter)
+                                 options={"seed": seed, "niter": niter})
 
 
 def refined_trial(args: tuple) -> tuple[np.ndarray, float, int]:

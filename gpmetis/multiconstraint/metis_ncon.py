@@ -1,12 +1,13 @@
 """METIS's own multi-constraint partitioning, called in the METIS that pymetis's wheel carries.
 
 pymetis's ``part_graph`` fixes ncon to 1, but its extension module exports METIS's C entry
-point ``METIS_PartGraphKway``, which takes ncon weights per vertex, a target per part and
-constraint and an imbalance per constraint. ``ctypes`` calls it with arrays of the widths that
-build chose for ``idx_t`` and ``real_t``, probed once per process (``_Library.load``) by
-functions that only write memory. The arguments are made ones METIS accepts (it prints its
-input errors on stdout): targets above zero, summing to 1 per constraint, and imbalances above
-1; the multi-constraint refinement holds the run to the user's own.
+points ``METIS_PartGraphKway`` and ``METIS_PartGraphRecursive``, which take ncon weights per
+vertex, a target per part and constraint and an imbalance per constraint. ``ctypes`` calls them
+with arrays of the widths that build chose for ``idx_t`` and ``real_t``, probed once per process
+(``_Library.load``) by functions that only write memory. The arguments are made ones METIS
+accepts (it prints its input errors on stdout): targets above zero, summing to 1 per
+constraint, and imbalances of at least MIN_UBFACTOR. The multi-constraint initial partition
+calls them for its trials, the metis engine for multi-constraint graphs.
 """
 
 from __future__ import annotations
@@ -29,20 +30,21 @@ MIN_UBFACTOR = 1.001  # the least imbalance factor given to METIS
 @dataclass(frozen=True)
 class _Library:
     kway: object
+    recursive: object
     index: type  # numpy dtype of idx_t
     real: type  # numpy dtype of real_t
     option_index: object  # pymetis's name -> METIS option index
 
     @staticmethod
     def load() -> _Library | None:
-        """The entry point with its argument widths, or None where pymetis does not export
-        it."""
+        """The entry points with their argument widths, or None where pymetis does not export
+        them."""
         try:
             import pymetis
             from pymetis import _internal
 
             lib = ctypes.CDLL(_internal.__file__)
-            kway = lib.METIS_PartGraphKway
+            kway, recursive = lib.METIS_PartGraphKway, lib.METIS_PartGraphRecursive
             set_defaults, rcopy = lib.METIS_SetDefaultOptions, lib.libmetis__rcopy
             option_index = pymetis._options_get_index
         except (ImportError, OSError, AttributeError):
@@ -58,8 +60,8 @@ class _Library:
         rcopy(ctypes.c_size_t(1), source.ctypes.data_as(ctypes.c_void_p),
               target.ctypes.data_as(ctypes.c_void_p))
         real = np.float64 if target[0] == source[0] else np.float32
-        kway.restype = ctypes.c_int
-        return _Library(kway, index, real, option_index)
+        kway.restype = recursive.restype = ctypes.c_int
+        return _Library(kway, recursive, index, real, option_index)
 
 
 @cache
@@ -68,21 +70,25 @@ def _load() -> _Library | None:
 
 
 def require() -> _Library:
-    """METIS's entry point in this process; PartitionError where pymetis does not export it."""
+    """METIS's entry points in this process; PartitionError where pymetis does not export
+    them."""
     lib = _load()
     if lib is None:
-        raise PartitionError("this pymetis does not export METIS_PartGraphKway, which the "
-                             "multi-constraint initial partition calls")
+        raise PartitionError("this pymetis does not export METIS_PartGraphKway and "
+                             "METIS_PartGraphRecursive, which multi-constraint graphs need")
     return lib
 
 
-def part_graph(xadj: np.ndarray, adjncy: np.ndarray, adjwgt: np.ndarray, weights: np.ndarray,
-               nparts: int, tpwgts: np.ndarray | None, ubvec: np.ndarray, *, seed: int,
-               niter: int) -> tuple[np.ndarray, int]:
-    """(partition int32, METIS's edge cut) of the graph with (ncon, n) ``weights`` into
-    ``nparts`` parts of targets ``tpwgts`` ((nparts, ncon) fractions; None: equal), constraint
-    c of every part within ``ubvec[c]`` times its target where METIS's k-way scheme reaches
-    it. PartitionError where METIS cannot be called or fails."""
+def part_graph(xadj: np.ndarray, adjncy: np.ndarray, adjwgt: np.ndarray | None,
+               weights: np.ndarray, nparts: int, tpwgts: np.ndarray | None,
+               ubvec: np.ndarray | None, *, options: dict[str, int], recursive: bool = False,
+               vsize: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """(partition int32, METIS's objective: edge cut or volume) of the graph with (ncon, n)
+    ``weights`` into ``nparts`` parts of targets ``tpwgts`` ((nparts, ncon) fractions; None:
+    equal), constraint c of every part within ``ubvec[c]`` times its target (None: METIS's
+    ufactor) where METIS reaches it: its k-way scheme, or its recursive bisection.
+    ``options``: METIS option values by pymetis's names (seed, niter, ufactor, ...); None
+    ``adjwgt``/``vsize``: ones. PartitionError where METIS cannot be called or fails."""
     lib = require()
     if tpwgts is not None:
         tpwgts = np.maximum(np.asarray(tpwgts, dtype=np.float64), MIN_TARGET)
@@ -93,25 +99,23 @@ def part_graph(xadj: np.ndarray, adjncy: np.ndarray, adjwgt: np.ndarray, weights
     def ref(a: np.ndarray | None):
         return None if a is None else a.ctypes.data_as(ctypes.c_void_p)
 
-    arrays = {
-        "xadj": np.ascontiguousarray(xadj, dtype=idx),
-        "adjncy": np.ascontiguousarray(adjncy, dtype=idx),
-        "adjwgt": np.ascontiguousarray(adjwgt, dtype=idx),
-        "vwgt": np.ascontiguousarray(np.asarray(weights).T, dtype=idx),
-        "ubvec": np.maximum(np.asarray(ubvec, dtype=np.float64), MIN_UBFACTOR).astype(lib.real),
-        "tpwgts": None if tpwgts is None else np.ascontiguousarray(tpwgts, dtype=lib.real),
-    }
-    options = np.full(METIS_NOPTIONS, -1, dtype=idx)
-    options[lib.option_index("seed")] = seed
-    options[lib.option_index("niter")] = niter
-    scalars = [np.array([v], dtype=idx) for v in (n, ncon, nparts)]
+    def indices(a: np.ndarray | None) -> np.ndarray | None:
+        return None if a is None else np.ascontiguousarray(a, dtype=idx)
+
+    arrays = [indices(a) for a in (xadj, adjncy, np.asarray(weights).T, vsize, adjwgt)]
+    reals = [None if tpwgts is None else np.ascontiguousarray(tpwgts, dtype=lib.real),
+             None if ubvec is None
+             else np.maximum(np.asarray(ubvec, dtype=np.float64), MIN_UBFACTOR).astype(lib.real)]
+    settings = np.full(METIS_NOPTIONS, -1, dtype=idx)
+    for name, value in options.items():
+        settings[lib.option_index(name)] = value
+    n_, ncon_, nparts_ = (np.array([v], dtype=idx) for v in (n, ncon, nparts))
     objval = np.zeros(1, dtype=idx)
     part = np.zeros(n, dtype=idx)
-    status = lib.kway(ref(scalars[0]), ref(scalars[1]), ref(arrays["xadj"]),
-                      ref(arrays["adjncy"]), ref(arrays["vwgt"]), None, ref(arrays["adjwgt"]),
-                      ref(scalars[2]), ref(arrays["tpwgts"]), ref(arrays["ubvec"]), ref(options),
-                      ref(objval), ref(part))
+    function = lib.recursive if recursive else lib.kway
+    status = function(ref(n_), ref(ncon_), *(ref(a) for a in arrays), ref(nparts_),
+                      *(ref(a) for a in reals), ref(settings), ref(objval), ref(part))
     if status != METIS_OK:
-        raise PartitionError(f"METIS's multi-constraint k-way partitioning failed (status "
+        raise PartitionError(f"METIS failed on this multi-constraint graph and options (status "
                              f"{status})")
     return part.astype(np.int32), int(objval[0])

@@ -30,6 +30,9 @@ CONTIG_IGNORED = "the input graph is not connected: -contig is ignored, as in ME
 MINCONN_IGNORED = "-minconn cannot be used with -ptype=rb: it is ignored, as in METIS 5.1"
 DEFAULT_SEED = 4321
 CUT_SEED_STRIDE = 7919
+# per constraint, the bisections over their limits named one by one (METIS's multi-constraint
+# recursive bisection leaves many a vertex over), then how many more
+RB_WARNING_LINES = 3
 BALANCE_RETRIES = 3  # more runs, at most, where the best -contig or multi-constraint run is over
 COMBINE_SEED = 104729  # the combines' coarsening seeds, apart from the runs'
 # -preset=strong runs its runs at once, as one multilevel run over the disjoint union of that
@@ -68,22 +71,17 @@ class Result:
 def unsupported_by_multilevel(graph: Graph, options: Options) -> list[tuple[str, str]]:
     """(option, reason) pairs that the gpu/cpu engines cannot honour for this graph."""
     problems = []
-    if options.ptype == "rb" and graph.ncon > 1:
-        problems.append(("ptype", "'rb' (recursive bisection) of a multi-constraint graph is "
-                                  "not implemented on the gpu/cpu engines; use -ptype=kway"))
-    if options.objtype == "vol" and graph.ncon > 1:
-        problems.append(("objtype", "'vol' of a multi-constraint graph is not implemented on "
-                                    "the gpu/cpu engines; use -objtype=cut"))
+    if graph.ncon > 1:
+        for name, asked in (("ptype", options.ptype == "rb"), ("objtype", options.objtype == "vol"),
+                            ("contig", options.contig), ("minconn", options.minconn)):
+            if asked:
+                problems.append((name, "of a multi-constraint graph is not implemented on the "
+                                       "gpu/cpu engines; -engine=metis (auto's choice for it) "
+                                       "runs METIS's own"))
     if options.iptype in ("edge", "node"):
         problems.append(("iptype", f"'{options.iptype}' (a separator's start, as for ndmetis) "
                                    "runs only with -engine=metis; the gpu/cpu engines' bisections "
                                    "start from grown regions (grow, metisrb) or random ones"))
-    if options.contig and graph.ncon > 1:
-        problems.append(("contig", "of a multi-constraint graph is not implemented on the "
-                                   "gpu/cpu engines"))
-    if options.minconn and graph.ncon > 1:
-        problems.append(("minconn", "of a multi-constraint graph is not implemented on the "
-                                    "gpu/cpu engines"))
     if options.rtype is not None:
         problems.append(("rtype", "the gpu/cpu engines refine with Jet; use -engine=metis"))
     if options.ondisk:
@@ -93,14 +91,14 @@ def unsupported_by_multilevel(graph: Graph, options: Options) -> list[tuple[str,
 
 def choose_engine(graph: Graph, options: Options) -> str:
     """The engine that will run: ``auto`` -> gpu for large graphs when CUDA is usable, and
-    for every multi-constraint graph (cpu without CUDA): pymetis gives METIS one weight per
-    vertex, so the metis engine cannot balance several."""
+    for every multi-constraint graph (cpu without CUDA) but where it asks for what only METIS
+    has (then metis, METIS's own multi-constraint scheme)."""
     engine = options.engine
-    if engine == "metis" and graph.ncon > 1:
-        raise OptionError("engine", f"'metis' (pymetis) balances one weight per vertex; this "
-                                    f"graph has {graph.ncon} constraints: use -engine=gpu or cpu")
     if engine == "auto" and graph.ncon > 1:
-        engine = "gpu" if cuda_available() else "cpu"
+        if unsupported_by_multilevel(graph, options) or not multilevel_fits(graph):
+            engine = "metis"
+        else:
+            engine = "gpu" if cuda_available() else "cpu"
     elif engine == "auto":
         large = graph.nedges >= AUTO_GPU_MIN_EDGES
         # Small graphs never touch CUDA: importing CuPy alone costs more than METIS's run.
@@ -160,7 +158,7 @@ def partition(graph: Graph, nparts: int, options: Options | None = None, **kwarg
         try:
             part, stats, metrics = _best_of_cuts(graph, nparts, options, tpwgts, engine, seed)
         except PartitionError as exc:
-            if options.engine != "auto" or graph.ncon > 1:
+            if options.engine != "auto":
                 raise
             # auto chose the GPU and it ran out of memory: METIS on the CPU still answers.
             stats = {"fallback": str(exc)}
@@ -172,10 +170,18 @@ def partition(graph: Graph, nparts: int, options: Options | None = None, **kwarg
                                   nparts, tpwgts, graph.vsize)
     else:
         seconds -= stats.pop("metrics_seconds", 0.0)
-    if options.ptype == "rb" and graph.ncon == 1:
+    if options.ptype == "rb":  # each constraint's limit holds per bisection, as in METIS
         from gpmetis.partitioning.recursive import bisection_balance
 
-        warnings = bisection_balance(metrics.pwgts, tpwgts, options.ubfactors(1)[0])[1]
+        pwgts = np.asarray(metrics.pwgts)
+        warnings = []
+        for c, ubfactor in enumerate(options.ubfactors(graph.ncon)):
+            lines = bisection_balance(pwgts[:, c], tpwgts[:, c], ubfactor)[1]
+            if len(lines) > RB_WARNING_LINES:
+                lines = [*lines[:RB_WARNING_LINES],
+                         f"{len(lines) - RB_WARNING_LINES} more bisections over their limits"]
+            warnings += [f"constraint {c}: {line}" if graph.ncon > 1 else line
+                         for line in lines]
     else:
         warnings = balance_warnings(graph, metrics, tpwgts, options.ubfactors(graph.ncon))
     if stats.get("contig") == CONTIG_IGNORED:

@@ -1,4 +1,4 @@
-"""The ``metis`` engine: METIS itself (pymetis, METIS 5.2) in process, every option forwarded."""
+"""The ``metis`` engine: METIS itself (pymetis's METIS 5.2) in process, every option forwarded."""
 
 from __future__ import annotations
 
@@ -10,37 +10,43 @@ from gpmetis.options import CTYPES, IPTYPES, OBJTYPES, RTYPES, Options, check_ub
 
 
 def metis_partition(graph: Graph, nparts: int, options: Options, tpwgts: np.ndarray | None):
-    """METIS's partition (int32) of ``graph`` under ``options``."""
+    """METIS's partition (int32) of ``graph`` under ``options``: through pymetis, or where
+    pymetis cannot pass what the graph holds (several constraints, vertex sizes), through
+    METIS's own entry points in pymetis's module (``multiconstraint.metis_ncon``)."""
     import pymetis
 
     if options.ondisk:
         raise OptionError("ondisk", "is not supported: the graph is always held in memory")
     if options.ctype == "lp":
         raise OptionError("ctype", "'lp' is gpmetis's own coarsening; METIS has rm and shem")
-    ubvec = options.ubvec
-    ufactor = options.effective_ufactor
-    check_ubvec_ncon(ubvec, graph.ncon)
-    if ubvec is not None:
-        if len(set(ubvec)) > 1:
-            raise OptionError("ubvec", "different imbalances per constraint are not supported yet")
-        ufactor = round((ubvec[0] - 1.0) * 1000)
-    opts = pymetis.Options(
-        objtype=OBJTYPES.index(options.objtype),
-        ctype=CTYPES.index(options.effective_ctype("metis")),
-        ufactor=ufactor,
-        niter=options.niter,
-        ncuts=options.runs,
-        no2hop=int(options.no2hop),
-        minconn=int(options.minconn),
-        contig=int(options.contig),
-        dbglvl=options.dbglvl,
-    )
+    check_ubvec_ncon(options.ubvec, graph.ncon)
+    settings = {
+        "objtype": OBJTYPES.index(options.objtype),
+        "ctype": CTYPES.index(options.effective_ctype("metis")),
+        "ufactor": options.effective_ufactor,
+        "niter": options.niter,
+        "ncuts": options.runs,
+        "no2hop": int(options.no2hop),
+        "minconn": int(options.minconn),
+        "contig": int(options.contig),
+        "dbglvl": options.dbglvl,
+    }
     if options.seed >= 0:
-        opts.seed = options.seed
+        settings["seed"] = options.seed
     if options.iptype is not None:
-        opts.iptype = IPTYPES.index(options.iptype)
+        settings["iptype"] = IPTYPES.index(options.iptype)
     if options.rtype is not None:
-        opts.rtype = RTYPES.index(options.rtype)
+        settings["rtype"] = RTYPES.index(options.rtype)
+    if graph.ncon > 1 or graph.vsize is not None:
+        from gpmetis.multiconstraint import metis_ncon
+
+        part, _ = metis_ncon.part_graph(
+            graph.xadj, graph.adjncy, graph.adjwgt if graph.has_adjwgt else None, graph.vwgt.T,
+            nparts, tpwgts, None if options.ubvec is None else np.asarray(options.ubvec),
+            options=settings, recursive=options.ptype == "rb", vsize=graph.vsize)
+        return part
+    if options.ubvec is not None:
+        settings["ufactor"] = round((options.ubvec[0] - 1.0) * 1000)
     vweights = graph.vwgt.reshape(-1) if graph.has_vwgt else None
     eweights = graph.adjwgt if graph.has_adjwgt else None
     try:
@@ -51,7 +57,7 @@ def metis_partition(graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
             eweights=eweights,
             tpwgts=None if tpwgts is None else tpwgts.reshape(-1).tolist(),
             recursive=options.ptype == "rb",
-            options=opts,
+            options=pymetis.Options(**settings),
         )
     except (RuntimeError, MemoryError) as exc:  # METIS's error codes, as pymetis raises them
         raise PartitionError(f"METIS failed on this graph and options ({exc})") from None
