@@ -126,6 +126,27 @@ def test_the_metis_engine_runs_metis_multi_constraint_scheme_and_auto_runs_ours(
     assert_balanced(graph, result.part, 4, [1.03, 1.03])
 
 
+def test_the_metis_engine_passes_vertex_sizes_to_metis():
+    # pymetis has no vsize: the metis engine calls METIS's entry point with them, so
+    # -objtype=vol weighs each boundary vertex by its size, as METIS's gpmetis does
+    import dataclasses
+
+    graph = load_fixture("4elt")
+    sizes = np.random.default_rng(0).integers(1, 50, graph.nvtxs).astype(np.int64)
+    sized = dataclasses.replace(graph, vsize=sizes)
+    blind = partition(graph, 8, engine="metis", objtype="vol").part
+    result = partition(sized, 8, engine="metis", objtype="vol")
+    assert not np.array_equal(result.part, blind)
+    src = np.repeat(np.arange(graph.nvtxs), graph.degrees())
+
+    def volume(part):
+        pairs = np.unique(src[part[src] != part[graph.adjncy]].astype(np.int64) * 8
+                          + part[graph.adjncy][part[src] != part[graph.adjncy]])
+        return int(sizes[pairs // 8].sum())
+
+    assert result.metrics.volume == volume(result.part) < volume(blind)
+
+
 @pytest.mark.parametrize("mode", [{"ptype": "rb"}, {"contig": True}, {"minconn": True},
                                   {"objtype": "vol"}])
 def test_modes_of_a_multi_constraint_graph_run_on_metis_under_auto(mode):
