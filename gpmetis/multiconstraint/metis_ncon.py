@@ -7,7 +7,8 @@ with arrays of the widths that build chose for ``idx_t`` and ``real_t``, probed 
 (``_Library.load``) by functions that only write memory. The arguments are made ones METIS
 accepts (it prints its input errors on stdout): targets above zero, summing to 1 per
 constraint, and imbalances of at least MIN_UBFACTOR. The multi-constraint initial partition
-calls them for its trials, the metis engine for multi-constraint graphs.
+calls them for its trials, the metis engine for what pymetis cannot pass (several constraints,
+vertex sizes, an imbalance per constraint).
 """
 
 from __future__ import annotations
@@ -75,7 +76,8 @@ def require() -> _Library:
     lib = _load()
     if lib is None:
         raise PartitionError("this pymetis does not export METIS_PartGraphKway and "
-                             "METIS_PartGraphRecursive, which multi-constraint graphs need")
+                             "METIS_PartGraphRecursive, which multi-constraint graphs and vertex "
+                             "sizes need")
     return lib
 
 
@@ -116,6 +118,5 @@ def part_graph(xadj: np.ndarray, adjncy: np.ndarray, adjwgt: np.ndarray | None,
     status = function(ref(n_), ref(ncon_), *(ref(a) for a in arrays), ref(nparts_),
                       *(ref(a) for a in reals), ref(settings), ref(objval), ref(part))
     if status != METIS_OK:
-        raise PartitionError(f"METIS failed on this multi-constraint graph and options (status "
-                             f"{status})")
+        raise PartitionError(f"METIS failed on this graph and options (status {status})")
     return part.astype(np.int32), int(objval[0])
