@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -18,6 +19,7 @@ WARPS_PER_BLOCK = 8  # as ROW_WARPS in warp_sums.cuh
 STAGED_MIN_BYTES = 4 << 20  # arrays from this size move as ``staging`` copies them
 NULL = np.uint64(0)  # a kernel's null pointer argument: its optional array is absent
 HISTOGRAM_CU = Path(__file__).with_name("histogram.cu")
+PREPROCESS_FILE = "gpmetis-nvrtc-preprocess.json"  # beside CuPy's kernel cache
 SHARED_BINS = 6144  # bin_sums of up to this many bins sums in shared memory (48 KB a block)
 
 
@@ -35,9 +37,62 @@ def cuda_available() -> bool:
     except Exception:
         return False
     try:
-        return bool(cupy.cuda.is_available())
+        usable = bool(cupy.cuda.is_available())
     except Exception:
         return False
+    if usable:
+        keep_preprocessing_on_disk(cupy.cuda.compiler)
+    return usable
+
+
+class PreprocessCache(dict):
+    """CuPy's per-process memo of NVRTC's preprocessing of an empty program (part of every
+    kernel's cache key, one NVRTC run per option set and process), written to a file beside
+    CuPy's kernel cache and read back by the next process, which then loads cached kernels
+    without running NVRTC. Entries are keyed as CuPy keys them (architecture, options, NVRTC's
+    version): a stale or foreign entry can only miss CuPy's cache, never load a wrong kernel.
+    Best effort: an unreadable file is ignored and an unwritable one left as it is."""
+
+    def __init__(self, path: Path) -> None:
+        import json
+
+        super().__init__()
+        self.path = path
+        try:
+            entries = json.loads(path.read_text())
+            super().update((_as_tuple(env), base) for env, base in entries
+                           if isinstance(env, list) and isinstance(base, str))
+        except (OSError, ValueError, TypeError):
+            pass
+
+    def __setitem__(self, env, base) -> None:
+        import json
+
+        super().__setitem__(env, base)
+        scratch = self.path.with_name(f".{self.path.name}.{os.getpid()}")
+        try:
+            scratch.write_text(json.dumps([[env, base] for env, base in self.items()]))
+            os.replace(scratch, self.path)
+        except (OSError, TypeError, ValueError):
+            scratch.unlink(missing_ok=True)
+
+
+def _as_tuple(value):
+    return tuple(_as_tuple(v) for v in value) if isinstance(value, list) else value
+
+
+def keep_preprocessing_on_disk(compiler: ModuleType) -> None:
+    """Give CuPy's ``compiler`` module a ``PreprocessCache`` as its memo (once per process;
+    a CuPy without that memo is left as it is)."""
+    memo = getattr(compiler, "_empty_file_preprocess_cache", None)
+    if type(memo) is not dict:
+        return
+    backend = getattr(compiler, "_kernel_cache_backend", None)
+    cache_dir = getattr(backend, "_cache_dir", None) or os.environ.get(
+        "CUPY_CACHE_DIR", os.path.expanduser("~/.cupy/kernel_cache"))
+    cache = PreprocessCache(Path(cache_dir) / PREPROCESS_FILE)
+    dict.update(cache, memo)
+    compiler._empty_file_preprocess_cache = cache
 
 
 @dataclass(frozen=True)
@@ -228,8 +283,8 @@ def _raw_module(path: str):
     import cupy
 
     # One option set for every module: CuPy preprocesses an empty program once per distinct
-    # option set and process (~20 ms each). Headers are pasted in, so that CuPy's on-disk cache,
-    # keyed by the source text, also sees a change to a header.
+    # option set (PreprocessCache keeps the results across processes). Headers are pasted
+    # in, so that CuPy's on-disk cache, keyed by the source text, sees a change to a header.
     return cupy.RawModule(code=kernel_source(Path(path)), options=("-std=c++17",))
 
 

@@ -161,3 +161,100 @@ def test_a_run_does_not_import_importlib_metadata(tmp_path):
     modules, proc = imported_modules([str(graph), "2"], ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "pymetis.version" not in modules and not loaded(modules, "importlib.metadata")
+
+
+ENV_A = ("90", ("-std=c++17",), (13, 0), "nvrtc", "-arch=sm_90", "cubin")
+ENV_B = ("90", ("--std=c++17", "-DFIRST_PASS=1"), (13, 0), "nvrtc", "-arch=sm_90", "cubin")
+
+
+def _fake_compiler(cache_dir: Path, memo: dict | None = None):
+    """A stand-in for ``cupy.cuda.compiler``: its memo and its kernel cache's directory."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(_empty_file_preprocess_cache={} if memo is None else memo,
+                           _kernel_cache_backend=SimpleNamespace(_cache_dir=str(cache_dir)))
+
+
+def test_nvrtc_preprocessing_is_kept_for_the_next_process(tmp_path):
+    from gpmetis.backend import PREPROCESS_FILE, PreprocessCache, keep_preprocessing_on_disk
+
+    first = _fake_compiler(tmp_path, {ENV_A: "// cuda 13.0 a"})
+    keep_preprocessing_on_disk(first)
+    assert isinstance(first._empty_file_preprocess_cache, PreprocessCache)
+    assert not (tmp_path / PREPROCESS_FILE).exists()  # nothing new was computed yet
+    first._empty_file_preprocess_cache[ENV_B] = "// cuda 13.0 b"
+    assert sorted(os.listdir(tmp_path)) == [PREPROCESS_FILE]  # no scratch file left
+    second = _fake_compiler(tmp_path)
+    keep_preprocessing_on_disk(second)
+    assert second._empty_file_preprocess_cache == {ENV_A: "// cuda 13.0 a",
+                                                    ENV_B: "// cuda 13.0 b"}
+    assert second._empty_file_preprocess_cache.get(ENV_B) == "// cuda 13.0 b"  # tuple keys
+
+
+@pytest.mark.parametrize("content", ["{not json", '{"a": 1}', "[[1, 2, 3]]", '[["x", 5]]'])
+def test_a_damaged_preprocessing_file_is_ignored_and_rewritten(tmp_path, content):
+    from gpmetis.backend import PREPROCESS_FILE, keep_preprocessing_on_disk
+
+    (tmp_path / PREPROCESS_FILE).write_text(content)
+    compiler = _fake_compiler(tmp_path)
+    keep_preprocessing_on_disk(compiler)
+    memo = compiler._empty_file_preprocess_cache
+    assert dict(memo) == {}
+    memo[ENV_A] = "// a"
+    again = _fake_compiler(tmp_path)
+    keep_preprocessing_on_disk(again)
+    assert dict(again._empty_file_preprocess_cache) == {ENV_A: "// a"}
+
+
+def test_an_unwritable_preprocessing_file_leaves_the_memo_working(tmp_path):
+    from gpmetis.backend import keep_preprocessing_on_disk
+
+    compiler = _fake_compiler(tmp_path / "missing" / "dir")
+    keep_preprocessing_on_disk(compiler)
+    compiler._empty_file_preprocess_cache[ENV_A] = "// a"
+    assert compiler._empty_file_preprocess_cache[ENV_A] == "// a"
+    assert not (tmp_path / "missing").exists()
+
+
+def test_a_cupy_without_the_memo_is_left_alone(tmp_path):
+    from types import SimpleNamespace
+
+    from gpmetis.backend import keep_preprocessing_on_disk
+
+    compiler = SimpleNamespace(_empty_file_preprocess_cache=None)
+    keep_preprocessing_on_disk(compiler)
+    assert compiler._empty_file_preprocess_cache is None
+
+
+def test_the_installed_cupy_has_the_memo_the_cache_replaces(tmp_path):
+    pytest.importorskip("cupy")  # CuPy imports without a GPU
+    code = """
+import cupy.cuda.compiler as compiler
+from gpmetis.backend import keep_preprocessing_on_disk
+keep_preprocessing_on_disk(compiler)
+print(type(compiler._empty_file_preprocess_cache).__name__)
+print(compiler._empty_file_preprocess_cache.path)
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                          check=True, env={**os.environ, "CUPY_CACHE_DIR": str(tmp_path)})
+    kind, path = proc.stdout.split()
+    assert kind == "PreprocessCache" and Path(path).parent == tmp_path
+
+
+@pytest.mark.gpu
+@requires_cuda
+def test_a_second_gpu_process_runs_no_nvrtc_preprocessing(tmp_path):
+    code = """
+import cupy.cuda.compiler as compiler
+calls = []
+preprocess = compiler._preprocess
+compiler._preprocess = lambda *args: calls.append(args) or preprocess(*args)
+from gpmetis.backend import get_backend
+be = get_backend("gpu")
+print(int(be.xp.arange(10, dtype=be.xp.int32).sum()), len(calls))
+"""
+    env = {**os.environ, "CUPY_CACHE_DIR": str(tmp_path)}
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           cwd=ROOT, check=True, env=env).stdout.split() for _ in range(2)]
+    assert runs[0][0] == runs[1][0] == "45"
+    assert int(runs[0][1]) >= 1 and runs[1][1] == "0"
