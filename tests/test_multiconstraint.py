@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import FIXTURES, load_fixture, random_graph, requires_cuda
+from conftest import FIXTURES, cuda_usable, load_fixture, random_graph, requires_cuda
 
 from gpmetis import partition
 from gpmetis.backend import get_backend
@@ -113,7 +113,7 @@ def test_a_vertex_heavier_than_a_part_is_reported():
     assert f"the heaviest vertex weighs {base.nvtxs}" in result.warnings[0]
 
 
-def test_the_metis_engine_runs_metis_multi_constraint_scheme_and_auto_runs_ours():
+def test_the_metis_engine_runs_metis_multi_constraint_scheme():
     # pymetis's part_graph would give METIS one weight per vertex; the metis engine calls
     # METIS's own multi-constraint entry point instead, so every constraint is balanced
     graph = with_weights(load_fixture("3elt"), 2)
@@ -121,8 +121,24 @@ def test_the_metis_engine_runs_metis_multi_constraint_scheme_and_auto_runs_ours(
     assert metis.engine == "metis" and metis.warnings == []
     assert_balanced(graph, metis.part, 4, [1.05, 1.2])
     assert (part_weights(graph, metis.part, 4)[:, 1] > 1.05 * graph.vwgt[:, 1].sum() / 4).any()
-    result = partition(graph, 4)  # no CUDA here: auto runs the cpu engine
-    assert result.engine == "cpu"
+
+
+def test_auto_chooses_for_multi_constraint_graphs_as_for_one(monkeypatch):
+    from gpmetis.options import Options
+    from gpmetis.partitioning import driver
+
+    graph = with_weights(load_fixture("3elt"), 2)
+    small = partition(graph, 4)  # below AUTO_GPU_MIN_EDGES: METIS, as for one constraint
+    assert small.engine == "metis"
+    assert np.array_equal(small.part, partition(graph, 4, engine="metis").part)
+    monkeypatch.setattr(driver, "AUTO_GPU_MIN_EDGES", 0)
+    expected = "gpu" if cuda_usable() else "metis"  # a large graph without CUDA: METIS
+    assert driver.choose_engine(graph, Options()) == expected
+    # a pymetis without METIS's multi-constraint entry points: ours
+    monkeypatch.setattr(metis_ncon, "available", lambda: False)
+    monkeypatch.setattr(driver, "AUTO_GPU_MIN_EDGES", 10**12)
+    result = partition(graph, 4)
+    assert result.engine == ("gpu" if cuda_usable() else "cpu")
     assert_balanced(graph, result.part, 4, [1.03, 1.03])
 
 
@@ -470,9 +486,14 @@ def test_part_graph_takes_weight_vectors():
     from gpmetis import part_graph
 
     graph = with_weights(load_fixture("crack"), 2)
-    cuts, parts = part_graph(8, xadj=graph.xadj, adjncy=graph.adjncy, vweights=graph.vwgt)
+    cuts, parts = part_graph(8, xadj=graph.xadj, adjncy=graph.adjncy, vweights=graph.vwgt,
+                             options={"engine": "cpu"})
     assert_balanced(graph, np.asarray(parts), 8, [1.03, 1.03])
     assert cuts == partition(graph, 8, engine="cpu").edgecut
+    # by default a small graph runs on METIS, its multi-constraint k-way scheme
+    cuts, parts = part_graph(8, xadj=graph.xadj, adjncy=graph.adjncy, vweights=graph.vwgt)
+    metis = partition(graph, 8, engine="metis")
+    assert cuts == metis.edgecut and parts == metis.part.tolist()
 
 
 def test_summary_prints_ubvec_as_metis_does(tmp_path):

@@ -70,6 +70,11 @@ def _load() -> _Library | None:
     return _Library.load()
 
 
+def available() -> bool:
+    """True when this process's pymetis exports METIS's entry points."""
+    return _load() is not None
+
+
 def require() -> _Library:
     """METIS's entry points in this process; PartitionError where pymetis does not export
     them."""

@@ -90,21 +90,22 @@ def unsupported_by_multilevel(graph: Graph, options: Options) -> list[tuple[str,
 
 
 def choose_engine(graph: Graph, options: Options) -> str:
-    """The engine that will run: ``auto`` -> gpu for large graphs when CUDA is usable, and
-    for every multi-constraint graph (cpu without CUDA) but where it asks for what only METIS
-    has (then metis, METIS's own multi-constraint scheme)."""
+    """The engine that will run: ``auto`` -> gpu for graphs of at least AUTO_GPU_MIN_EDGES
+    edges when CUDA is usable and the gpu engine offers what the options ask, else metis
+    (METIS's own multi-constraint scheme for several constraints), whatever ``ncon``. Small
+    graphs never touch CUDA: importing CuPy alone costs more than METIS's run. Where this
+    pymetis lacks METIS's multi-constraint entry points, a multi-constraint graph runs on the
+    gpu/cpu engine instead."""
     engine = options.engine
-    if engine == "auto" and graph.ncon > 1:
-        if unsupported_by_multilevel(graph, options) or not multilevel_fits(graph):
-            engine = "metis"
-        else:
-            engine = "gpu" if cuda_available() else "cpu"
-    elif engine == "auto":
+    if engine == "auto":
+        runnable = not unsupported_by_multilevel(graph, options) and multilevel_fits(graph)
         large = graph.nedges >= AUTO_GPU_MIN_EDGES
-        # Small graphs never touch CUDA: importing CuPy alone costs more than METIS's run.
-        usable = (large and not unsupported_by_multilevel(graph, options)
-                  and multilevel_fits(graph) and cuda_available())
-        engine = "gpu" if usable else "metis"
+        engine = "gpu" if large and runnable and cuda_available() else "metis"
+        if engine == "metis" and runnable and graph.ncon > 1:
+            from gpmetis.multiconstraint import metis_ncon
+
+            if not metis_ncon.available():
+                engine = "gpu" if cuda_available() else "cpu"
     check_engine(graph, options, engine)
     return engine
 
