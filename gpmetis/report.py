@@ -217,6 +217,9 @@ def format_summary(graph: Graph, result: Result, options: Options, timing: Timin
     lines.append(f"  Engine: {result.engine} (-engine={o.engine})")
     if result.stats.get("fallback"):
         lines.append(f"  Note: {result.stats['fallback']}; METIS ran instead")
+    if result.stats.get("metis_overweight"):
+        lines.append(f"  Note: METIS's partition was {100 * result.stats['metis_overweight']:.3f}% "
+                     f"over a limit; the {result.engine} engine's is kept")
     if o.dbglvl > 0 and result.stats:
         lines += ["", *_phase_lines(result.stats)]
     lines.append(RULE)

@@ -142,6 +142,27 @@ def test_auto_chooses_for_multi_constraint_graphs_as_for_one(monkeypatch):
     assert_balanced(graph, result.part, 4, [1.03, 1.03])
 
 
+def test_auto_runs_ours_where_metis_ends_over_a_limit():
+    graph = with_weights(load_fixture("crack"), 2)
+    metis = partition(graph, 8, engine="metis")  # a unit over in constraint 1
+    assert [line.split(":")[0] for line in metis.warnings] == ["constraint 1"]
+    result = partition(graph, 8)
+    assert result.engine == ("gpu" if cuda_usable() else "cpu") and result.warnings == []
+    assert result.stats["metis_overweight"] > 0
+    assert_balanced(graph, result.part, 8, [1.03, 1.03])
+    assert np.array_equal(result.part, partition(graph, 8, engine=result.engine).part)
+    from gpmetis.options import Options
+    from gpmetis.report import Timing, format_summary
+
+    note = (f"  Note: METIS's partition was {100 * result.stats['metis_overweight']:.3f}% over "
+            f"a limit; the {result.engine} engine's is kept")
+    assert note in format_summary(graph, result, Options(), Timing(0.0, 0.0)).splitlines()
+    # where METIS is within its limits, its partition stands
+    within = with_weights(load_fixture("crack"), 3)
+    assert partition(within, 8).engine == "metis"
+    assert partition(within, 8, engine="metis").warnings == []
+
+
 def test_the_metis_engine_passes_vertex_sizes_to_metis():
     # pymetis has no vsize: the metis engine calls METIS's entry point with them, so
     # -objtype=vol weighs each boundary vertex by its size, as METIS's gpmetis does
@@ -490,10 +511,9 @@ def test_part_graph_takes_weight_vectors():
                              options={"engine": "cpu"})
     assert_balanced(graph, np.asarray(parts), 8, [1.03, 1.03])
     assert cuts == partition(graph, 8, engine="cpu").edgecut
-    # by default a small graph runs on METIS, its multi-constraint k-way scheme
     cuts, parts = part_graph(8, xadj=graph.xadj, adjncy=graph.adjncy, vweights=graph.vwgt)
-    metis = partition(graph, 8, engine="metis")
-    assert cuts == metis.edgecut and parts == metis.part.tolist()
+    auto = partition(graph, 8)
+    assert cuts == auto.edgecut and parts == auto.part.tolist()
 
 
 def test_summary_prints_ubvec_as_metis_does(tmp_path):
