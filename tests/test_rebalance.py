@@ -9,6 +9,7 @@ from conftest import random_graph
 
 from gpmetis.backend import get_backend
 from gpmetis.device_graph import DeviceGraph
+from gpmetis.graph import Graph
 from gpmetis.metrics import part_weights
 from gpmetis.refinement.rebalance import (
     INFLOW_SLACK,
@@ -157,3 +158,18 @@ def test_fill_empty_parts_moves_the_lightest_spare_vertices_of_the_heaviest_part
     assert np.all(g.vwgt[moved] <= np.sort(g.vwgt[members])[3])  # among the 4 lightest
     full = (np.arange(400) % nparts).astype(np.int32)
     assert fill_empty_parts(CPU, g, full, nparts) is full
+
+
+def test_fill_empty_parts_takes_weights_beyond_32_bits():
+    # the metis engine fills the parts METIS left empty with the graph's int64 weights
+    n, nparts = 6, 6
+    vwgt = np.array([2**40, 3, 2**40 + 5, 2**33, 7, 2**40], dtype=np.int64)
+    ring = Graph.from_csr(np.arange(0, 2 * n + 1, 2),
+                          np.array([1, 5, 0, 2, 1, 3, 2, 4, 3, 5, 4, 0]), vwgt)
+    part = np.array([0, 1, 0, 1, 1, 0], dtype=np.int32)  # parts 2-5 empty; 0 the heaviest
+    filled = fill_empty_parts(CPU, DeviceGraph(CPU, ring.xadj, ring.adjncy, ring.adjwgt, vwgt),
+                              part, nparts)
+    assert sorted(np.bincount(filled, minlength=nparts)) == [1] * nparts
+    # part 0 keeps its lightest (vertex 0, before 5 of equal weight), its spares 5 and 2 go to
+    # parts 2 and 3; part 1 keeps vertex 1, its spares 4 and 3 go to parts 4 and 5
+    assert filled.tolist() == [0, 1, 3, 5, 4, 2]

@@ -259,7 +259,8 @@ def fill_empty_parts(be: Backend, g: DeviceGraph, part, nparts: int):
     pw = part_weights(be, g.vwgt[:, None], part, nparts)[:, 0]
     part_rank = xp.empty(nparts, dtype=xp.int64)
     part_rank[be.argsort_stable(-pw)] = xp.arange(nparts, dtype=xp.int64)
-    order = be.argsort_stable(part_rank[part] * (1 << 32) + g.vwgt)
+    order = be.argsort_stable(g.vwgt)  # lightest first within each part, whatever the weights
+    order = order[be.argsort_stable(part_rank[part[order]])]
     grouped = part[order]
     spare = xp.concatenate([xp.zeros(1, dtype=bool), grouped[1:] == grouped[:-1]])
     movers = order[xp.flatnonzero(spare)[: len(empty)]]
