@@ -67,9 +67,10 @@ class PreprocessCache(dict):
 
     def __setitem__(self, env, base) -> None:
         import json
+        import threading
 
         super().__setitem__(env, base)
-        scratch = self.path.with_name(f".{self.path.name}.{os.getpid()}")
+        scratch = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}")
         try:
             scratch.write_text(json.dumps([[env, base] for env, base in self.items()]))
             os.replace(scratch, self.path)
