@@ -135,16 +135,18 @@ def test_contig_changes_a_split_partition():
     assert (part_components(graph, result.part, 8) == 1).all()
 
 
-def test_contig_ignored_on_a_disconnected_graph():
+@pytest.mark.parametrize("engine", ["cpu", "metis", "auto"])
+def test_contig_ignored_on_a_disconnected_graph(engine):
+    # METIS's library refuses it; METIS 5.1's gpmetis warns and partitions without it
     from gpmetis.options import Options
     from gpmetis.report import Timing, format_summary
 
     graph = random_graph(400, 4, seed=3, components=2)
-    options = Options(contig=True, engine="cpu")
+    options = Options(contig=True, engine=engine)
     result = partition(graph, 4, options)
-    plain = partition(graph, 4, engine="cpu")
+    plain = partition(graph, 4, engine=engine)
     assert result.part.tolist() == plain.part.tolist()
-    assert any("not connected" in w and "ignored" in w for w in result.warnings)
+    assert [w for w in result.warnings if "not connected" in w and "ignored" in w]
     assert "contig=NO" in format_summary(graph, result, options, Timing(0.0, 0.0))
 
 

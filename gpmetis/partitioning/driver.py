@@ -159,10 +159,15 @@ def partition(graph: Graph, nparts: int, options: Options | None = None, **kwarg
     if nparts == 1 or graph.nvtxs == 0:
         part = np.zeros(graph.nvtxs, dtype=np.int32)
     elif engine == "metis":
-        part = _metis(graph, nparts, options, tpwgts)
+        metis_options = options
+        if options.contig and not _connected(graph):
+            # METIS refuses -contig on such a graph; its gpmetis ignores it with a warning
+            metis_options, stats = options.with_(contig=False), {"contig": CONTIG_IGNORED}
+        part = _metis(graph, nparts, metis_options, tpwgts)
         if options.engine == "auto" and options.ptype != "rb" and multilevel_runs(graph, options):
-            engine, part, stats, metrics = _within_limits(graph, nparts, options, tpwgts, seed,
+            engine, part, found, metrics = _within_limits(graph, nparts, options, tpwgts, seed,
                                                           part)
+            stats |= found
     else:
         try:
             part, stats, metrics = _best_of_cuts(graph, nparts, options, tpwgts, engine, seed)
@@ -220,6 +225,14 @@ def _within_limits(graph: Graph, nparts: int, options: Options, tpwgts: np.ndarr
             stats["metis_overweight"] = excess
             return ours, found, stats, found_metrics
     return "metis", part, {}, metrics
+
+
+def _connected(graph: Graph) -> bool:
+    from gpmetis.backend import get_backend
+    from gpmetis.metrics import connected_components
+
+    # each vertex's label is its component's smallest vertex
+    return not connected_components(get_backend("cpu"), graph.xadj, graph.adjncy).any()
 
 
 def _metis(graph: Graph, nparts: int, options: Options, tpwgts: np.ndarray) -> np.ndarray:
