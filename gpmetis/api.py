@@ -187,8 +187,8 @@ def part_graph(
                                "`options` OR through the `contiguous` flag.")
         changes["contig"] = True
     if recursive is None and not names_ptype:
-        # pymetis's rule; multi-constraint graphs (beyond pymetis) run k-way, as the gpu and
-        # cpu engines that take them do
+        # pymetis's rule; multi-constraint graphs (beyond pymetis) run k-way, which the gpu
+        # and cpu engines also offer for them (their -ptype=rb is METIS's only)
         recursive = (nparts <= RECURSIVE_MAX_NPARTS and run.engine in ("auto", "metis")
                      and graph.ncon == 1)
     if recursive is not None:
