@@ -68,9 +68,18 @@ def from_networkx(
     scipy.
     """
     import networkx as nx
+    import scipy.sparse
 
     labels = list(graph.nodes)
-    matrix = nx.to_scipy_sparse_array(graph, nodelist=labels, weight=weight, format="coo")
-    if weight is not None and matrix.nnz and (np.asarray(matrix.data) <= 0).any():
-        raise InputError(name, f"edge attribute '{weight}' must be a positive number")
+    if not labels:  # networkx converts no graph without nodes
+        return from_scipy(scipy.sparse.coo_array((0, 0)), name=name), labels
+    try:
+        matrix = nx.to_scipy_sparse_array(graph, nodelist=labels, weight=weight, format="coo")
+    except (TypeError, ValueError):  # a weight that is not a number
+        raise InputError(name, f"edge attribute '{weight}' must be a positive number") from None
+    matrix.sum_duplicates()  # networkx stores a self loop as entries that sum to its weight
+    if weight is not None:
+        data = np.asarray(matrix.data)[np.asarray(matrix.row) != np.asarray(matrix.col)]
+        if not (data > 0).all():
+            raise InputError(name, f"edge attribute '{weight}' must be a positive number")
     return from_scipy(matrix, weights=weight is not None, name=name), labels

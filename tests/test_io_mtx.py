@@ -99,6 +99,14 @@ def test_west0067_is_the_symmetrized_pattern_without_diagonal():
     assert len(got) == len(graph.adjncy)  # no repeats
 
 
+@pytest.mark.parametrize("mtx_weights", [False, True])
+def test_a_diagonal_matrix_gives_a_graph_without_edges(tmp_path, mtx_weights):
+    path = tmp_path / "d.mtx"
+    path.write_text(mtx("real", "general", ["1 1 2.5", "3 3 -1"], 3))
+    graph = read_graph(path, mtx_weights=mtx_weights)
+    assert graph.nvtxs == 3 and graph.xadj.tolist() == [0, 0, 0, 0] and graph.nedges == 0
+
+
 def test_mtx_weights_round_half_up_at_least_one_larger_direction(tmp_path):
     body = ["1 2 0.2", "2 1 -2.5", "2 3 7.49", "3 3 100", "1 3 0"]
     path = tmp_path / "w.mtx"

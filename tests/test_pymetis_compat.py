@@ -197,6 +197,27 @@ def test_networkx_results_are_keyed_by_node():
     assert sorted(perm) == sorted(graph.nodes) and iperm[perm[0]] == 0
 
 
+def test_networkx_self_loops_odd_weights_and_no_nodes():
+    nx = pytest.importorskip("networkx")
+    graph = nx.Graph()
+    graph.add_edge("a", "a", w=2.0)  # networkx stores it as entries that sum to 2
+    graph.add_edge("b", "c", w=3.0)
+    graph.add_edge("a", "b", w=0.4)  # below one: weighs 1, as a rounded |a_ij|
+    g, labels = pymetis.from_networkx(graph, weight="w")
+    assert labels == ["a", "b", "c"] and g.adjwgt.tolist() == [1, 1, 3, 3]
+    self_loops_only = nx.Graph()
+    self_loops_only.add_edge(0, 0, w=5)
+    self_loops_only.add_node(1)
+    assert len(pymetis.from_networkx(self_loops_only, weight="w")[0].adjncy) == 0
+    for bad in ("x", 0, -1.5, float("nan")):
+        graph["b"]["c"]["w"] = bad
+        with pytest.raises(InputError, match="edge attribute 'w' must be a positive number"):
+            pymetis.partition(graph, 2, weight="w")
+    empty, labels = pymetis.from_networkx(nx.Graph())
+    assert empty.nvtxs == 0 and labels == []
+    assert pymetis.partition(nx.Graph(), 2).node_part == {}
+
+
 def test_partition_takes_metis_style_options():
     g = load_fixture("4elt")
     a = pymetis.partition(g, 4, pymetis.Options(seed=3, ufactor=50), engine="cpu")

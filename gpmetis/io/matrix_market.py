@@ -189,6 +189,8 @@ def _largest_per_key(key: np.ndarray, w: np.ndarray, n: int) -> tuple[np.ndarray
     """The distinct keys, sorted, and the largest weight of each. Where the (row, column) pairs
     and the weights fit in 63 bits together, one sort of packed values (the weight in the low
     bits, the largest last in its key's run) stands for the argsort."""
+    if not len(key):
+        return key, w
     id_bits = max(n - 1, 1).bit_length()
     w_bits = int(w.max(initial=1)).bit_length()
     if 2 * id_bits + w_bits <= 63:
