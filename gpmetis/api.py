@@ -353,9 +353,12 @@ def nested_dissection(
         for name, value in metis_values(options).items():
             setattr(opts, name, value)
     vwgt = graph.vwgt[:, 0] if graph.has_vwgt else None
-    perm, iperm = pymetis.nested_dissection(
-        pymetis.CSRAdjacency(graph.xadj, graph.adjncy), vweights=vwgt, options=opts)
-    perm, iperm = list(perm), list(iperm)
+    if graph.nvtxs == 0:  # METIS_NodeND divides by zero on it (SIGFPE): nothing to order
+        perm, iperm = [], []
+    else:
+        perm, iperm = pymetis.nested_dissection(
+            pymetis.CSRAdjacency(graph.xadj, graph.adjncy), vweights=vwgt, options=opts)
+        perm, iperm = list(perm), list(iperm)
     if labels is not None:
         return np.asarray(labels, dtype=object)[perm].tolist(), dict(zip(labels, iperm))
     return perm, iperm

@@ -125,6 +125,20 @@ def test_nested_dissection_and_verify_nd():
     assert pymetis.verify_nd(perm, swapped) != 0
 
 
+
+def test_nested_dissection_of_an_empty_graph_is_empty():
+    # METIS_NodeND raises SIGFPE on a graph without vertices: the process would die
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import gpmetis; "
+            "print(gpmetis.nested_dissection([]), gpmetis.nested_dissection([], vweights=[]))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert proc.returncode == 0, proc.stderr[-500:]
+    assert proc.stdout.split() == ["([],", "[])", "([],", "[])"]
+
 @pytest.mark.parametrize("gtype", [pymetis.GType.NODAL, pymetis.GType.DUAL])
 def test_part_mesh_balances_both_sides(gtype):
     conn = quad_mesh(30, 20)
