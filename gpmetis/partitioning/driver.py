@@ -252,21 +252,27 @@ def _metis(graph: Graph, nparts: int, options: Options, tpwgts: np.ndarray) -> n
     return fill_empty_parts(cpu, host, part, nparts)
 
 
+def _weights_and_limits(graph: Graph, metrics: PartitionMetrics, tpwgts: np.ndarray,
+                        ubfactors: list[float]) -> tuple[np.ndarray, np.ndarray]:
+    """(nparts, ncon) int64 part weights and METIS's limits (ubvec x target, at least the
+    target rounded up)."""
+    pwgts = np.asarray(metrics.pwgts, dtype=np.int64).reshape(-1, graph.ncon)
+    return pwgts, max_part_weights(column_sums(graph.vwgt), tpwgts, ubfactors)
+
+
 def overweight(graph: Graph, metrics: PartitionMetrics, tpwgts: np.ndarray,
                ubfactors: list[float]) -> float:
     """The largest excess of a part over its limit in any constraint, relative to that limit
     (0 when every part is within every limit)."""
-    pwgts = np.asarray(metrics.pwgts, dtype=np.int64).reshape(-1, graph.ncon)
-    limits = max_part_weights(column_sums(graph.vwgt), tpwgts, ubfactors)
+    pwgts, limits = _weights_and_limits(graph, metrics, tpwgts, ubfactors)
     return float(np.max((pwgts - limits) / np.maximum(limits, 1), initial=0.0))
 
 
 def balance_warnings(graph: Graph, metrics: PartitionMetrics, tpwgts: np.ndarray,
                      ubfactors: list[float]) -> list[str]:
-    """One line per constraint with a part above its limit (METIS's: ubvec x target, at
-    least the target rounded up): the worst part, by how much, and the heaviest vertex."""
-    pwgts = np.asarray(metrics.pwgts, dtype=np.int64).reshape(-1, graph.ncon)
-    limits = max_part_weights(column_sums(graph.vwgt), tpwgts, ubfactors)
+    """One line per constraint with a part above its limit: the worst part, by how much, and
+    the heaviest vertex."""
+    pwgts, limits = _weights_and_limits(graph, metrics, tpwgts, ubfactors)
     lines = []
     for c in np.flatnonzero((pwgts > limits).any(axis=0)):
         p = int(np.argmax(pwgts[:, c] - limits[:, c]))
