@@ -143,6 +143,29 @@ def _counts(k: int, depth: int) -> list[int]:
     return counts
 
 
+def test_many_pieces_share_the_coarsest_graphs_size(monkeypatch):
+    # beyond FULL_SIZE_PIECES pieces a depth's METIS trials see as many vertices in all as
+    # that many pieces would (each piece at least PIECE_COARSEN_FLOOR), not coarsen_to each
+    monkeypatch.setattr(multilevel, "FULL_SIZE_PIECES", 2)
+    seen = {}  # pieces -> the coarsest union's vertices
+    bisections = multilevel.initial_bisections
+
+    def recording(graph, labels, tpwgts, *args, **kwargs):
+        seen[len(tpwgts)] = graph.nvtxs
+        return bisections(graph, labels, tpwgts, *args, **kwargs)
+
+    monkeypatch.setattr(multilevel, "initial_bisections", recording)
+    graph = load_fixture("4elt")  # 15606 vertices: pieces of ~1950 at 8 pieces
+    result = partition(graph, 16, engine="cpu", ptype="rb")
+    full = multilevel.coarsen_to(graph.nvtxs, 2)
+    assert seen[2] > 1.5 * full  # two pieces: coarsen_to each
+    for npieces in (4, 8):
+        share = max(multilevel.PIECE_COARSEN_FLOOR, 2 * full // npieces)
+        assert seen[npieces] <= 1.1 * npieces * share
+    pw = np.bincount(result.part, weights=graph.vwgt[:, 0], minlength=16)
+    check_bisections(pw, np.full(16, 1 / 16), Options(ptype="rb").ubfactors(1)[0])
+
+
 def test_more_parts_than_vertices_in_a_piece_stays_valid():
     graph = random_graph(40, 3, seed=2)
     result = partition(graph, 32, engine="cpu", ptype="rb")

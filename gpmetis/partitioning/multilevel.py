@@ -40,6 +40,11 @@ INITIAL_TRIALS = 16
 # at least PIECE_TRIALS: half the METIS work of 16 each for the same cuts, where 4 or 2 cut worse
 # (rb's tight per-bisection balance leaves refinement little room to repair a bisection)
 PIECE_TRIALS = 8
+# a depth's pieces are coarsened to coarsen_to(size, 2) vertices each while there are at most
+# FULL_SIZE_PIECES of them; more share that many pieces' vertices (at least PIECE_COARSEN_FLOOR
+# each), so the depth's METIS trials stay about one depth's work as k grows
+FULL_SIZE_PIECES = 16
+PIECE_COARSEN_FLOOR = 100
 # METIS trials per copy of a batched -preset=strong run (``multilevel_copies``): a copy's
 # trials as a run's, so the copies are as good as runs (the workers take 4x the jobs a round)
 COPY_TRIALS = INITIAL_TRIALS
@@ -171,8 +176,7 @@ def multilevel_bisections(g: DeviceGraph, labels, tpwgts: np.ndarray, options: O
     weights = be.asnumpy(part_weights(be, g.vwgt[:, None], labels, npieces)[:, 0])
     maxpwgt = np.stack([max_part_weights(np.array([w]), t[:, None], options.ubfactors(1))[:, 0]
                         for w, t in zip(weights, tpwgts)])
-    # each piece coarsened as far as its own bisection's run would take it
-    target = int(sum(min(int(size), coarsen_to(int(size), 2)) for size in sizes))
+    target = int(sum(min(int(size), piece_coarsen_to(int(size), npieces)) for size in sizes))
     levels, coarse_labels, keep_below = _coarsen_within(g, labels, 2, seed, options, target)
     t1 = time.perf_counter()
     stats.coarsening = t1 - t0
@@ -198,6 +202,14 @@ def multilevel_bisections(g: DeviceGraph, labels, tpwgts: np.ndarray, options: O
     stats.refinement = time.perf_counter() - t2
     stats.levels = _level_stats(levels)
     return part, stats
+
+
+def piece_coarsen_to(nvtxs: int, npieces: int) -> int:
+    """How small a piece of ``nvtxs`` vertices gets before its METIS trials when a depth of
+    recursive bisection has ``npieces`` pieces: as small as its own bisection's run would take
+    it, shared out among the pieces beyond ``FULL_SIZE_PIECES``."""
+    full = coarsen_to(nvtxs, 2)
+    return max(PIECE_COARSEN_FLOOR, full * min(npieces, FULL_SIZE_PIECES) // npieces)
 
 
 def multilevel_copies(g: DeviceGraph, nparts: int, options: Options, tpwgts: np.ndarray,
