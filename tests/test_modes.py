@@ -284,6 +284,24 @@ def max_degree(graph: Graph, part: np.ndarray, nparts: int) -> int:
     return int(np.bincount([p for p, _ in pairs], minlength=nparts).max())
 
 
+def test_minconn_runs_on_the_middle_and_the_finest_level(monkeypatch):
+    from gpmetis.partitioning import multilevel
+
+    sizes = []
+    inner = multilevel.minimize_connectivity
+
+    def recording(be, g, *args, **kwargs):
+        sizes.append(g.nvtxs)
+        return inner(be, g, *args, **kwargs)
+
+    monkeypatch.setattr(multilevel, "minimize_connectivity", recording)
+    graph = load_fixture("delaunay_n15")
+    result = partition(graph, 16, engine="cpu", minconn=True)  # k > 8: no direct candidate
+    levels = [level["nvtxs"] for level in result.stats["levels"]]
+    assert len(levels) >= 4  # a level between the middle and the finest one is skipped
+    assert sizes == [levels[len(levels) // 2], levels[0]]
+
+
 @pytest.mark.parametrize("name,k", [("add20", 64), ("rgg_n_2_15_s0", 64), ("data", 64),
                                     ("4elt", 64), ("power", 8)])
 def test_minconn_lowers_the_largest_subdomain_degree(name, k):

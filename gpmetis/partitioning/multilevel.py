@@ -3,7 +3,7 @@
 upload -> coarsen (matching, scan, contraction) -> coarsest graph (thinned where dense) to the
 host -> METIS trials (recursive bisection, or k-way where coarsening stalled or left a dense
 graph), scored on the backend -> project and refine level by level (Jet + rebalancing; with
--minconn, lowering the subdomain degrees from the middle level down) -> fill empty parts ->
+-minconn, lowering the subdomain degrees on the middle and finest levels) -> fill empty parts ->
 part on host. ``multilevel_bisections`` runs the same pipeline over a disjoint union of pieces,
 bisecting every piece at once (a depth of ``-ptype=rb``); ``multilevel_copies`` over a disjoint
 union of copies of the graph, each copy split into k parts (``-preset=strong``'s runs at once).
@@ -138,10 +138,11 @@ def multilevel_partition(
             return part
 
     def after_level(depth: int, graph: DeviceGraph, part):
-        if depth > len(levels) // 2:
+        if depth not in (len(levels) // 2, 0):
             return part
-        # from the middle level down, as METIS's from its middle level: coarse groups move
-        # cheaply and the finer levels' refinement recovers the cut
+        # on the middle level, as METIS from its middle level, coarse groups move cheaply and
+        # the finer levels' refinement recovers the cut; the finest level removes what that
+        # refinement brought back (the levels between would only repeat the rounds)
         part, rounds = minimize_connectivity(be, graph, part, nparts, maxpwgt,
                                              REFINE_ROUNDS if depth == 0 else 0)
         stats.minconn["elimination"] += rounds[0]
