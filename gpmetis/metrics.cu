@@ -23,24 +23,52 @@ extern "C" __global__ void cut_edges(
     cut[j] = part[row_of(n, xadj, j)] != part[adjncy[j]];
 }
 
-// One hooking round of the components labelling: for every edge {v, u} (u > v; with use_part,
-// only edges inside a part) whose ends carry different labels, the larger label's vertex takes
-// the smaller label; changed[0] = 1 when any edge did. Labels only decrease and stay ids of the
-// same component, so the order of the atomics does not change the final labels.
-extern "C" __global__ void components_hook(
+// The root of v's tree in the components' union-find forest, halving the path on the way
+// (a vertex is pointed at its grandparent: both are ancestors, so only ids of its own tree
+// and smaller ones are ever written). Reads go through volatile: other threads link roots.
+__device__ __forceinline__ int component_root(volatile int* label, const int v)
+{
+    int curr = label[v];
+    if (curr != v) {
+        int prev = v, next;
+        while (curr > (next = label[curr])) {
+            label[prev] = next;
+            prev = curr;
+            curr = next;
+        }
+    }
+    return curr;
+}
+
+// One pass of lock-free union-find over the CSR rows (ECL-CC's scheme): for every edge {v, u}
+// (u > v; with use_part, only edges inside a part) the roots of both ends are joined by linking
+// the larger root under the smaller with a compare-and-swap, retried from the new parent when
+// another thread linked it first. Links point to smaller ids only, so every tree's root is its
+// smallest vertex whatever the order of the threads, and one pass joins every edge's ends.
+extern "C" __global__ void components_union(
     const int n, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
-    const int* __restrict__ part, const int use_part, int* label, int* __restrict__ changed)
+    const int* __restrict__ part, const int use_part, int* label)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
     if (v >= n) return;
+    volatile int* vlabel = label;
     const int pv = use_part ? part[v] : 0;
+    int rv = component_root(vlabel, v);
     for (long long j = xadj[v]; j < xadj[v + 1]; ++j) {
         const int u = adjncy[j];
         if (u <= v || (use_part && part[u] != pv)) continue;
-        const int a = label[v], b = label[u];
-        if (a == b) continue;
-        atomicMin(label + (a > b ? a : b), a < b ? a : b);
-        changed[0] = 1;
+        int ru = component_root(vlabel, u);
+        while (rv != ru) {
+            if (rv < ru) {
+                const int old = atomicCAS(label + ru, ru, rv);
+                if (old == ru) break;
+                ru = old;
+            } else {
+                const int old = atomicCAS(label + rv, rv, ru);
+                if (old == rv) break;
+                rv = old;
+            }
+        }
     }
 }
 

@@ -100,22 +100,17 @@ def _components_numpy(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
 
 
 def _components_cuda(be: Backend, n: int, xadj, adjncy, part):
-    """The same labels from kernels that walk the CSR rows (no edge list: 4 bytes per vertex)."""
+    """The same labels from one union-find pass over the CSR rows and one pass that points every
+    vertex at its root (no edge list, no round trips)."""
     xp = be.xp
     cu_file = Path(__file__).with_name("metrics.cu")
-    hook = be.kernel(cu_file, "components_hook")
-    compress = be.kernel(cu_file, "components_compress")
     label = xp.arange(n, dtype=xp.int32)
-    changed = xp.zeros(1, dtype=xp.int32)
     use_part = part is not None
-    part_arg = part if use_part else changed
-    while True:
-        be.launch(hook, n, (np.int32(n), xadj, adjncy, part_arg, np.int32(use_part), label,
-                            changed))
-        if not int(changed.get()[0]):
-            return label
-        changed.fill(0)
-        be.launch(compress, n, (np.int32(n), label))
+    part_arg = part if use_part else label
+    be.launch(be.kernel(cu_file, "components_union"), n,
+              (np.int32(n), xadj, adjncy, part_arg, np.int32(use_part), label))
+    be.launch(be.kernel(cu_file, "components_compress"), n, (np.int32(n), label))
+    return label
 
 
 def count_components(be: Backend, xadj, adjncy) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import load_fixture, random_graph, requires_cuda
+from conftest import graph_from_edges, grid_components, load_fixture, random_graph, requires_cuda
 
 from gpmetis import metrics
 from gpmetis.backend import get_backend
@@ -136,3 +136,32 @@ def test_gpu_metrics_equal_twin(monkeypatch, case):
     monkeypatch.setattr(metrics, "PAIR_CHUNK", 50)  # many row ranges, rows split by the marks
     chunked = compute_metrics(dxadj, dadjncy, *(xp.asarray(a) for a in args), 7, tpwgts, be=gpu)
     assert chunked == host
+
+
+def _shuffled_path(n: int, seed: int) -> Graph:
+    """A path through all n vertices in random id order: deep union-find trees."""
+    order = np.random.default_rng(seed).permutation(n)
+    return graph_from_edges(np.stack([order[:-1], order[1:]], axis=1), n)
+
+
+@pytest.mark.gpu
+@requires_cuda
+@pytest.mark.parametrize("case", ["path", "grids", "random"])
+def test_gpu_components_of_large_graphs_equal_twin(case):
+    # one union-find pass where many threads link the same trees at once: the labels are each
+    # component's smallest vertex whatever the threads' order, as the host's
+    graph = {"path": lambda: _shuffled_path(300_000, 1),
+             "grids": lambda: grid_components((400, 500), (7, 9), 300),
+             "random": lambda: random_graph(200_000, 3, seed=4, isolated=5000,
+                                            components=400)}[case]()
+    cpu, gpu = get_backend("cpu"), get_backend("gpu")
+    xp = gpu.xp
+    dxadj, dadjncy = xp.asarray(graph.xadj), xp.asarray(graph.adjncy)
+    rng = np.random.default_rng(3)
+    parts = [None, rng.integers(0, 5, graph.nvtxs).astype(np.int32),
+             (np.arange(graph.nvtxs) * 16 // graph.nvtxs).astype(np.int32)]
+    for p in parts:
+        expected = connected_components(cpu, graph.xadj, graph.adjncy, p)
+        for _ in range(3):
+            got = connected_components(gpu, dxadj, dadjncy, None if p is None else xp.asarray(p))
+            np.testing.assert_array_equal(got.get(), expected)
