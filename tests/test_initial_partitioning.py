@@ -520,3 +520,18 @@ def test_workers_take_their_arrays_from_the_arena_or_the_pipes_when_it_is_full(
     assert via_arena == [arena_bytes > 16] * 6
     # the arena's arrays are read-only: no job can change what another reads
     assert [r[1] for r in results] == [arena_bytes == 16] * 6
+
+
+def test_stopped_workers_are_dead_and_reaped(monkeypatch):
+    from gpmetis.initial_partitioning import workers
+
+    monkeypatch.setattr(workers.os, "cpu_count", lambda: 4)
+    stop_workers()
+    start_workers(4)
+    processes, pipes = workers._workers.processes, workers._workers.pipes
+    assert len(processes) == 4 and all(p.is_alive() for p in processes)
+    stop_workers()
+    assert workers._workers is None
+    assert all(p.exitcode is not None for p in processes)  # reaped: no zombie left
+    assert all(pipe.closed for pipe in pipes)
+

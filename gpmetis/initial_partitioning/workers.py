@@ -119,8 +119,10 @@ class _Workers:
         return _Pending([pipe for pipe, _ in batches], count, len(jobs))
 
     def kill(self) -> None:
-        for process, pipe in zip(self.processes, self.pipes):
+        # every worker signalled before any is waited for: they die at once, not in turn
+        for process in self.processes:
             process.kill()
+        for process, pipe in zip(self.processes, self.pipes):
             process.join()
             pipe.close()
 
@@ -189,7 +191,8 @@ def start_workers(count: int) -> None:
 
 
 def stop_workers() -> None:
-    """Kill and reap the workers at once (they hold no state worth a clean shutdown)."""
+    """Kill and reap the workers at once (they hold no state worth a clean shutdown; a container
+    whose first process reaps no orphans would keep them as zombies)."""
     global _workers
     if _workers is not None:
         _workers.kill()
