@@ -32,12 +32,15 @@ bench:
 	PYTHONPATH=$(CURDIR):$$PYTHONPATH $(PYTHON) bench/bench.py
 	PYTHONPATH=$(CURDIR):$$PYTHONPATH $(PYTHON) bench/multiconstraint.py --engine gpu \
 		--generated delaunay:20:2,grid3d:100:3 --ks 64
+	PYTHONPATH=$(CURDIR):$$PYTHONPATH $(PYTHON) bench/multiconstraint.py --engine gpu \
+		--objtype vol --generated delaunay:20:2,grid3d:100:3 --ks 8,64
 	PYTHONPATH=$(CURDIR):$$PYTHONPATH $(PYTHON) bench/modes.py --engine gpu --graphs none \
 		--generated delaunay:20 grid3d:100 --ks 8,64,256 --repeat 3
 
 quality: setup
 	$(PY) bench/quality.py
 	$(PY) bench/multiconstraint.py
+	$(PY) bench/multiconstraint.py --objtype vol
 	$(PY) bench/modes.py
 
 clean:

@@ -43,15 +43,17 @@ def metis_binary() -> list[str] | None:
     return [system] if system else None
 
 
-def run_metis(prefix: list[str], path: Path, k: int) -> dict:
-    """METIS's cut, partitioning time, I/O time and whole-command wall time."""
+def run_metis(prefix: list[str], path: Path, k: int, flags: tuple[str, ...] = ()) -> dict:
+    """METIS's cut, communication volume, partitioning time, I/O time and whole-command wall
+    time, with the options ``flags``."""
     start = time.perf_counter()
-    proc = subprocess.run([*prefix, str(path), str(k), "-nooutput"], capture_output=True,
+    proc = subprocess.run([*prefix, str(path), str(k), "-nooutput", *flags], capture_output=True,
                           text=True, check=True)
     wall = time.perf_counter() - start
     out = proc.stdout
     return {
         "cut": int(re.search(r"Edgecut: (\d+)", out).group(1)),
+        "volume": int(re.search(r"communication volume: (\d+)", out).group(1)),
         "seconds": float(re.search(r"Partitioning:\s+([\d.]+)", out).group(1)),
         "io": float(re.search(r"I/O:\s+([\d.]+)", out).group(1)),
         "wall": wall,

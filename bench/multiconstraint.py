@@ -3,7 +3,8 @@
 seeded random 1-5), run side by side at each k.
 
 Prints graph, ncon, k, our cut, METIS's cut, the ratio, both worst constraint balances and
-times, then the geometric mean ratio per ncon and the worst row. Needs METIS's binary
+times, then the geometric mean ratio per ncon and the worst row; with ``--objtype vol`` both
+run ``-objtype=vol`` and the figures are communication volumes. Needs METIS's binary
 (docs/performance.md says how to unpack it); without it only our columns are filled.
 """
 
@@ -21,6 +22,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import ROOT, geomean, metis_binary, print_table, run_metis
 
 RANDOM_SEED = 1
+OBJECTIVE = {"cut": "cut", "vol": "volume"}  # the figure compared, per -objtype
+
+
+def _flags(args) -> tuple[str, ...]:
+    """METIS's options for the objective asked."""
+    return ("-objtype=vol",) if args.objtype == "vol" else ()
+
+
+def _objective(result, args) -> int:
+    """Our figure for the objective asked: the edge cut or the communication volume."""
+    return result.volume if args.objtype == "vol" else result.edgecut
 
 
 def constraint_weights(graph, ncon: int) -> np.ndarray:
@@ -70,6 +82,7 @@ def main() -> None:
                              "median of --repeat runs after a warm-up, single-constraint "
                              "time alongside; METIS's median of --repeat runs)")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--objtype", default="cut", choices=("cut", "vol"))
     parser.add_argument("--workdir", default=str(ROOT / ".bench"))
     args = parser.parse_args()
     workdir = Path(args.workdir)
@@ -91,20 +104,22 @@ def main() -> None:
             if metis:
                 write_metis(path, base, vwgt)
             for k in (int(x) for x in args.ks.split(",")):
-                ref = run_metis(metis, path, k) if metis else None
+                ref = run_metis(metis, path, k, _flags(args)) if metis else None
                 start = time.perf_counter()
-                result = gpmetis.partition(graph, k, engine=args.engine)
+                result = gpmetis.partition(graph, k, engine=args.engine, objtype=args.objtype)
                 seconds = time.perf_counter() - start
+                ours = _objective(result, args)
                 rows.append({
-                    "graph": name, "ncon": ncon, "k": k, "cut": result.edgecut,
-                    "metis": ref["cut"] if ref else None,
-                    "ratio": result.edgecut / max(ref["cut"], 1) if ref else None,
+                    "graph": name, "ncon": ncon, "k": k, "cut": ours,
+                    "metis": ref[OBJECTIVE[args.objtype]] if ref else None,
+                    "ratio": ours / max(ref[OBJECTIVE[args.objtype]], 1) if ref else None,
                     "imb": max(result.metrics.imbalance),
                     "metis_imb": max(ref["imbalances"]) if ref else None,
                     "seconds": seconds, "metis_seconds": ref["seconds"] if ref else None,
                 })
+    name = OBJECTIVE[args.objtype]
     print_table(rows, [("graph", "graph", ""), ("ncon", "ncon", "d"), ("k", "k", "d"),
-                       ("cut", "our cut", "d"), ("metis", "METIS cut", "d"),
+                       ("cut", f"our {name}", "d"), ("metis", f"METIS {name}", "d"),
                        ("ratio", "ratio", ".3f"), ("imb", "our max balance", ".3f"),
                        ("metis_imb", "METIS max balance", ".3f"), ("seconds", "our s", ".2f"),
                        ("metis_seconds", "METIS s", ".3f")])
@@ -136,19 +151,21 @@ def _generated(gpmetis, Graph, args, metis, workdir: Path) -> None:
             write_metis(path, base, vwgt)
         for k in (int(x) for x in args.ks.split(",")):
             # METIS's time moves as much as ours between runs: its median run too
-            refs = sorted((run_metis(metis, path, k) for _ in range(args.repeat)),
+            refs = sorted((run_metis(metis, path, k, _flags(args)) for _ in range(args.repeat)),
                           key=lambda r: r["seconds"]) if metis else [None]
             ref = refs[len(refs) // 2]
             timed = {}
             for label, g in (("mc", graph), ("plain", base)):
-                gpmetis.partition(g, k, engine=args.engine)  # warm-up
-                runs = [gpmetis.partition(g, k, engine=args.engine) for _ in range(args.repeat)]
+                gpmetis.partition(g, k, engine=args.engine, objtype=args.objtype)  # warm-up
+                runs = [gpmetis.partition(g, k, engine=args.engine, objtype=args.objtype)
+                        for _ in range(args.repeat)]
                 timed[label] = sorted(runs, key=lambda r: r.seconds)[len(runs) // 2]
             ours = timed["mc"]
+            value = _objective(ours, args)
             rows.append({
-                "graph": f"{kind} {size}", "ncon": int(ncon), "k": k, "cut": ours.edgecut,
-                "metis": ref["cut"] if ref else None,
-                "ratio": ours.edgecut / ref["cut"] if ref else None,
+                "graph": f"{kind} {size}", "ncon": int(ncon), "k": k, "cut": value,
+                "metis": ref[OBJECTIVE[args.objtype]] if ref else None,
+                "ratio": value / ref[OBJECTIVE[args.objtype]] if ref else None,
                 "imb": max(ours.metrics.imbalance),
                 "metis_imb": max(ref["imbalances"]) if ref else None,
                 "seconds": ours.seconds, "plain": timed["plain"].seconds,
@@ -156,9 +173,10 @@ def _generated(gpmetis, Graph, args, metis, workdir: Path) -> None:
                 "speedup": ref["seconds"] / ours.seconds if ref else None,
                 "vs_plain": ours.seconds / timed["plain"].seconds,
             })
+    name = OBJECTIVE[args.objtype]
     print_table(rows, [("graph", "graph", ""), ("ncon", "ncon", "d"), ("k", "k", "d"),
-                       ("cut", "our cut", "d"), ("metis", "METIS cut", "d"),
-                       ("ratio", "cut / METIS", ".3f"), ("imb", "our max balance", ".3f"),
+                       ("cut", f"our {name}", "d"), ("metis", f"METIS {name}", "d"),
+                       ("ratio", f"{name} / METIS", ".3f"), ("imb", "our max balance", ".3f"),
                        ("metis_imb", "METIS max balance", ".3f"), ("seconds", "ours s", ".3f"),
                        ("plain", "ours ncon=1 s", ".3f"), ("vs_plain", "x ncon=1", ".2f"),
                        ("metis_seconds", "METIS s", ".2f"), ("speedup", "x METIS", ".1f")])

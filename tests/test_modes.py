@@ -251,7 +251,6 @@ def test_pieces_cut_off_follow_their_chunk_where_they_fit(leaves, room, follows)
 @pytest.mark.parametrize("option,value,needle", [
     ("ptype", "rb", "multi-constraint"),
     ("contig", True, "multi-constraint"),
-    ("objtype", "vol", "multi-constraint"),
     ("minconn", True, "multi-constraint"),
 ])
 def test_modes_refused_on_multiconstraint_graphs(option, value, needle):

@@ -184,8 +184,33 @@ def test_the_metis_engine_passes_vertex_sizes_to_metis():
     assert result.metrics.volume == volume(result.part) < volume(blind)
 
 
-@pytest.mark.parametrize("mode", [{"ptype": "rb"}, {"contig": True}, {"minconn": True},
-                                  {"objtype": "vol"}])
+def _volume(graph: Graph, part: np.ndarray, nparts: int, sizes: np.ndarray) -> int:
+    """METIS's total communication volume, recomputed here."""
+    src = np.repeat(np.arange(graph.nvtxs), graph.degrees())
+    cut = part[src] != part[graph.adjncy]
+    pairs = np.unique(src[cut].astype(np.int64) * nparts + part[graph.adjncy][cut])
+    return int(sizes[pairs // nparts].sum())
+
+
+@pytest.mark.parametrize("ncon,nparts", [(2, 8), (3, 16)])
+def test_volume_of_a_multi_constraint_graph_on_the_cpu_engine(ncon, nparts):
+    # -objtype=vol with several constraints: the volume refinement keeps every constraint
+    # within its limit, weighs boundary vertices by their sizes, and never raises the volume
+    import dataclasses
+
+    graph = with_weights(load_fixture("4elt"), ncon)
+    sizes = np.random.default_rng(ncon).integers(1, 9, graph.nvtxs).astype(np.int64)
+    graph = dataclasses.replace(graph, vsize=sizes)
+    cut_run = partition(graph, nparts, engine="cpu")
+    result = partition(graph, nparts, engine="cpu", objtype="vol")
+    assert result.engine == "cpu" and result.warnings == []
+    assert_balanced(graph, result.part, nparts, [1.03] * ncon)
+    assert result.metrics.volume == _volume(graph, result.part, nparts, sizes)
+    assert result.metrics.volume <= _volume(graph, cut_run.part, nparts, sizes)
+    assert result.stats["volume_rounds"] >= 1
+
+
+@pytest.mark.parametrize("mode", [{"ptype": "rb"}, {"contig": True}, {"minconn": True}])
 def test_modes_of_a_multi_constraint_graph_run_on_metis_under_auto(mode):
     # the gpu/cpu engines do not have these with several constraints: auto runs METIS's own,
     # and asking the cpu engine for them names the option and the way out
@@ -396,6 +421,23 @@ def test_gpu_engine_equals_cpu_engine(ncon, nparts):
         cpu = partition(graph, nparts, engine="cpu", seed=3)
         assert np.array_equal(gpu.part, cpu.part)
         assert gpu.edgecut == cpu.edgecut and gpu.metrics.pwgts == cpu.metrics.pwgts
+
+
+@pytest.mark.gpu
+@requires_cuda
+@pytest.mark.parametrize("ncon,nparts", [(2, 8), (3, 64)])
+def test_gpu_engine_equals_cpu_engine_for_volume(ncon, nparts):
+    import dataclasses
+
+    base = with_weights(random_graph(20000, 8, seed=5, hubs=2), ncon)
+    sizes = np.random.default_rng(1).integers(1, 5, base.nvtxs).astype(np.int64)
+    for graph in (with_weights(load_fixture("4elt"), ncon),
+                  dataclasses.replace(base, vsize=sizes)):
+        gpu = partition(graph, nparts, engine="gpu", seed=3, objtype="vol")
+        cpu = partition(graph, nparts, engine="cpu", seed=3, objtype="vol")
+        assert np.array_equal(gpu.part, cpu.part)
+        assert gpu.metrics.volume == cpu.metrics.volume
+        assert gpu.stats["volume_rounds"] == cpu.stats["volume_rounds"]
 
 
 @pytest.mark.gpu

@@ -71,7 +71,7 @@ def test_a_round_lowers_the_volume_by_at_least_its_gain(seed):
     graph, part, vsize, g, src, table = _random_boundary(2000, 6, seed, np.random.default_rng(seed),
                                                          nparts, 4)
     limits = np.full(nparts, graph.nvtxs * 10, dtype=np.int64)
-    out, gained = volume._round(CPU, g, part, nparts, limits, vsize, src,
+    out, gained = volume._round(CPU, g, part, nparts, limits[None], g.vwgt[None], vsize, src,
                                 CPU.bin_sums(src, graph.nvtxs, vsize[g.adjncy]), table)
     moved = np.flatnonzero(out != part)
     assert len(moved) > 20 and gained > 0
@@ -90,11 +90,27 @@ def test_fitting_keeps_every_part_within_its_room():
     dest = np.array([2, 1, 1, 0, 2], np.int32)
     room = np.array([0, 0, 1], np.int64)
     pick = np.arange(5)
-    kept = volume._fitting(CPU, part, 3, room, movers, dest, np.ones(8, np.int32), pick)
+    kept = volume._fitting(CPU, part, 3, room[None], movers, dest, np.ones((1, 8), np.int32),
+                           pick)
     assert kept.tolist() == [0, 1]
     moved = part.copy()
     moved[movers[kept]] = dest[kept]
     assert (np.bincount(moved, minlength=3) - np.bincount(part, minlength=3) <= room).all()
+
+
+def test_fitting_checks_every_constraint():
+    # as above in constraint 0; in constraint 1 vertex 3 weighs 2 against part 2's room 1, so
+    # its move goes, and with it the credit that 0's move into part 1 needed: nothing is kept
+    part = np.array([0, 0, 0, 1, 2, 0, 1, 1], np.int32)
+    movers = np.array([3, 0, 5, 6, 7], np.int64)
+    dest = np.array([2, 1, 1, 0, 2], np.int32)
+    room = np.array([[0, 0, 1], [0, 0, 1]], np.int64)
+    weights = np.ones((2, 8), np.int32)
+    assert volume._fitting(CPU, part, 3, room, movers, dest, weights,
+                           np.arange(5)).tolist() == [0, 1]
+    weights[1, 3] = 2
+    assert volume._fitting(CPU, part, 3, room, movers, dest, weights,
+                           np.arange(5)).tolist() == []
 
 
 @pytest.mark.parametrize("sizes", [False, True])

@@ -30,6 +30,7 @@ from gpmetis.multiconstraint.weights import (
 from gpmetis.options import Options
 from gpmetis.partitioning.multilevel import INITIAL_TRIALS, RunStats
 from gpmetis.refinement.rebalance import fill_empty_parts
+from gpmetis.refinement.volume import refine_volume
 
 CLUSTER_LIMIT = 1.5  # METIS's: a coarse vertex within 1.5 * total / coarsen_to per constraint
 # inputs of at most this many vertices get METIS's multi-constraint k-way trials (their coarsest
@@ -70,11 +71,15 @@ def upload(be: Backend, graph: Graph, nparts: int) -> WeightedGraph:
 
 
 def multiconstraint_partition(wg: WeightedGraph, nparts: int, options: Options,
-                              tpwgts: np.ndarray, seed: int, *, direct: bool = False):
+                              tpwgts: np.ndarray, seed: int, *, direct: bool = False,
+                              vsize=None):
     """(part int32 on the backend, RunStats) for ``wg`` into ``nparts`` parts of targets
     ``tpwgts`` (nparts, ncon), every constraint within ``options.ubfactors``. ``direct``: no
     coarsening; the trials split the input itself (a small input's second candidate, as the
-    single-constraint pipeline's ``direct_candidate``), then its refinement."""
+    single-constraint pipeline's ``direct_candidate``), then its refinement. With
+    ``options.objtype == "vol"`` the finest level's refinement is followed by volume
+    refinement within every constraint's limits (``vsize``: int64 vertex sizes on the
+    backend, None: ones), as in the single-constraint pipeline."""
     g, be = wg.graph, wg.graph.be
     stats = RunStats()
     start_workers(INITIAL_TRIALS)
@@ -119,6 +124,10 @@ def multiconstraint_partition(wg: WeightedGraph, nparts: int, options: Options,
         part, level.iterations = refine(be, level.graph, weights[depth], part, nparts, balance,
                                         finest=depth == 0,
                                         patience=patience if depth == 0 else coarse_patience)
+    if options.objtype == "vol":
+        sizes = vsize if vsize is not None else be.xp.ones(g.nvtxs, dtype=be.xp.int64)
+        part, stats.volume_rounds = refine_volume(be, g, part, nparts, balance.limits, sizes,
+                                                  weights=wg.weights)
     part = fill_empty_parts(be, g, part, nparts)
     be.synchronize()
     stats.refinement = time.perf_counter() - t2

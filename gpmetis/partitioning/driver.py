@@ -72,8 +72,8 @@ def unsupported_by_multilevel(graph: Graph, options: Options) -> list[tuple[str,
     """(option, reason) pairs that the gpu/cpu engines cannot honour for this graph."""
     problems = []
     if graph.ncon > 1:
-        for name, asked in (("ptype", options.ptype == "rb"), ("objtype", options.objtype == "vol"),
-                            ("contig", options.contig), ("minconn", options.minconn)):
+        for name, asked in (("ptype", options.ptype == "rb"), ("contig", options.contig),
+                            ("minconn", options.minconn)):
             if asked:
                 problems.append((name, "of a multi-constraint graph is not implemented on the "
                                        "gpu/cpu engines; -engine=metis (auto's choice for it) "
@@ -350,26 +350,36 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
         from gpmetis.multiconstraint.refinement import score_state
         from gpmetis.multiconstraint.weights import Balance
         from gpmetis.partitioning.multilevel import direct_candidate
+        from gpmetis.refinement.volume import communication_volume
 
         wg = upload(be, graph, nparts)
         balance = Balance.of(wg.totals, tpwgts, options.ubfactors(graph.ncon))
         direct = direct_candidate(graph.nvtxs, nparts)
+        vsize = None if graph.vsize is None else be.asarray(graph.vsize, dtype=be.xp.int64)
+        extra = {"vsize": vsize} if options.objtype == "vol" else {}
+        notes = {}
 
         def run(seed: int):
-            part, stats = multiconstraint_partition(wg, nparts, options, tpwgts, seed)
+            part, stats = multiconstraint_partition(wg, nparts, options, tpwgts, seed, **extra)
             if direct:  # a small input: the trials on it, then its refinement, kept if better
                 split, split_stats = multiconstraint_partition(wg, nparts, options, tpwgts,
-                                                               seed, direct=True)
+                                                               seed, direct=True, **extra)
                 stats.initial += split_stats.initial
                 stats.refinement += split_stats.refinement
                 if score(split) < score(part):
-                    part = split
+                    part, stats.volume_rounds = split, split_stats.volume_rounds
+            if options.objtype == "vol":
+                notes["volume_rounds"] = stats.volume_rounds
             return part, stats
 
         def score(part) -> tuple[float, int]:
-            return score_state(be, wg.graph, wg.weights, part, nparts, balance)[0]
+            excess, cut = score_state(be, wg.graph, wg.weights, part, nparts, balance)[0]
+            if options.objtype == "vol":
+                sizes = vsize if vsize is not None else be.xp.ones(graph.nvtxs, be.xp.int64)
+                cut = communication_volume(be, wg.graph, part, nparts, sizes)
+            return excess, cut
 
-        return wg.graph, wg.weights.T, run, score, {}, None, options.runs
+        return wg.graph, wg.weights.T, run, score, notes, None, options.runs
 
     from gpmetis.metrics import connected_components
     from gpmetis.partitioning.components import packed_start

@@ -87,16 +87,19 @@ def boundary_table(be: Backend, g: DeviceGraph, part, nparts: int, src, vsize) -
 
 
 def refine_volume(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt, vsize,
-                  max_rounds: int = MAX_ROUNDS):
+                  max_rounds: int = MAX_ROUNDS, *, weights=None):
     """(part, rounds): ``part`` (int32, not changed) after rounds of volume-lowering moves that
     keep every part within ``maxpwgt`` (int64 per part, host or backend); ``vsize`` int64 per
-    vertex. Stops when a round lowers the volume by less than IMPROVEMENT, or none moves."""
+    vertex. With ``weights`` ((ncon, n) on the backend; ``g.vwgt`` otherwise), ``maxpwgt`` is
+    (ncon, nparts) and every move keeps every constraint within its limit. Stops when a round
+    lowers the volume by less than IMPROVEMENT, or none moves."""
     xp = be.xp
     n = g.nvtxs
     src = be.sources(g.xadj, g.nnz)
     # D(v): the vsize of all of v's neighbours, constant for the level
     nbr_vsize = be.bin_sums(src, n, vsize[g.adjncy])
-    limits = xp.asarray(maxpwgt, dtype=xp.int64)
+    weights = g.vwgt[None, :] if weights is None else weights
+    limits = xp.asarray(maxpwgt, dtype=xp.int64).reshape(len(weights), nparts)
     rounds = 0
     volume = None
     while rounds < max_rounds:
@@ -105,7 +108,7 @@ def refine_volume(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt, vsize
             break
         if volume is None:
             volume = int(xp.sum(vsize[table.owner]))
-        moved = _round(be, g, part, nparts, limits, vsize, src, nbr_vsize, table)
+        moved = _round(be, g, part, nparts, limits, weights, vsize, src, nbr_vsize, table)
         if moved is None:
             break
         part, gained = moved
@@ -139,15 +142,19 @@ def move_gains(be: Backend, g: DeviceGraph, part, nparts: int, vsize, src, nbr_v
     return gain, table.econn - own_w[v]
 
 
-def _round(be: Backend, g: DeviceGraph, part, nparts: int, limits, vsize, src, nbr_vsize,
-           table: BoundaryTable):
-    """(new part, volume it saves) after one round of moves, or None when none moves."""
+def _round(be: Backend, g: DeviceGraph, part, nparts: int, limits, weights, vsize, src,
+           nbr_vsize, table: BoundaryTable):
+    """(new part, volume it saves) after one round of moves, or None when none moves;
+    ``limits`` and the room per (constraint, part) of ``weights`` (ncon, n)."""
     xp = be.xp
     gain, cut_gain = move_gains(be, g, part, nparts, vsize, src, nbr_vsize, table)
     v = table.owner
-    room = limits - be.bin_sums(part, nparts, g.vwgt)
-    # a vertex heads for the best part with room for it (full parts take what others leave)
-    fits = g.vwgt[v] <= room[table.dest]
+    room = limits - xp.stack([be.bin_sums(part, nparts, w) for w in weights])
+    # a vertex heads for the best part with room for it in every constraint (full parts take
+    # what others leave)
+    fits = xp.ones(len(v), dtype=xp.bool_)
+    for w, r in zip(weights, room):
+        fits &= w[v] <= r[table.dest]
     gain = xp.where(fits, gain, -GAIN_CLAMP)
     score = (xp.clip(gain, -GAIN_CLAMP, GAIN_CLAMP) * (2 * CUT_OFFSET)
              + xp.clip(cut_gain, -CUT_OFFSET, CUT_OFFSET - 1) + CUT_OFFSET)
@@ -161,7 +168,7 @@ def _round(be: Backend, g: DeviceGraph, part, nparts: int, limits, vsize, src, n
     # in rank order: the best score first, then the smaller id (pick is in id order)
     pick = pick[be.argsort_stable(-score[pick])]
     pick = pick[_first_of_clashes(be, g, part, nparts, v[pick], table.dest[pick])]
-    pick = _fitting(be, part, nparts, room, v[pick], table.dest[pick], g.vwgt, pick)
+    pick = _fitting(be, part, nparts, room, v[pick], table.dest[pick], weights, pick)
     if not len(pick):
         return None
     movers = v[pick]
@@ -202,21 +209,26 @@ def _first_of_clashes(be: Backend, g: DeviceGraph, part, nparts: int, movers, de
     return beaten == 0
 
 
-def _fitting(be: Backend, part, nparts: int, room, movers, dest, vwgt, pick):
+def _fitting(be: Backend, part, nparts: int, room, movers, dest, weights, pick):
     """The items of ``pick`` whose moves (``movers`` to ``dest``, in rank order) are kept, in
-    two passes: per destination in rank order while they fit in its room plus what all the
-    moves take out of it; then the same with only what the kept moves into parts that need
-    none of that credit take out (those moves all stay in the second pass, so every part ends
-    within its limit)."""
+    two passes, each constraint of ``weights`` (ncon, n; ``room`` (ncon, nparts)) checked: per
+    destination in rank order while they fit in its room plus what all the moves take out of
+    it; then the same with only what the kept moves into parts that need none of that credit
+    in any constraint take out (those moves all stay in the second pass, so every part ends
+    within its limits)."""
     xp = be.xp
-    w = vwgt[movers].astype(xp.int64)
+    w = [c[movers].astype(xp.int64) for c in weights]
     source = part[movers]
-    outflow = be.bin_sums(source, nparts, w)
-    keep = _take_in_rank_order(be, dest, w, room + outflow, nparts)
-    kept_w = xp.where(keep, w, 0)
-    safe = be.bin_sums(dest, nparts, kept_w) <= room
-    credit = be.bin_sums(source, nparts, xp.where(safe[dest], kept_w, 0))
-    keep &= _take_in_rank_order(be, dest, kept_w, room + credit, nparts)
+    keep = xp.ones(len(movers), dtype=xp.bool_)
+    for wc, rc in zip(w, room):
+        keep &= _take_in_rank_order(be, dest, wc, rc + be.bin_sums(source, nparts, wc), nparts)
+    kept_w = [xp.where(keep, wc, 0) for wc in w]
+    safe = xp.ones(nparts, dtype=xp.bool_)
+    for kc, rc in zip(kept_w, room):
+        safe &= be.bin_sums(dest, nparts, kc) <= rc
+    for kc, rc in zip(kept_w, room):
+        credit = be.bin_sums(source, nparts, xp.where(safe[dest], kc, 0))
+        keep &= _take_in_rank_order(be, dest, kc, rc + credit, nparts)
     return pick[keep]
 
 
