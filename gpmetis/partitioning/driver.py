@@ -333,6 +333,16 @@ def _best_of_cuts(graph: Graph, nparts, options, tpwgts, engine: str, seed: int)
     return be.asnumpy(part).astype(np.int32, copy=False), run_stats, metrics
 
 
+def _vertex_sizes(be, graph: Graph, options: Options):
+    """Under -objtype=vol, the vertex sizes (int64 on ``be``; ones where the graph has none)
+    that the volume refinement and the runs' scores weigh; otherwise None."""
+    if options.objtype != "vol":
+        return None
+    if graph.vsize is None:
+        return be.xp.ones(graph.nvtxs, dtype=be.xp.int64)
+    return be.asarray(graph.vsize, dtype=be.xp.int64)
+
+
 def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndarray):
     """(device graph, its (n, ncon) weights for the metrics, run: seed -> (part, RunStats),
     score: part -> (excess, edgecut or volume), smaller is better, notes for the run's stats:
@@ -355,8 +365,8 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
         wg = upload(be, graph, nparts)
         balance = Balance.of(wg.totals, tpwgts, options.ubfactors(graph.ncon))
         direct = direct_candidate(graph.nvtxs, nparts)
-        vsize = None if graph.vsize is None else be.asarray(graph.vsize, dtype=be.xp.int64)
-        extra = {"vsize": vsize} if options.objtype == "vol" else {}
+        sizes = _vertex_sizes(be, graph, options)
+        extra = {"vsize": sizes} if sizes is not None else {}
         notes = {}
 
         def run(seed: int):
@@ -374,8 +384,7 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
 
         def score(part) -> tuple[float, int]:
             excess, cut = score_state(be, wg.graph, wg.weights, part, nparts, balance)[0]
-            if options.objtype == "vol":
-                sizes = vsize if vsize is not None else be.xp.ones(graph.nvtxs, be.xp.int64)
+            if sizes is not None:
                 cut = communication_volume(be, wg.graph, part, nparts, sizes)
             return excess, cut
 
@@ -409,8 +418,8 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
     if options.minconn and not minconn:
         options = options.with_(minconn=False)  # ignored (a warning says so), in every bisection
 
-    vsize = None if graph.vsize is None else be.asarray(graph.vsize, dtype=be.xp.int64)
-    extra = {"vsize": vsize} if options.objtype == "vol" else {}
+    sizes = _vertex_sizes(be, graph, options)
+    extra = {"vsize": sizes} if sizes is not None else {}
     # a disconnected graph's components packed whole: the start of a V-cycle per run, whose
     # partition is kept where it beats the run's own
     packed = packed_start(g, nparts, limits, tpwgts, labels) if kway_cut else None
@@ -465,8 +474,7 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
         cut, pw = partition_state(be, g, part, nparts)
         if options.ptype == "rb":
             return bisection_balance(pw, tpwgts, ub[0])[0], cut
-        if options.objtype == "vol":
-            sizes = vsize if vsize is not None else be.xp.ones(g.nvtxs, dtype=be.xp.int64)
+        if sizes is not None:
             cut = communication_volume(be, g, part, nparts, sizes)
         return int(np.maximum(pw - limits, 0).sum()), cut
 
