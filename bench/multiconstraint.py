@@ -4,7 +4,9 @@ seeded random 1-5), run side by side at each k.
 
 Prints graph, ncon, k, our cut, METIS's cut, the ratio, both worst constraint balances and
 times, then the geometric mean ratio per ncon and the worst row; with ``--objtype vol`` both
-run ``-objtype=vol`` and the figures are communication volumes. Needs METIS's binary
+run ``-objtype=vol`` and the figures are communication volumes; with ``--contig`` both run
+``-contig`` (the graphs that are not connected are left out) and a column says whether every
+part of ours is connected. Needs METIS's binary
 (docs/performance.md says how to unpack it); without it only our columns are filled.
 """
 
@@ -26,8 +28,14 @@ OBJECTIVE = {"cut": "cut", "vol": "volume"}  # the figure compared, per -objtype
 
 
 def _flags(args) -> tuple[str, ...]:
-    """METIS's options for the objective asked."""
-    return ("-objtype=vol",) if args.objtype == "vol" else ()
+    """METIS's options for the objective and mode asked."""
+    return (("-objtype=vol",) if args.objtype == "vol" else ()) + (
+        ("-contig",) if args.contig else ())
+
+
+def _options(args) -> dict:
+    """Our options for the objective and mode asked."""
+    return {"engine": args.engine, "objtype": args.objtype, "contig": args.contig}
 
 
 def _objective(result, args) -> int:
@@ -83,6 +91,7 @@ def main() -> None:
                              "time alongside; METIS's median of --repeat runs)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--objtype", default="cut", choices=("cut", "vol"))
+    parser.add_argument("--contig", action="store_true")
     parser.add_argument("--workdir", default=str(ROOT / ".bench"))
     args = parser.parse_args()
     workdir = Path(args.workdir)
@@ -96,6 +105,8 @@ def main() -> None:
     rows = []
     for name in names:
         base = gpmetis.read_graph(ROOT / "fixtures" / f"{name}.graph")
+        if args.contig and not _connected(base):
+            continue
         for ncon in (int(c) for c in args.ncons.split(",")):
             vwgt = constraint_weights(base, ncon)
             graph = Graph.from_csr(base.xadj, base.adjncy, vwgt,
@@ -106,7 +117,7 @@ def main() -> None:
             for k in (int(x) for x in args.ks.split(",")):
                 ref = run_metis(metis, path, k, _flags(args)) if metis else None
                 start = time.perf_counter()
-                result = gpmetis.partition(graph, k, engine=args.engine, objtype=args.objtype)
+                result = gpmetis.partition(graph, k, **_options(args))
                 seconds = time.perf_counter() - start
                 ours = _objective(result, args)
                 rows.append({
@@ -116,13 +127,15 @@ def main() -> None:
                     "imb": max(result.metrics.imbalance),
                     "metis_imb": max(ref["imbalances"]) if ref else None,
                     "seconds": seconds, "metis_seconds": ref["seconds"] if ref else None,
+                    "connected": "yes" if result.metrics.part_components == k else "no",
                 })
     name = OBJECTIVE[args.objtype]
     print_table(rows, [("graph", "graph", ""), ("ncon", "ncon", "d"), ("k", "k", "d"),
                        ("cut", f"our {name}", "d"), ("metis", f"METIS {name}", "d"),
                        ("ratio", "ratio", ".3f"), ("imb", "our max balance", ".3f"),
                        ("metis_imb", "METIS max balance", ".3f"), ("seconds", "our s", ".2f"),
-                       ("metis_seconds", "METIS s", ".3f")])
+                       ("metis_seconds", "METIS s", ".3f"),
+                       *([("connected", "every part connected", "")] if args.contig else [])])
     print()
     for ncon in sorted({r["ncon"] for r in rows}):
         print(f"geometric mean ratio ncon={ncon}: "
@@ -132,6 +145,15 @@ def main() -> None:
     print(f"worst: {worst['graph']} ncon={worst['ncon']} k={worst['k']} "
           f"{worst['ratio'] or float('nan'):.3f}; max balance ours "
           f"{max(r['imb'] for r in rows):.4f}")
+
+
+def _connected(graph) -> bool:
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n = graph.nvtxs
+    matrix = csr_matrix((np.ones(len(graph.adjncy)), graph.adjncy, graph.xadj), shape=(n, n))
+    return connected_components(matrix, directed=False)[0] == 1
 
 
 def _generated(gpmetis, Graph, args, metis, workdir: Path) -> None:
@@ -156,9 +178,8 @@ def _generated(gpmetis, Graph, args, metis, workdir: Path) -> None:
             ref = refs[len(refs) // 2]
             timed = {}
             for label, g in (("mc", graph), ("plain", base)):
-                gpmetis.partition(g, k, engine=args.engine, objtype=args.objtype)  # warm-up
-                runs = [gpmetis.partition(g, k, engine=args.engine, objtype=args.objtype)
-                        for _ in range(args.repeat)]
+                gpmetis.partition(g, k, **_options(args))  # warm-up
+                runs = [gpmetis.partition(g, k, **_options(args)) for _ in range(args.repeat)]
                 timed[label] = sorted(runs, key=lambda r: r.seconds)[len(runs) // 2]
             ours = timed["mc"]
             value = _objective(ours, args)

@@ -54,19 +54,19 @@ def scalar_trial(args: tuple) -> tuple[np.ndarray, int]:
 def ncon_trial(args: tuple) -> tuple[np.ndarray, int]:
     """One trial on the coarsest graph: (partition, edgecut) of METIS's multi-constraint k-way
     scheme."""
-    xadj, adjncy, adjwgt, weights, nparts, tpwgts, ubvec, seed, niter = args
+    xadj, adjncy, adjwgt, weights, nparts, tpwgts, ubvec, seed, niter, contig = args
     return metis_ncon.part_graph(xadj, adjncy, adjwgt, weights, nparts, tpwgts, ubvec,
-                                 options={"seed": seed, "niter": niter})
+                                 options={"seed": seed, "niter": niter, "contig": int(contig)})
 
 
 def refined_trial(args: tuple) -> tuple[np.ndarray, float, int]:
     """A trial's partition after the multi-constraint refinement: (partition, excess,
     edgecut). The refinement weighs vertices by ``weights``; its move kernels compare the
     graph's single weight only with rooms of -1 or unbounded, so unit weights serve."""
-    xadj, adjncy, adjwgt, weights, part, nparts, limits, totals, patience, near = args
+    xadj, adjncy, adjwgt, weights, part, nparts, balance, patience, near = args
     ones = np.ones(len(xadj) - 1, dtype=np.int32)
-    return refine_on_host((xadj, adjncy, adjwgt, ones), weights, part, nparts,
-                          Balance(limits, totals), patience, near)
+    return refine_on_host((xadj, adjncy, adjwgt, ones), weights, part, nparts, balance,
+                          patience, near)
 
 
 def initial_partition(graph: DeviceGraph, weights, nparts: int, balance: Balance,
@@ -125,8 +125,10 @@ def _ncon_jobs(trials: _Trials, tpwgts: np.ndarray, ubvec: np.ndarray, seed: int
     xadj, adjncy, _, adjwgt = trials.host
     nparts = trials.nparts
     targets = None if np.allclose(tpwgts, 1 / nparts) else tpwgts
+    # under -contig (Balance.adjacent_only) METIS's own keeps its parts connected
     return [(ncon_trial, (xadj, adjncy, adjwgt, trials.host_weights, nparts, targets, ubvec,
-                          seed + t, niter)) for t in range(ntrials)]
+                          seed + t, niter, trials.balance.adjacent_only))
+            for t in range(ntrials)]
 
 
 class _Trials:
@@ -158,6 +160,6 @@ class _Trials:
                                patience=self.patience, tolerance=self.near)
         xadj, adjncy, _, adjwgt = self.host
         return run_jobs([(refined_trial, (xadj, adjncy, adjwgt, self.host_weights, part,
-                                          self.nparts, self.balance.limits,
-                                          self.balance.totals, self.patience, self.near))
+                                          self.nparts, self.balance, self.patience,
+                                          self.near))
                          for part in parts], self.steps, self.parallel)

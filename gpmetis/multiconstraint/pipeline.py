@@ -83,7 +83,8 @@ def multiconstraint_partition(wg: WeightedGraph, nparts: int, options: Options,
     g, be = wg.graph, wg.graph.be
     stats = RunStats()
     start_workers(INITIAL_TRIALS)
-    balance = Balance.of(wg.totals, tpwgts, options.ubfactors(len(wg.totals)))
+    balance = Balance.of(wg.totals, tpwgts, options.ubfactors(len(wg.totals)),
+                         adjacent_only=options.contig)
     t0 = time.perf_counter()
     if direct:
         levels = [Level(g)]

@@ -77,7 +77,8 @@ __device__ __forceinline__ void add_item(
 // A rebalancing step's items. over[c * nparts + p] = part p's weight in c minus its limit; a
 // vertex is active when its part is over in a constraint it weighs in. Its candidate
 // destinations: dest[v] (best_moves mode 1: its most connected adjacent part over in no
-// constraint), or when it has none each of roomiest[0..nroomiest) other than its part. A
+// constraint), or when it has none each of roomiest[0..nroomiest) other than its part (none
+// under adjacent_only: the loop passes nroomiest = 0). A
 // candidate q's drop is the total excess it removes, sum over c of the change of
 // max(over, 0) at both ends divided by scale[c] (the constraint's total, at least 1); among
 // the candidates with drop > 0, the one of least cost = loss / drop (loss = -gain[v]; ties:

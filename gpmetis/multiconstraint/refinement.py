@@ -6,7 +6,8 @@ of the single-constraint refinement: they look at edges only) and keeps, per des
 the highest gains first while every constraint's weight moved in fits the part's room (in a
 loose step, its room plus some slack, which rebalancing then takes back). A rebalancing step
 considers, for each vertex that weighs in an over constraint of its part, its most connected
-adjacent part over in no constraint or, when it has none, each constraint's roomiest part; it
+adjacent part over in no constraint or, when it has none, each constraint's roomiest part
+(unless ``Balance.adjacent_only``); it
 keeps the moves that lower the total excess (each constraint's excess over its total), gives
 the vertex its move of least cut lost per unit of excess removed (its cost), takes each part's
 vertices in cost order until every constraint's excess is covered, and keeps per destination
@@ -162,9 +163,10 @@ def rebalance_step(be: Backend, g: DeviceGraph, weights, part, nparts: int,
     # elsewhere: each vertex's most connected adjacent part over in no constraint
     bm_room = np.where((over > 0).any(axis=0), -1, UNBOUNDED_ROOM).astype(np.int64)
     # each constraint's part with the most room relative to its limit, for the vertices with
-    # no such neighbour (at the loss of their whole connectivity, -gain)
+    # no such neighbour (at the loss of their whole connectivity, -gain); -1: none
     share = (balance.limits - pwgts) / np.maximum(balance.limits, 1)
-    roomiest = np.array(sorted({int(np.argmax(row)) for row in share}), dtype=np.int64)
+    roomiest = (np.full(1, -1, dtype=np.int64) if balance.adjacent_only else
+                np.array(sorted({int(np.argmax(row)) for row in share}), dtype=np.int64))
     dest, gain = best_moves(be, g, part, nparts, MoveRequest(1, room=bm_room))
     return _rebalance_numpy(weights, part, nparts, over,
                             np.maximum(balance.totals, 1).astype(np.float64), roomiest, dest,

@@ -222,7 +222,8 @@ extern "C" __global__ void mc_loop(
     const double* __restrict__ scale, const int shared, const double tolerance,
     const long long patience, const long long max_iterations, const long long c_num,
     const long long c_den, const double keep_factor, const double settle_factor,
-    const int shift_hi, const int shift_lo, const int resume, int* tkeys, int* tvals, int* part,
+    const int shift_hi, const int shift_lo, const int adjacent_only, const int resume,
+    int* tkeys, int* tvals, int* part,
     int* moved, int* best, int* cur, unsigned char* locked, unsigned char* next_locked,
     int* dest, int* gain, long long* ctl, double* fctl, int* gates, unsigned long long* acc,
     unsigned long long* pwacc, long long* pw, long long* lp_room, long long* over,
@@ -269,8 +270,8 @@ extern "C" __global__ void mc_loop(
                                bm_room, 1, c_num, c_den, tkeys, tvals, dest, gain);
             grid.sync();
             mc_rebalance_prepare_pass(n, ncon, nparts, part, weights, dest, gain, over, scale,
-                                      roomiest, (int)ctl[MC_NROOMIEST], to, ckey, hist, first,
-                                      kept);
+                                      roomiest, adjacent_only ? 0 : (int)ctl[MC_NROOMIEST], to,
+                                      ckey, hist, first, kept);
             grid.sync();
             mc_select_in_grid(grid, n, ncon, nparts, part, weights, to, ckey, over, excess_room,
                               shift_hi, shift_lo, hist, sel, base);

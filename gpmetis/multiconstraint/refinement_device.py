@@ -95,7 +95,8 @@ class DeviceLoop:
             max_degree, *lists, weights, limits, slack, work.scale, np.int32(shared),
             np.float64(tolerance), np.int64(patience), np.int64(MAX_ITERATIONS),
             np.int64(c_num), np.int64(c_den), np.float64(1 - IMPROVEMENT),
-            np.float64(1 - SETTLE), *(np.int32(s) for s in id_shifts(n)))
+            np.float64(1 - SETTLE), *(np.int32(s) for s in id_shifts(n)),
+            np.int32(balance.adjacent_only))
         self._state = (*g.row_hash_tables(max_degree), part, moved, self.best, self.cur, *locks,
                        dest, gain, self.ctl, fctl, gates, acc, pwacc, self.pw, *books[1:],
                        work.to, work.ckey, work.hist, work.sel, work.base, work.first,

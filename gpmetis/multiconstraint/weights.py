@@ -18,19 +18,23 @@ GUIDE_SCALE_MIN = 64  # below this the guide's rounding would distort the cluste
 
 @dataclass(frozen=True)
 class Balance:
-    """Per-constraint part weight limits (ncon, nparts) and totals (ncon,), int64 on the host.
+    """Per-constraint part weight limits (ncon, nparts) and totals (ncon,), int64 on the host;
+    ``adjacent_only``: the refinement's rebalancing moves vertices only to adjacent parts
+    (under -contig: a move to a distant part splits that part).
 
     ``excess`` measures how far part weights are over their limits in a single number: each
     constraint's excess over its total, summed (METIS normalises constraints the same way)."""
 
     limits: np.ndarray
     totals: np.ndarray
+    adjacent_only: bool = False
 
     @classmethod
-    def of(cls, totals: np.ndarray, tpwgts: np.ndarray, ubvec) -> Balance:
+    def of(cls, totals: np.ndarray, tpwgts: np.ndarray, ubvec,
+           adjacent_only: bool = False) -> Balance:
         """``tpwgts`` (nparts, ncon) fractions, ``ubvec`` one imbalance factor per constraint."""
         totals = np.asarray(totals, dtype=np.int64)
-        return cls(max_part_weights(totals, tpwgts, ubvec).T.copy(), totals)
+        return cls(max_part_weights(totals, tpwgts, ubvec).T.copy(), totals, adjacent_only)
 
     @property
     def ncon(self) -> int:

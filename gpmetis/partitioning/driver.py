@@ -72,8 +72,7 @@ def unsupported_by_multilevel(graph: Graph, options: Options) -> list[tuple[str,
     """(option, reason) pairs that the gpu/cpu engines cannot honour for this graph."""
     problems = []
     if graph.ncon > 1:
-        for name, asked in (("ptype", options.ptype == "rb"), ("contig", options.contig),
-                            ("minconn", options.minconn)):
+        for name, asked in (("ptype", options.ptype == "rb"), ("minconn", options.minconn)):
             if asked:
                 problems.append((name, "of a multi-constraint graph is not implemented on the "
                                        "gpu/cpu engines; -engine=metis (auto's choice for it) "
@@ -353,6 +352,7 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
     at once) for the graph's number of constraints, ``-ptype``, ``-contig``, ``-minconn`` and
     ``-objtype``."""
     from gpmetis.device_graph import DeviceGraph
+    from gpmetis.metrics import connected_components
     from gpmetis.refinement.jet import partition_state
 
     if graph.ncon > 1:
@@ -367,7 +367,12 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
         direct = direct_candidate(graph.nvtxs, nparts)
         sizes = _vertex_sizes(be, graph, options)
         extra = {"vsize": sizes} if sizes is not None else {}
-        notes = {}
+        # (each vertex's label is its component's smallest vertex: a connected graph's are 0)
+        contig = options.contig and not bool(connected_components(be, wg.graph.xadj,
+                                                                  wg.graph.adjncy).any())
+        notes = {"contig": CONTIG_IGNORED} if options.contig and not contig else {}
+        if options.contig and not contig:
+            options = options.with_(contig=False)  # (METIS's trials would refuse the graph)
 
         def run(seed: int):
             part, stats = multiconstraint_partition(wg, nparts, options, tpwgts, seed, **extra)
@@ -378,6 +383,9 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
                 stats.refinement += split_stats.refinement
                 if score(split) < score(part):
                     part, stats.volume_rounds = split, split_stats.volume_rounds
+            if contig:
+                part = _contiguous(be, wg.graph, part, nparts, balance.limits, stats, notes,
+                                   weights=wg.weights)
             if options.objtype == "vol":
                 notes["volume_rounds"] = stats.volume_rounds
             return part, stats
@@ -390,7 +398,6 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
 
         return wg.graph, wg.weights.T, run, score, notes, None, options.runs
 
-    from gpmetis.metrics import connected_components
     from gpmetis.partitioning.components import packed_start
     from gpmetis.partitioning.multilevel import (
         direct_candidate,
@@ -399,7 +406,6 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
         vcycle,
     )
     from gpmetis.partitioning.recursive import bisection_balance, recursive_partition
-    from gpmetis.refinement.contiguity import make_contiguous
     from gpmetis.refinement.volume import communication_volume
 
     g = DeviceGraph.upload(be, graph)
@@ -461,11 +467,7 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
             if score(placed) < score(part):
                 part = placed
         if contig:
-            t0 = time.perf_counter()
-            part, rounds = make_contiguous(be, g, part, nparts, limits)
-            be.synchronize()
-            stats.refinement += time.perf_counter() - t0
-            notes["contig_rounds"] = {"merging": rounds[0], "rebalancing": rounds[1]}
+            part = _contiguous(be, g, part, nparts, limits, stats, notes)
         if options.objtype == "vol":
             notes["volume_rounds"] = stats.volume_rounds
         return part, stats
@@ -487,6 +489,21 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
         return child
 
     return g, g.vwgt[:, None], run, score, notes, combine if combines else None, runs
+
+
+def _contiguous(be, g, part, nparts: int, limits: np.ndarray, stats, notes: dict, *,
+                weights=None):
+    """``part`` with every part connected (``make_contiguous``; ``weights``: a
+    multi-constraint graph's (ncon, n), ``limits`` then (ncon, nparts)), its time added to the
+    run's refinement and its rounds to ``notes``."""
+    from gpmetis.refinement.contiguity import make_contiguous
+
+    t0 = time.perf_counter()
+    part, rounds = make_contiguous(be, g, part, nparts, limits, weights=weights)
+    be.synchronize()
+    stats.refinement += time.perf_counter() - t0
+    notes["contig_rounds"] = {"merging": rounds[0], "rebalancing": rounds[1]}
+    return part
 
 
 def batches(graph: Graph, runs: int) -> bool:

@@ -23,6 +23,11 @@ engine, NumPy on the cpu engine); both give the same partition.
    is connected again; a mover joins its new part as a vertex adjacent to it.
 4. Rounds of moves that lower the cut (gain > 0, into parts with room) under the same rules,
    until a round lowers the cut by less than 1/REFINE_STOP of it.
+
+Weights are (ncon, n) and limits (ncon, nparts), one row per constraint (a single-constraint
+graph: ``g.vwgt`` as one row): a part is over when it is over in any constraint and has room
+when it has room in every one; a move or a merge fits when it fits in every constraint, and
+excess is covered per constraint (a source gives while any of its constraints is over).
 """
 
 from __future__ import annotations
@@ -42,11 +47,15 @@ REFINE_STOP = 2000  # ... ending after one that lowers the cut by less than 1/20
 CHUNK_DEPTH = 16  # a chunk reaches this many edges into its part, at most
 
 
-def make_contiguous(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray):
+def make_contiguous(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray, *,
+                    weights=None):
     """(part, rounds): ``part`` with every part connected (``g`` connected), over its limit
-    ``maxpwgt`` (host int64 per part) only where rebalancing found no move that keeps the parts
-    connected; rounds = (merging rounds, rebalancing rounds)."""
+    ``maxpwgt`` (host int64 per part; with ``weights``, (ncon, n) on the backend, per
+    constraint and part) only where rebalancing found no move that keeps the parts connected;
+    rounds = (merging rounds, rebalancing rounds)."""
     xp = be.xp
+    weights, maxpwgt = _constraints(g, nparts, maxpwgt, weights)
+    unit = typical_weights(be, weights)
     part = part.astype(xp.int32, copy=True)
     merges = 0
     while True:
@@ -54,19 +63,19 @@ def make_contiguous(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.
         main = main_components(be, g, part, label, nparts)
         if bool(main.all()):
             break
-        part = merge_components(be, g, part, label, main, nparts, maxpwgt)
+        part = merge_components(be, g, part, label, main, nparts, maxpwgt, weights=weights)
         merges += 1
     rebalances = 0
     chunks = True
     while rebalances < MAX_ROUNDS:
-        moved, chunks = _rebalance_round(be, g, part, nparts, maxpwgt, chunks)
+        moved, chunks = _rebalance_round(be, g, part, nparts, maxpwgt, chunks, weights, unit)
         if moved is None:
             break
         part = moved
         rebalances += 1
     src = cut = None
     for _ in range(REFINE_ROUNDS):
-        moved = refine_connected(be, g, part, nparts, maxpwgt)
+        moved = refine_connected(be, g, part, nparts, maxpwgt, weights=weights)
         if moved is None:
             break
         if src is None:
@@ -76,6 +85,28 @@ def make_contiguous(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.
         if (before - cut) * REFINE_STOP < before:  # each round costs a components search
             break
     return part, (merges, rebalances)
+
+
+def _constraints(g: DeviceGraph, nparts: int, maxpwgt, weights):
+    """(weights (ncon, n) on the backend, limits (ncon, nparts) int64 on the host): ``g.vwgt``
+    as the one constraint where ``weights`` is None."""
+    weights = g.vwgt[None, :] if weights is None else weights
+    return weights, np.asarray(maxpwgt, dtype=np.int64).reshape(len(weights), nparts)
+
+
+def typical_weights(be: Backend, weights) -> np.ndarray:
+    """Per constraint the mean weight of the vertices that weigh in it, rounded up (host
+    int64): a part with less room than that in some constraint passes excess on rather than
+    taking it, as a full part does (a vertex heavier than a part's room cannot enter it)."""
+    xp = be.xp
+    sums = be.asnumpy(xp.stack([w.sum(dtype=xp.int64) for w in weights]))
+    counts = be.asnumpy(xp.stack([xp.count_nonzero(w) for w in weights]))
+    return -(-sums // np.maximum(counts, 1))
+
+
+def part_weights(be: Backend, part, nparts: int, weights):
+    """(ncon, nparts) int64 part weights of the (ncon, n) ``weights`` on the backend."""
+    return be.xp.stack([be.bin_sums(part, nparts, w) for w in weights])
 
 
 def main_components(be: Backend, g: DeviceGraph, part, label, nparts: int):
@@ -94,12 +125,13 @@ def main_components(be: Backend, g: DeviceGraph, part, label, nparts: int):
 
 
 def merge_components(be: Backend, g: DeviceGraph, part, label, main, nparts: int,
-                     maxpwgt: np.ndarray, *, must_fit: bool = False):
+                     maxpwgt: np.ndarray, *, must_fit: bool = False, weights=None):
     """``part`` with each non-main component that touches a main component of another part
-    moved to the most connected one of those parts (those with room for it first; with
-    ``must_fit``, only to those)."""
+    moved to the most connected one of those parts (those with room for it in every
+    constraint first; with ``must_fit``, only to those)."""
     xp = be.xp
     n = g.nvtxs
+    weights, maxpwgt = _constraints(g, nparts, maxpwgt, weights)
     src = be.sources(g.xadj, g.nnz)
     edge = xp.flatnonzero(~main[src] & main[g.adjncy])
     comp = label[src[edge]].astype(xp.int64)
@@ -108,9 +140,9 @@ def merge_components(be: Backend, g: DeviceGraph, part, label, main, nparts: int
     uniq, inverse = xp.unique(keys, return_inverse=True)
     conn = be.bin_sums(inverse.astype(xp.int32).ravel(), len(uniq), g.adjwgt[edge])
     comp, dest = uniq // nparts, uniq % nparts
-    cw = be.bin_sums(label, n, g.vwgt)[comp]
-    pw = be.bin_sums(part, nparts, g.vwgt)
-    fits = pw[dest] + cw <= xp.asarray(maxpwgt, dtype=xp.int64)[dest]
+    cw = xp.stack([be.bin_sums(label, n, w)[comp] for w in weights])
+    pw = part_weights(be, part, nparts, weights)
+    fits = (pw[:, dest] + cw <= xp.asarray(maxpwgt)[:, dest]).all(axis=0)
     # per component: fitting before not, then most connected, then the smaller part id
     # (uniq is sorted by (comp, dest), so the stable sorts keep dest ascending among ties)
     order = be.argsort_stable(-conn)
@@ -128,21 +160,24 @@ def merge_components(be: Backend, g: DeviceGraph, part, label, main, nparts: int
     return xp.where(to >= 0, to, part).astype(xp.int32)
 
 
-def rebalance_connected(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray):
+def rebalance_connected(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray,
+                        *, weights=None):
     """One round of moves out of overweight parts that keeps every part connected (module
     docstring, step 3: chunks first, else single vertices): the new partition, or None when no
     part is overweight or nothing can move."""
-    return _rebalance_round(be, g, part, nparts, maxpwgt, True)[0]
+    weights, maxpwgt = _constraints(g, nparts, maxpwgt, weights)
+    return _rebalance_round(be, g, part, nparts, maxpwgt, True, weights,
+                            typical_weights(be, weights))[0]
 
 
-def _rebalance_round(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray,
-                     chunks: bool):
+def _rebalance_round(be: Backend, g: DeviceGraph, part, nparts: int, limits: np.ndarray,
+                     chunks: bool, weights, unit: np.ndarray):
     """(rebalance_connected's partition, whether later rounds may try chunks): once every
-    chunk of a round went back, later rounds move single vertices only."""
+    chunk of a round went back, later rounds move single vertices only. ``limits`` (ncon,
+    nparts) on the host, ``weights`` (ncon, n), ``unit``: their ``typical_weights``."""
     xp = be.xp
-    host_pw = be.asnumpy(be.bin_sums(part, nparts, g.vwgt))
-    limits = np.asarray(maxpwgt, dtype=np.int64)
-    over = host_pw > limits
+    host_pw = be.asnumpy(part_weights(be, part, nparts, weights))
+    over = (host_pw > limits).any(axis=0)
     if not over.any():
         return None, chunks
     src = be.sources(g.xadj, g.nnz)
@@ -153,8 +188,8 @@ def _rebalance_round(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np
     if not chunks:
         del cut
         keys = be.asnumpy(xp.unique(keys))
-        return _connected_round(be, g, part, nparts, maxpwgt, refine=False, src=src, keys=keys,
-                                host_pw=host_pw), chunks
+        return _connected_round(be, g, part, nparts, limits, False, weights, src=src, keys=keys,
+                                host_pw=host_pw, unit=unit), chunks
     keys, inverse = xp.unique(keys, return_inverse=True)
     conn = be.bin_sums(inverse.astype(xp.int32).ravel(), len(keys), g.adjwgt[cut])
     keys, conn = be.asnumpy(keys), be.asnumpy(conn)
@@ -163,49 +198,56 @@ def _rebalance_round(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np
     # chunks only where they serve every overweight part: alternating with rounds of single
     # vertices would halve the pace of the excess travelling through full parts
     if ((to >= 0) == over).all():
-        moved = move_chunks(be, g, src, part, nparts, to, amount, limits - host_pw)
+        moved = move_chunks(be, g, src, part, nparts, to, amount, limits - host_pw,
+                            weights=weights)
         if moved is not None:
             return moved, True
         chunks = False
-    return _connected_round(be, g, part, nparts, maxpwgt, refine=False, src=src, keys=keys,
-                            host_pw=host_pw), chunks
+    return _connected_round(be, g, part, nparts, limits, False, weights, src=src, keys=keys,
+                            host_pw=host_pw, unit=unit), chunks
 
 
 def plan_chunks(keys: np.ndarray, conn: np.ndarray, pw: np.ndarray, limits: np.ndarray,
                 nparts: int) -> tuple[np.ndarray, np.ndarray]:
     """Host part-level plan of a chunk round: per part the part its chunk goes to (-1: none)
-    and the chunk's weight, from the sorted keys p * nparts + q of the adjacent part pairs and
-    their cut weights. Each overweight part sends its excess to its most connected adjacent
-    part with room for all of it (ties: the smaller id); a part takes from one sender only (the
-    most overweight, then the smaller id), so chunks never meet. (Excess that no adjacent part
-    can take whole travels by single vertices, through full parts.)"""
-    room = limits - pw
+    and the chunk's weight per constraint ((ncon, nparts)), from the part weights ``pw`` and
+    ``limits`` (per part, or (ncon, nparts)), the sorted keys p * nparts + q of the adjacent
+    part pairs and their cut weights. Each overweight part sends its excess to its most
+    connected adjacent part with room for all of it (ties: the smaller id); a part takes from
+    one sender only (the most overweight, then the smaller id), so chunks never meet. (Excess
+    that no adjacent part can take whole travels by single vertices, through full parts.)"""
+    room = (np.asarray(limits) - np.asarray(pw)).reshape(-1, nparts)
+    excess = np.maximum(-room, 0)
     p, q = keys // nparts, keys % nparts
-    i = np.flatnonzero((room[p] < 0) & (room[q] >= -room[p]))
+    i = np.flatnonzero((excess[:, p] > 0).any(axis=0) & (room[:, q] >= excess[:, p]).all(axis=0))
     i = i[np.lexsort((q[i], -conn[i], p[i]))]
     i = i[np.r_[True, p[i][1:] != p[i][:-1]]] if len(i) else i
-    i = i[np.lexsort((p[i], room[p[i]], q[i]))]
+    i = i[np.lexsort((p[i], room.min(axis=0)[p[i]], q[i]))]
     i = i[np.r_[True, q[i][1:] != q[i][:-1]]] if len(i) else i
     to = np.full(nparts, -1, dtype=np.int64)
-    amount = np.zeros(nparts, dtype=np.int64)
+    amount = np.zeros(room.shape, dtype=np.int64)
     to[p[i]] = q[i]
-    amount[p[i]] = -room[p[i]]
+    amount[:, p[i]] = excess[:, p[i]]
     return to, amount
 
 
 def move_chunks(be: Backend, g: DeviceGraph, src, part, nparts: int, to: np.ndarray,
-                amount: np.ndarray, room: np.ndarray):
+                amount: np.ndarray, room: np.ndarray, *, weights=None):
     """``part`` with the chunks of ``plan_chunks`` moved, or None when none could: a chunk
     is the prefix, in (distance, loss, id) order, of its part's vertices within CHUNK_DEPTH
     edges of the destination (inside the part), while the weight before a vertex is below
-    ``amount``; every vertex at distance d > 0 has a neighbour at d - 1 before it, so the
-    destination stays connected. Pieces the chunk cuts off its part (they touched the rest only
-    through the chunk) follow it, unless they outweigh it (a chunk that cuts off more is a
-    poor cut: on a social graph, a chunk of 37 cut off 112 and raised the cut by 18%) or chunk
-    and pieces together overfill the destination's ``room``: then the part keeps all of it.
+    ``amount`` in some constraint (``amount`` and ``room`` (ncon, nparts) for the (ncon, n)
+    ``weights``, ``g.vwgt`` where None); every vertex at distance d > 0 has a neighbour at
+    d - 1 before it, so the destination stays connected. Pieces the chunk cuts off its part
+    (they touched the rest only through the chunk) follow it, unless they outweigh it in a
+    constraint (a chunk that cuts off more is a poor cut: on a social graph, a chunk of 37 cut
+    off 112 and raised the cut by 18%) or chunk and pieces together overfill the destination's
+    ``room``: then the part keeps all of it.
     Every accepted move lowers the total excess."""
     xp = be.xp
     n = g.nvtxs
+    weights, room = _constraints(g, nparts, room, weights)
+    amount = np.asarray(amount).reshape(room.shape)
     t = xp.asarray(to, dtype=xp.int32)[part]  # per vertex: its part's destination, or -1
     ts, pd = t[src], part[g.adjncy]
     inside = xp.flatnonzero((ts >= 0) & (part[src] == pd))
@@ -219,17 +261,18 @@ def move_chunks(be: Backend, g: DeviceGraph, src, part, nparts: int, to: np.ndar
     del ts, pd, inside, s_in, d_in
     cand = xp.flatnonzero(dist <= CHUNK_DEPTH).astype(xp.int32)
     order = dist[cand].astype(xp.int64) * 2**32 + (own[cand] - into[cand] + LOSS_OFFSET)
-    vw = g.vwgt[cand].astype(xp.int64)
+    vw = xp.stack([w[cand] for w in weights]).astype(xp.int64)
     take = take_in_order(be, part[cand], order, cand, vw, xp.asarray(amount), before=True)
     chunk = cand[take]
     moved = part.copy()
     moved[chunk] = t[chunk]
     label = connected_components(be, g.xadj, g.adjncy, moved)
     cut_off = ~main_components(be, g, moved, label, nparts)
-    sent = be.bin_sums(part[chunk], nparts, g.vwgt[chunk])
-    pieces = be.asnumpy(be.bin_sums(moved, nparts, xp.where(cut_off, g.vwgt, 0)))
+    sent = part_weights(be, part[chunk], nparts, [w[chunk] for w in weights])
+    pieces = be.asnumpy(part_weights(be, moved, nparts, [xp.where(cut_off, w, 0) for w in weights]))
     sent = be.asnumpy(sent)
-    keep = (to >= 0) & (sent > 0) & (pieces <= sent) & (sent + pieces <= room[np.maximum(to, 0)])
+    keep = ((to >= 0) & (sent > 0).any(axis=0) & (pieces <= sent).all(axis=0)
+            & (sent + pieces <= room[:, np.maximum(to, 0)]).all(axis=0))
     if not keep.any():
         return None
     kept = xp.asarray(keep)
@@ -237,37 +280,42 @@ def move_chunks(be: Backend, g: DeviceGraph, src, part, nparts: int, to: np.ndar
     return moved
 
 
-def refine_connected(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray):
+def refine_connected(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray, *,
+                     weights=None):
     """One round of cut-lowering moves (gain > 0, into parts with room for them) that keeps
     every part connected, under step 3's rules: the new partition, or None when none moves."""
-    return _connected_round(be, g, part, nparts, maxpwgt, refine=True)
+    weights, maxpwgt = _constraints(g, nparts, maxpwgt, weights)
+    return _connected_round(be, g, part, nparts, maxpwgt, True, weights)
 
 
-def _connected_round(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray,
-                     refine: bool, src=None, keys=None, host_pw=None):
-    """A round of step 3 (not ``refine``: given the sorted adjacent part pairs ``keys`` and
-    the host part weights ``host_pw``, a part being over its limit) or step 4."""
+def _connected_round(be: Backend, g: DeviceGraph, part, nparts: int, limits: np.ndarray,
+                     refine: bool, weights, src=None, keys=None, host_pw=None, unit=None):
+    """A round of step 3 (not ``refine``: given the sorted adjacent part pairs ``keys``, the
+    host part weights ``host_pw`` and the weights' ``typical_weights``, a part being over its
+    limit) or step 4; ``limits`` (ncon, nparts) on the host, ``weights`` (ncon, n)."""
     xp = be.xp
     n = g.nvtxs
-    limits = xp.asarray(maxpwgt, dtype=xp.int64)
-    pw = be.bin_sums(part, nparts, g.vwgt) if host_pw is None else xp.asarray(host_pw)
-    room = limits - pw
-    over = room < 0
+    pw = (part_weights(be, part, nparts, weights) if host_pw is None
+          else xp.asarray(host_pw))
+    room = xp.asarray(limits) - pw
+    over = (room < 0).any(axis=0)
+    has_room = (room > 0).all(axis=0)
     if src is None:
         src = be.sources(g.xadj, g.nnz)
     ps, pd = part[src], part[g.adjncy]
     if refine:
         over = xp.ones(nparts, dtype=xp.bool_)
-        toward = (room[pd] > 0) & (pd != ps)
+        toward = has_room[pd] & (pd != ps)
         cap = room
     else:
         # destinations: down the hop distance to a part with room in the part graph; a full
         # part takes what it passes on in later rounds, so excess flows through full parts
-        host_room = np.asarray(maxpwgt, dtype=np.int64) - host_pw
-        hops = xp.asarray(hops_to_room(keys, host_room, nparts))
-        # ... and lighter than the source where full: no excess piles up in a part that
-        # cannot pass it on
-        toward = (hops[pd] < hops[ps]) & ((hops[pd] == 0) | (pw[pd] < pw[ps]))
+        hops = xp.asarray(hops_to_room(keys, limits - host_pw, nparts, unit))
+        # ... and lighter than the source where full (of several constraints: its largest
+        # weight relative to its limit smaller): no excess piles up in a part that cannot
+        # pass it on
+        size = pw[0] if len(weights) == 1 else (pw / xp.maximum(xp.asarray(limits), 1)).max(axis=0)
+        toward = (hops[pd] < hops[ps]) & ((hops[pd] == 0) | (size[pd] < size[ps]))
         cap = xp.where(hops == 0, room, xp.where(hops < nparts, UNLIMITED, 0))
     own = be.bin_sums(src, n, xp.where(ps == pd, g.adjwgt, 0))
     # best destination per candidate vertex: an adjacent destination part, one with room first,
@@ -279,7 +327,7 @@ def _connected_round(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np
     conn = be.bin_sums(inverse.astype(xp.int32).ravel(), len(uniq), g.adjwgt[e].astype(xp.int32))
     v, q = uniq // nparts, (uniq % nparts).astype(xp.int32)
     order = be.argsort_stable(-conn)
-    order = order[be.argsort_stable(room[q[order]] <= 0)]
+    order = order[be.argsort_stable(~has_room[q[order]])]
     order = order[be.argsort_stable(v[order])]
     vo = v[order]
     first = order[xp.concatenate((xp.ones(1, dtype=xp.bool_), vo[1:] != vo[:-1]))]
@@ -301,11 +349,11 @@ def _connected_round(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np
     if not len(movers):
         return None
     del ps, pd
-    vw = g.vwgt[movers].astype(xp.int64)
+    vw = xp.stack([w[movers] for w in weights]).astype(xp.int64)
     if not refine:
         # sources: by (part, loss, id), taken while the weight before one is below the excess
         take = take_in_order(be, part[movers], loss[movers], movers, vw, -room, before=True)
-        movers, vw = movers[take], vw[take]
+        movers, vw = movers[take], vw[:, take]
     # destinations: the same order, kept while they fit in the cap
     keep = take_in_order(be, dest[movers], loss[movers], movers, vw, cap, before=False)
     movers = movers[keep]
@@ -323,7 +371,7 @@ def _connected_round(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np
     e = xp.flatnonzero(~main[src] & is_mover[g.adjncy] & (part[g.adjncy] == moved[src]))
     piece, m = label[src[e]], g.adjncy[e]
     if not refine:
-        with_pieces = _follow(be, g, part, moved, label, piece, m, -room)
+        with_pieces = _follow(be, g, part, moved, label, piece, m, -room, weights)
         if with_pieces is not None:
             return with_pieces
     back = movers[be.counts(m, n)[movers] > 0]
@@ -333,18 +381,20 @@ def _connected_round(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np
     return moved
 
 
-def _follow(be: Backend, g: DeviceGraph, part, moved, label, piece, m, excess):
+def _follow(be: Backend, g: DeviceGraph, part, moved, label, piece, m, excess, weights):
     """``moved`` with the pieces cut off their parts following their movers where every mover
-    a piece touches goes to one part and the piece weighs at most its part's ``excess``, the
-    movers of the other pieces back: the new partition if every part is connected, else
-    None."""
+    a piece touches goes to one part and the piece weighs at most its part's ``excess`` (ncon,
+    nparts) in each constraint its part is over in, the movers of the other pieces back: the
+    new partition if every part is connected, else None."""
     xp = be.xp
     n = g.nvtxs
     to = moved[m]
     lowest = _scatter_min(be, xp.full(n, np.iinfo(np.int32).max, dtype=xp.int32), piece, to)
     highest = -_scatter_min(be, xp.zeros(n, dtype=xp.int32), piece, -to)
-    weight = be.bin_sums(label, n, g.vwgt)
-    ok = (lowest == highest) & (weight <= excess[part[xp.arange(n)]])
+    weight = xp.stack([be.bin_sums(label, n, w) for w in weights])
+    ex = excess[:, part]  # per (constraint, vertex): the excess of the vertex's part
+    within = (weight <= ex) | ((ex <= 0) & (ex > 0).any(axis=0))
+    ok = (lowest == highest) & within.all(axis=0)
     while True:  # pieces touching a mover that goes back go back too, until none changes
         back = xp.zeros(n, dtype=xp.bool_)
         back[m[~ok[piece]]] = True
@@ -363,7 +413,7 @@ def _follow(be: Backend, g: DeviceGraph, part, moved, label, piece, m, excess):
         return None
     moved[vertices] = lowest[label[vertices]]
     label = connected_components(be, g.xadj, g.adjncy, moved)
-    return moved if bool(main_components(be, g, moved, label, len(excess)).all()) else None
+    return moved if bool(main_components(be, g, moved, label, excess.shape[1]).all()) else None
 
 
 def _scatter_min(be: Backend, out, idx, values):
@@ -372,10 +422,15 @@ def _scatter_min(be: Backend, out, idx, values):
     return out
 
 
-def hops_to_room(pairs: np.ndarray, room: np.ndarray, nparts: int) -> np.ndarray:
+def hops_to_room(pairs: np.ndarray, room: np.ndarray, nparts: int,
+                 unit: np.ndarray | None = None) -> np.ndarray:
     """Per part, the fewest part-graph edges (sorted keys p * nparts + q of the adjacent pairs)
-    to a part with room (nparts where none is reachable)."""
-    hops = np.where(room > 0, 0, nparts).astype(np.int64)
+    to a part with room (``room`` per part, or (ncon, nparts): at least ``unit`` (per
+    constraint, default 1) in every constraint; nparts where none is reachable)."""
+    room = np.asarray(room).reshape(-1, nparts)
+    unit = np.ones(len(room), np.int64) if unit is None else np.asarray(unit)
+    has_room = (room >= unit[:, None]).all(axis=0)
+    hops = np.where(has_room, 0, nparts).astype(np.int64)
     p, q = pairs // nparts, pairs % nparts
     while True:
         nearer = hops.copy()
@@ -387,20 +442,24 @@ def hops_to_room(pairs: np.ndarray, room: np.ndarray, nparts: int) -> np.ndarray
 
 def take_in_order(be: Backend, group, loss, ids, w, limit, *, before: bool):
     """Bool mask of the items taken per group in (loss, id) order: with ``before``, while the
-    weight of the group's earlier items is below ``limit[group]``, else while the weight up to
-    and including the item is at most ``limit[group]``."""
+    weight of the group's earlier items is below ``limit[group]`` (in some constraint), else
+    while the weight up to and including the item is at most ``limit[group]`` (in every
+    constraint). ``w`` per item or (ncon, items), ``limit`` per group or (ncon, groups)."""
     xp = be.xp
+    w = w.reshape(-1, len(ids))
+    limit = limit.reshape(len(w), -1)
     order = be.argsort_stable(ids)
     order = order[be.argsort_stable(loss[order])]
     order = order[be.argsort_stable(group[order])]
-    gs, ws = group[order], w[order]
-    cum = xp.cumsum(ws)
+    gs, ws = group[order], w[:, order]
+    cum = xp.cumsum(ws, axis=1)
     first = xp.concatenate((xp.ones(1, dtype=xp.bool_), gs[1:] != gs[:-1]))
     start_at = xp.flatnonzero(first)
     seg = xp.cumsum(first.astype(xp.int64)) - 1
-    base = (cum - ws)[start_at][seg]
+    base = (cum - ws)[:, start_at][:, seg]
     upto = cum - base
-    ok = (upto - ws < limit[gs]) if before else (upto <= limit[gs])
+    lim = limit[:, gs]
+    ok = (upto - ws < lim).any(axis=0) if before else (upto <= lim).all(axis=0)
     taken = xp.zeros(len(ids), dtype=xp.bool_)
     taken[order] = ok
     return taken
