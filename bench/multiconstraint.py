@@ -193,6 +193,7 @@ def _generated(gpmetis, Graph, args, metis, workdir: Path) -> None:
                 "metis_seconds": ref["seconds"] if ref else None,
                 "speedup": ref["seconds"] / ours.seconds if ref else None,
                 "vs_plain": ours.seconds / timed["plain"].seconds,
+                "connected": "yes" if ours.metrics.part_components == k else "no",
             })
     name = OBJECTIVE[args.objtype]
     print_table(rows, [("graph", "graph", ""), ("ncon", "ncon", "d"), ("k", "k", "d"),
@@ -200,7 +201,8 @@ def _generated(gpmetis, Graph, args, metis, workdir: Path) -> None:
                        ("ratio", f"{name} / METIS", ".3f"), ("imb", "our max balance", ".3f"),
                        ("metis_imb", "METIS max balance", ".3f"), ("seconds", "ours s", ".3f"),
                        ("plain", "ours ncon=1 s", ".3f"), ("vs_plain", "x ncon=1", ".2f"),
-                       ("metis_seconds", "METIS s", ".2f"), ("speedup", "x METIS", ".1f")])
+                       ("metis_seconds", "METIS s", ".2f"), ("speedup", "x METIS", ".1f"),
+                       *([("connected", "every part connected", "")] if args.contig else [])])
 
 
 if __name__ == "__main__":
