@@ -1,5 +1,6 @@
 """METIS's modes combined with multi-constraint graphs on the cpu engine (the gpu engine's twin;
-issue 38): -contig checked by scipy's components and every constraint's limit."""
+issue 38): -contig checked by scipy's components, -minconn by the subdomain degrees recomputed
+from the cut edges, both by every constraint's limit."""
 
 from __future__ import annotations
 
@@ -33,6 +34,26 @@ def test_contig_of_a_multi_constraint_graph_on_the_cpu_engine(ncon, nparts):
     assert result.metrics.part_components == nparts
     assert_balanced(graph, result.part, nparts, [1.03] * ncon)
     assert result.edgecut <= 1.1 * plain.edgecut
+
+
+def max_subdomain_degree(graph: Graph, part: np.ndarray, nparts: int) -> int:
+    src = np.repeat(np.arange(graph.nvtxs), np.diff(graph.xadj))
+    a, b = part[src].astype(np.int64), part[graph.adjncy]
+    pairs = np.unique(a[a != b] * nparts + b[a != b])
+    return int(np.bincount(pairs // nparts, minlength=nparts).max())
+
+
+@pytest.mark.parametrize("name,ncon", [("4elt", 2), ("uk", 3)])
+def test_minconn_of_a_multi_constraint_graph_on_the_cpu_engine(name, ncon):
+    graph = with_weights(load_fixture(name), ncon)
+    plain = partition(graph, 64, engine="cpu")
+    result = partition(graph, 64, engine="cpu", minconn=True)
+    assert result.engine == "cpu" and result.warnings == []
+    assert result.stats["minconn_rounds"]["elimination"] >= 1
+    assert_balanced(graph, result.part, 64, [1.03] * ncon)
+    assert max_subdomain_degree(graph, result.part, 64) < max_subdomain_degree(graph,
+                                                                               plain.part, 64)
+    assert result.edgecut <= 1.05 * plain.edgecut
 
 
 def test_contig_of_a_disconnected_multi_constraint_graph_is_ignored_as_in_metis():
@@ -88,14 +109,16 @@ def test_rebalancing_under_contig_moves_only_to_adjacent_parts():
 @pytest.mark.gpu
 @requires_cuda
 @pytest.mark.parametrize("ncon,nparts", [(2, 8), (3, 64)])
-def test_gpu_engine_equals_cpu_engine_for_contig(ncon, nparts):
+@pytest.mark.parametrize("mode,rounds", [("contig", "contig_rounds"),
+                                         ("minconn", "minconn_rounds")])
+def test_gpu_engine_equals_cpu_engine_for_modes(mode, rounds, ncon, nparts):
     for graph in (with_weights(load_fixture("4elt"), ncon),
                   with_weights(power_law_graph(16384, 16, seed=4), ncon)):
-        gpu = partition(graph, nparts, engine="gpu", seed=3, contig=True)
-        cpu = partition(graph, nparts, engine="cpu", seed=3, contig=True)
-        assert "contig_rounds" in cpu.stats
+        gpu = partition(graph, nparts, engine="gpu", seed=3, **{mode: True})
+        cpu = partition(graph, nparts, engine="cpu", seed=3, **{mode: True})
+        assert rounds in cpu.stats
         assert np.array_equal(gpu.part, cpu.part)
-        assert gpu.stats["contig_rounds"] == cpu.stats["contig_rounds"]
+        assert gpu.stats[rounds] == cpu.stats[rounds]
 
 
 @pytest.mark.gpu

@@ -3,7 +3,9 @@
 upload (guide weights + (ncon, n) weights) -> coarsen with the guide as the single weight
 (clusters within every constraint's limit) -> each level's weight vectors summed over its cmap
 -> trials on the coarsest graph (``initial``) -> project and refine level by level
-(``refinement``) -> fill empty parts -> part on the backend.
+(``refinement``; -objtype=vol's volume refinement after the finest level's, -minconn's rounds
+on the middle and finest levels, as in the single-constraint pipeline) -> fill empty parts ->
+part on the backend.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from gpmetis.multiconstraint.weights import (
 )
 from gpmetis.options import Options
 from gpmetis.partitioning.multilevel import INITIAL_TRIALS, RunStats
+from gpmetis.refinement.minconn import REFINE_ROUNDS, minimize_connectivity
 from gpmetis.refinement.rebalance import fill_empty_parts
 from gpmetis.refinement.volume import refine_volume
 
@@ -125,10 +128,16 @@ def multiconstraint_partition(wg: WeightedGraph, nparts: int, options: Options,
         part, level.iterations = refine(be, level.graph, weights[depth], part, nparts, balance,
                                         finest=depth == 0,
                                         patience=patience if depth == 0 else coarse_patience)
-    if options.objtype == "vol":
-        sizes = vsize if vsize is not None else be.xp.ones(g.nvtxs, dtype=be.xp.int64)
-        part, stats.volume_rounds = refine_volume(be, g, part, nparts, balance.limits, sizes,
-                                                  weights=wg.weights)
+        if depth == 0 and options.objtype == "vol":
+            sizes = vsize if vsize is not None else be.xp.ones(g.nvtxs, dtype=be.xp.int64)
+            part, stats.volume_rounds = refine_volume(be, g, part, nparts, balance.limits,
+                                                      sizes, weights=wg.weights)
+        if options.minconn and depth in (len(levels) // 2, 0):
+            part, rounds = minimize_connectivity(be, level.graph, part, nparts, balance.limits,
+                                                 REFINE_ROUNDS if depth == 0 else 0,
+                                                 weights=weights[depth], balance=balance)
+            stats.minconn["elimination"] += rounds[0]
+            stats.minconn["refinement"] += rounds[1]
     part = fill_empty_parts(be, g, part, nparts)
     be.synchronize()
     stats.refinement = time.perf_counter() - t2

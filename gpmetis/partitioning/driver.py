@@ -71,12 +71,10 @@ class Result:
 def unsupported_by_multilevel(graph: Graph, options: Options) -> list[tuple[str, str]]:
     """(option, reason) pairs that the gpu/cpu engines cannot honour for this graph."""
     problems = []
-    if graph.ncon > 1:
-        for name, asked in (("ptype", options.ptype == "rb"), ("minconn", options.minconn)):
-            if asked:
-                problems.append((name, "of a multi-constraint graph is not implemented on the "
-                                       "gpu/cpu engines; -engine=metis (auto's choice for it) "
-                                       "runs METIS's own"))
+    if graph.ncon > 1 and options.ptype == "rb":
+        problems.append(("ptype", "'rb' of a multi-constraint graph is not implemented on the "
+                                  "gpu/cpu engines; -engine=metis (auto's choice for it) runs "
+                                  "METIS's own"))
     if options.iptype in ("edge", "node"):
         problems.append(("iptype", f"'{options.iptype}' (a separator's start, as for ndmetis) "
                                    "runs only with -engine=metis; the gpu/cpu engines' bisections "
@@ -388,6 +386,8 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
                                    weights=wg.weights)
             if options.objtype == "vol":
                 notes["volume_rounds"] = stats.volume_rounds
+            if options.minconn:
+                notes["minconn_rounds"] = stats.minconn
             return part, stats
 
         def score(part) -> tuple[float, int]:

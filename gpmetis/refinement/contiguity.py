@@ -54,7 +54,7 @@ def make_contiguous(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.
     constraint and part) only where rebalancing found no move that keeps the parts connected;
     rounds = (merging rounds, rebalancing rounds)."""
     xp = be.xp
-    weights, maxpwgt = _constraints(g, nparts, maxpwgt, weights)
+    weights, maxpwgt = constraint_arrays(g, nparts, maxpwgt, weights)
     unit = typical_weights(be, weights)
     part = part.astype(xp.int32, copy=True)
     merges = 0
@@ -87,7 +87,7 @@ def make_contiguous(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.
     return part, (merges, rebalances)
 
 
-def _constraints(g: DeviceGraph, nparts: int, maxpwgt, weights):
+def constraint_arrays(g: DeviceGraph, nparts: int, maxpwgt, weights):
     """(weights (ncon, n) on the backend, limits (ncon, nparts) int64 on the host): ``g.vwgt``
     as the one constraint where ``weights`` is None."""
     weights = g.vwgt[None, :] if weights is None else weights
@@ -131,7 +131,7 @@ def merge_components(be: Backend, g: DeviceGraph, part, label, main, nparts: int
     constraint first; with ``must_fit``, only to those)."""
     xp = be.xp
     n = g.nvtxs
-    weights, maxpwgt = _constraints(g, nparts, maxpwgt, weights)
+    weights, maxpwgt = constraint_arrays(g, nparts, maxpwgt, weights)
     src = be.sources(g.xadj, g.nnz)
     edge = xp.flatnonzero(~main[src] & main[g.adjncy])
     comp = label[src[edge]].astype(xp.int64)
@@ -165,7 +165,7 @@ def rebalance_connected(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt:
     """One round of moves out of overweight parts that keeps every part connected (module
     docstring, step 3: chunks first, else single vertices): the new partition, or None when no
     part is overweight or nothing can move."""
-    weights, maxpwgt = _constraints(g, nparts, maxpwgt, weights)
+    weights, maxpwgt = constraint_arrays(g, nparts, maxpwgt, weights)
     return _rebalance_round(be, g, part, nparts, maxpwgt, True, weights,
                             typical_weights(be, weights))[0]
 
@@ -246,7 +246,7 @@ def move_chunks(be: Backend, g: DeviceGraph, src, part, nparts: int, to: np.ndar
     Every accepted move lowers the total excess."""
     xp = be.xp
     n = g.nvtxs
-    weights, room = _constraints(g, nparts, room, weights)
+    weights, room = constraint_arrays(g, nparts, room, weights)
     amount = np.asarray(amount).reshape(room.shape)
     t = xp.asarray(to, dtype=xp.int32)[part]  # per vertex: its part's destination, or -1
     ts, pd = t[src], part[g.adjncy]
@@ -284,7 +284,7 @@ def refine_connected(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np
                      weights=None):
     """One round of cut-lowering moves (gain > 0, into parts with room for them) that keeps
     every part connected, under step 3's rules: the new partition, or None when none moves."""
-    weights, maxpwgt = _constraints(g, nparts, maxpwgt, weights)
+    weights, maxpwgt = constraint_arrays(g, nparts, maxpwgt, weights)
     return _connected_round(be, g, part, nparts, maxpwgt, True, weights)
 
 

@@ -17,6 +17,10 @@ engines, so both give the same partition.
 2. Refinement rounds of single-vertex moves with gain > 0 into parts with room that create no
    new part adjacency (every part the vertex touches is already adjacent to its destination);
    no two adjacent vertices move in one round, so the checks stay true together.
+
+A multi-constraint graph's (ncon, n) weights and (ncon, nparts) limits are checked per
+constraint, as in contiguity.py: a group or a vertex fits where it fits in every constraint, a
+part is over where it is over in any.
 """
 
 from __future__ import annotations
@@ -27,10 +31,12 @@ from gpmetis.backend import Backend
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.metrics import connected_components
 from gpmetis.refinement.contiguity import (
+    constraint_arrays,
     hops_to_room,
     main_components,
     merge_components,
     min_over_neighbours,
+    part_weights,
     take_in_order,
 )
 from gpmetis.refinement.rebalance import rebalance_step
@@ -49,6 +55,9 @@ DENSE_PARTS = 256
 # and 1.016, 8: 1.075 and 1.038; with every interface up to the average weak, not only those
 # below half of it: 2: 1.03 and 1.07, 8: 0.97 and 1.16)
 COST_FACTOR = 8
+# a multi-constraint graph's fallback rebalancing: its refinement loop, stopping after this many
+# iterations without improvement
+REBALANCE_PATIENCE = 2
 REFINE_ROUNDS = 8  # constrained cut-lowering rounds, at most (rebalancing may take more)
 # a vertex adjacent to more parts than this is no candidate of the constrained moves: the check
 # of its destination costs the square of its number of adjacent parts
@@ -58,18 +67,21 @@ NO_PRIORITY = np.int64(2**63 - 1)
 
 
 def minimize_connectivity(be: Backend, g: DeviceGraph, part, nparts: int,
-                          maxpwgt: np.ndarray, cut_rounds: int = REFINE_ROUNDS):
+                          maxpwgt: np.ndarray, cut_rounds: int = REFINE_ROUNDS, *,
+                          weights=None, balance=None):
     """(part, rounds): ``part`` with its largest subdomain degree lowered where groups of
     boundary vertices can move (module docstring), every part within its limit ``maxpwgt``
-    (host int64 per part) where rebalancing can reach it. rounds = (elimination rounds,
+    (host int64 per part; with a multi-constraint graph's ``weights`` (ncon, n) on the backend,
+    its ``balance``'s limits) where rebalancing can reach it. rounds = (elimination rounds,
     rebalancing and refinement rounds). ``cut_rounds``: step 2's rounds, at most, once every
     part is within its limit (0 on a coarse level: the next finer level's refinement lowers the
     cut; the rebalancing rounds stay, as without them that refinement's rebalancing adds part
     adjacencies back)."""
     xp = be.xp
     src = be.sources(g.xadj, g.nnz)
-    limits = np.asarray(maxpwgt, dtype=np.int64)
-    part = merge_fragments(be, g, part.astype(xp.int32, copy=True), nparts, limits)
+    weights, limits = constraint_arrays(g, nparts, maxpwgt if balance is None
+                                        else balance.limits, weights)
+    part = merge_fragments(be, g, part.astype(xp.int32, copy=True), nparts, limits, weights)
     eliminations = 0
     cap = limits + limits * SLACK[0] // SLACK[1]
     while True:
@@ -77,22 +89,23 @@ def minimize_connectivity(be: Backend, g: DeviceGraph, part, nparts: int,
         pairs, sub = vertex_part_pairs(be, g, src, part, nparts)
         if eliminations == MAX_ROUNDS:
             break
-        moved = eliminate_round(be, g, src, part, nparts, cap, pairs=pairs, sub=sub)
+        moved = eliminate_round(be, g, src, part, nparts, cap, pairs=pairs, sub=sub,
+                                weights=weights)
         if moved is None:
             break
         part = moved
         eliminations += 1
     refinements = 0
     while refinements < MAX_ROUNDS:
-        pw = be.asnumpy(be.bin_sums(part, nparts, g.vwgt))
+        pw = be.asnumpy(part_weights(be, part, nparts, weights))
         over = bool((pw > limits).any())
         if not over and refinements >= cut_rounds:
             break
         moved = constrained_round(be, g, src, part, nparts, limits, rebalance=over,
-                                  pairs=pairs, sub=sub, pw=pw)
+                                  pairs=pairs, sub=sub, pw=pw, weights=weights)
         if moved is None and over:
             # no move out of the overweight parts keeps the subdomain graph: any rebalancing
-            moved = rebalance_step(be, g, part, nparts, limits, pw)
+            moved = _rebalance(be, g, part, nparts, limits, pw, weights, balance)
         if moved is None:
             break
         part, pairs, sub = moved, None, None
@@ -100,7 +113,25 @@ def minimize_connectivity(be: Backend, g: DeviceGraph, part, nparts: int,
     return part, (eliminations, refinements)
 
 
-def merge_fragments(be: Backend, g: DeviceGraph, part, nparts: int, limits: np.ndarray):
+def _rebalance(be: Backend, g: DeviceGraph, part, nparts: int, limits: np.ndarray,
+               pw: np.ndarray, weights, balance):
+    """A rebalancing step from the (ncon, nparts) host part weights ``pw``: the single-
+    constraint one, or a multi-constraint graph's refinement loop moving to adjacent parts
+    only (a distant part would gain a neighbour); None where nothing changes."""
+    if balance is None:
+        moved = rebalance_step(be, g, part, nparts, limits[0], pw[0])
+        return None if moved is part else moved
+    from dataclasses import replace
+
+    from gpmetis.multiconstraint.refinement import refine
+
+    moved, _ = refine(be, g, weights, part, nparts, replace(balance, adjacent_only=True),
+                      finest=True, patience=REBALANCE_PATIENCE)
+    return None if bool((moved == part).all()) else moved
+
+
+def merge_fragments(be: Backend, g: DeviceGraph, part, nparts: int, limits: np.ndarray,
+                    weights=None):
     """``part`` with each component of a part other than its heaviest moved whole to the
     adjacent part it is most connected to, where that part has room for it: it has no edge to
     the rest of its part, so the cut only falls, and its part loses the neighbours it gave."""
@@ -108,7 +139,8 @@ def merge_fragments(be: Backend, g: DeviceGraph, part, nparts: int, limits: np.n
     main = main_components(be, g, part, label, nparts)
     if bool(main.all()):
         return part
-    return merge_components(be, g, part, label, main, nparts, limits, must_fit=True)
+    return merge_components(be, g, part, label, main, nparts, limits, must_fit=True,
+                            weights=weights)
 
 
 def vertex_part_pairs(be: Backend, g: DeviceGraph, src, part, nparts: int):
@@ -164,34 +196,35 @@ def expand(xp, starts, counts):
 
 
 def eliminate_round(be: Backend, g: DeviceGraph, src, part, nparts: int, limits: np.ndarray,
-                    *, pairs=None, sub=None):
+                    *, pairs=None, sub=None, weights=None):
     """One round of step 1: the new partition, or None when the degrees are even enough or no
     group can move. ``pairs`` and ``sub``: ``part``'s ``vertex_part_pairs`` and
-    ``subdomain_graph`` where known."""
+    ``subdomain_graph`` where known; ``weights`` and ``limits`` as ``constraint_arrays``."""
     xp = be.xp
+    weights, limits = constraint_arrays(g, nparts, limits, weights)
     if pairs is None:
         pairs, sub = vertex_part_pairs(be, g, src, part, nparts)
-    keys, weights = sub
+    keys, cut = sub
     p, q = keys // nparts, keys % nparts
     nads = np.bincount(p, minlength=nparts)
     avg, top = int(nads.sum()) // nparts, int(nads.max())
     if top * BAD_FACTOR[1] < BAD_FACTOR[0] * avg or not top:
         return None
-    totalout = np.rint(np.bincount(p, weights=weights, minlength=nparts)).astype(np.int64)
+    totalout = np.rint(np.bincount(p, weights=cut, minlength=nparts)).astype(np.int64)
     weak = np.flatnonzero((nads[p] >= avg + (top - avg) // 2)
-                          & (2 * nads[p] * weights < totalout[p]))
+                          & (2 * nads[p] * cut < totalout[p]))
     if not len(weak):
         return None
     # candidates: scheme 0 moves other's vertices adjacent to me, scheme 1 mine adjacent to other
     me = np.concatenate((p[weak], p[weak]))
     other = np.concatenate((q[weak], q[weak]))
     scheme = np.repeat(np.arange(2), len(weak))
-    wgt = np.concatenate((weights[weak], weights[weak]))
+    wgt = np.concatenate((cut[weak], cut[weak]))
     frm = np.where(scheme == 0, other, me)
     to = np.where(scheme == 0, me, other)
     group_keys = np.unique(frm * nparts + to)
-    gw, ext, touched = groups(be, g, part, pairs, nparts, group_keys)
-    pw = be.asnumpy(be.bin_sums(part, nparts, g.vwgt))
+    gw, ext, touched = groups(be, g, part, pairs, nparts, group_keys, weights)
+    pw = be.asnumpy(part_weights(be, part, nparts, weights))
     choice = choose_targets(nads, keys, pw, limits, gw, ext, touched, group_keys, nparts,
                             me, other, scheme, wgt, frm, to)
     if choice is None:
@@ -207,12 +240,12 @@ def eliminate_round(be: Backend, g: DeviceGraph, src, part, nparts: int, limits:
     return part
 
 
-def groups(be: Backend, g: DeviceGraph, part, pairs, nparts: int, group_keys):
+def groups(be: Backend, g: DeviceGraph, part, pairs, nparts: int, group_keys, weights):
     """For the groups ``group_keys`` (host int64, sorted from * nparts + to: the vertices of
-    part ``from`` adjacent to part ``to``), on the host: their weights and the weights of their
-    edges to the rest of ``from`` (int64 per group), and the parts they touch, (group index,
-    part, connection weight) sorted by (group, part), ``from`` among them where they touch its
-    rest."""
+    part ``from`` adjacent to part ``to``), on the host: their weights ((ncon, groups) of the
+    (ncon, n) ``weights``) and the weights of their edges to the rest of ``from`` (int64 per
+    group), and the parts they touch, (group index, part, connection weight) sorted by (group,
+    part), ``from`` among them where they touch its rest."""
     xp = be.xp
     v, q, conn = pairs
     pair_keys = v * nparts + q
@@ -238,20 +271,22 @@ def groups(be: Backend, g: DeviceGraph, part, pairs, nparts: int, group_keys):
     tq = xp.concatenate((q[entry].astype(xp.int64), part[mv].astype(xp.int64)))
     tc = xp.concatenate((conn[entry], rest))
     if ngroups * nparts <= DENSE_PARTS**2:
-        # one histogram, one read-back: a dense (group, part) table, then the groups' weights;
-        # a group's edges to the rest of ``from`` are its entry at part ``from``
+        # one histogram, one read-back: a dense (group, part) table, then the groups' weights
+        # per constraint; a group's edges to the rest of ``from`` are its entry at part ``from``
         size = ngroups * nparts
-        ids = xp.concatenate((tg * nparts + tq, size + mg)).astype(xp.int32)
-        sums = be.asnumpy(be.bin_sums(ids, size + ngroups,
-                                      xp.concatenate((tc, g.vwgt[mv].astype(xp.int64)))))
-        table, gw = sums[:size], sums[size:]
+        ids = xp.concatenate((tg * nparts + tq,
+                              *(size + c * ngroups + mg for c in range(len(weights)))))
+        sums = be.asnumpy(be.bin_sums(ids.astype(xp.int32), size + len(weights) * ngroups,
+                                      xp.concatenate((tc, *(w[mv].astype(xp.int64)
+                                                            for w in weights)))))
+        table, gw = sums[:size], sums[size:].reshape(len(weights), ngroups)
         tkeys = np.flatnonzero(table).astype(np.int64)
         ext = table[np.arange(ngroups) * nparts + group_keys // nparts]
         return gw, ext, (tkeys // nparts, tkeys % nparts, table[tkeys])
     keep = tc > 0
     tkeys, inverse = xp.unique(tg[keep] * nparts + tq[keep], return_inverse=True)
     tconn = be.bin_sums(inverse.astype(xp.int32).ravel(), len(tkeys), tc[keep])
-    gw = be.bin_sums(mg.astype(xp.int32), ngroups, g.vwgt[mv])
+    gw = xp.stack([be.bin_sums(mg.astype(xp.int32), ngroups, w[mv]) for w in weights])
     ext = be.bin_sums(mg.astype(xp.int32), ngroups, rest)
     tkeys = be.asnumpy(tkeys)
     return (be.asnumpy(gw), be.asnumpy(ext),
@@ -261,7 +296,8 @@ def groups(be: Backend, g: DeviceGraph, part, pairs, nparts: int, group_keys):
 def choose_targets(nads, keys, pw, limits, gw, ext, touched, group_keys, nparts: int,
                    me, other, scheme, wgt, frm, to):
     """Host part-level selection of a round (module docstring, step 1): (sorted group keys,
-    their targets) of the operations run at once, or None."""
+    their targets) of the operations run at once, or None. ``pw`` and ``limits`` (ncon, nparts),
+    ``gw`` (ncon, groups)."""
     tg, tj, tconn = touched
     gi = np.searchsorted(group_keys, frm * nparts + to)
     tstart = np.searchsorted(tg, np.arange(len(group_keys)), side="left")
@@ -270,7 +306,7 @@ def choose_targets(nads, keys, pw, limits, gw, ext, touched, group_keys, nparts:
     c, t = expand(np, tstart[gi], tcount[gi])
     k = tj[t]
     ok = (k != frm[c]) & (k != to[c]) & adjacent(np, keys, me[c], k, nparts)
-    ok &= pw[k] + gw[gi[c]] <= limits[k]
+    ok &= (pw[:, k] + gw[:, gi[c]] <= limits[:, k]).all(axis=0)
     c, t, k = c[ok], t[ok], k[ok]
     # the parts j the group touches that k is not adjacent to become k's new neighbours
     o, b = expand(np, tstart[gi[c]], tcount[gi[c]])
@@ -318,11 +354,14 @@ def choose_targets(nads, keys, pw, limits, gw, ext, touched, group_keys, nparts:
 
 
 def constrained_round(be: Backend, g: DeviceGraph, src, part, nparts: int,
-                      limits: np.ndarray, *, rebalance: bool, pairs=None, sub=None, pw=None):
+                      limits: np.ndarray, *, rebalance: bool, pairs=None, sub=None, pw=None,
+                      weights=None):
     """One round of step 2 (``rebalance``: step 3): the new partition, or None when no move
-    is found. ``pairs``, ``sub`` and ``pw`` (host part weights): ``part``'s, where known."""
+    is found. ``pairs``, ``sub`` and ``pw`` (host part weights): ``part``'s, where known;
+    ``weights`` and ``limits`` as ``constraint_arrays``."""
     xp = be.xp
     n = g.nvtxs
+    weights, limits = constraint_arrays(g, nparts, limits, weights)
     if pairs is None:
         pairs, sub = vertex_part_pairs(be, g, src, part, nparts)
     v, q, conn = pairs
@@ -332,8 +371,10 @@ def constrained_round(be: Backend, g: DeviceGraph, src, part, nparts: int,
     keys = xp.asarray(host_keys)
     own = be.bin_sums(src, n, xp.where(part[src] == part[g.adjncy], g.adjwgt, 0))
     if pw is None:
-        pw = be.asnumpy(be.bin_sums(part, nparts, g.vwgt))
+        pw = be.asnumpy(part_weights(be, part, nparts, weights))
+    pw = np.asarray(pw).reshape(limits.shape)
     room = xp.asarray(limits - pw)
+    over = (room < 0).any(axis=0)
     cap = room
     if rebalance:
         # moves go down the hop distance to a part with room in the subdomain graph: a full
@@ -343,8 +384,9 @@ def constrained_round(be: Backend, g: DeviceGraph, src, part, nparts: int,
     gain = conn - own[v]
     first = xp.searchsorted(v, v, side="left")
     count = xp.searchsorted(v, v, side="right") - first
-    cand = (count <= CHECKED_PARTS) & (g.vwgt[v] <= cap[q])
-    cand &= ((room[part[v]] < 0) & (hops[q] < hops[part[v]])) if rebalance else (gain > 0)
+    fits = xp.stack([w[v] <= c[q] for w, c in zip(weights, cap)]).all(axis=0)
+    cand = (count <= CHECKED_PARTS) & fits
+    cand &= (over[part[v]] & (hops[q] < hops[part[v]])) if rebalance else (gain > 0)
     a = xp.flatnonzero(cand)
     if not len(a):
         return None
@@ -368,11 +410,11 @@ def constrained_round(be: Backend, g: DeviceGraph, src, part, nparts: int,
     if not len(mv):
         return None
     loss = priority[mv] // n - GAIN_OFFSET
-    vw = g.vwgt[mv].astype(xp.int64)
+    vw = xp.stack([w[mv] for w in weights]).astype(xp.int64)
     if rebalance:
         # per source the cheapest moves until its excess is covered
         take = take_in_order(be, part[mv], loss, mv, vw, -room, before=True)
-        mv, loss, vw = mv[take], loss[take], vw[take]
+        mv, loss, vw = mv[take], loss[take], vw[:, take]
     keep = take_in_order(be, dest[mv], loss, mv, vw, cap, before=False)
     mv = mv[keep]
     if not len(mv):
