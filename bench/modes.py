@@ -2,7 +2,7 @@
 ``-contig``, ``-objtype=vol`` and ``-minconn``, side by side per graph and k.
 
     python bench/modes.py [--engine cpu|gpu] [--ks 2,8,64] [--modes rb,contig,vol,minconn]
-                          [--graphs NAME,...] [--generated delaunay:20 ...]
+                          [--graphs NAME,...] [--generated delaunay:20 ...] [--ncon 2]
 
 Prints, per mode, graph and k: our cut and communication volume, METIS's, the ratio of the
 mode's objective (the volume for vol, else the cut), our worst balance (rb: the bisections over
@@ -13,7 +13,10 @@ vol and minconn rows also show our cut without the mode. Then the geometric mean
 mode, naming the objective (minconn: also of the degree), and the runs over the balance limit.
 Without METIS's binary only our columns are filled. ``--generated`` graphs come from
 gen_graph.py (timed as the median of ``--repeat`` runs with the graph in memory, after one
-warm-up run).
+warm-up run). ``--ncon 2`` or ``3`` gives every graph that many vertex weights (1, the degree,
+a seeded random 1-5, as bench/multiconstraint.py; METIS reads the same weighted file; the
+imbalances are the worst constraint's; rb, which the gpu/cpu engines refuse for such graphs,
+is left out).
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ def run_metis_mode(prefix: list[str], path: Path, k: int, flags: list[str]) -> d
     line = re.search(r"Edgecut: (\d+), communication volume: (\d+)\.", out)
     return {"cut": int(line.group(1)), "volume": int(line.group(2)),
             "seconds": float(re.search(r"Partitioning:\s+([\d.]+)", out).group(1)),
-            "imbalance": float(re.search(r"constraint #0:\s+([\d.]+)", out).group(1)),
+            "imbalance": max(float(x) for x in re.findall(r"constraint #\d+:\s+([\d.]+)", out)),
             "contiguous": "Each partition is contiguous" in out,
             "maxdeg": int(re.search(r"Subdomain connectivity: max: (\d+)", out).group(1))}
 
@@ -68,6 +71,22 @@ def run_ours(gpmetis, graph, k: int, engine: str, mode: str, repeat: int) -> dic
             "rb_over": str(len(rb_over)) if rb_over else "-", "engine": result.engine}
 
 
+def _weighted(graph, path: Path, ncon: int, workdir: Path, metis) -> tuple:
+    """``graph`` with ``ncon`` vertex weights, and the METIS file holding it (written for
+    METIS where it is installed)."""
+    from bench.multiconstraint import constraint_weights, write_metis
+    from gpmetis.graph import Graph
+
+    vwgt = constraint_weights(graph, ncon)
+    weighted = Graph.from_csr(graph.xadj, graph.adjncy, vwgt,
+                              graph.adjwgt if graph.has_adjwgt else None, name=graph.name)
+    out = workdir / f"{path.stem}.ncon{ncon}.graph"
+    if metis and not out.exists():
+        workdir.mkdir(parents=True, exist_ok=True)
+        write_metis(out, graph, vwgt)
+    return weighted, out
+
+
 def main() -> None:
     import gpmetis
     from gpmetis.io import read_graph
@@ -81,7 +100,9 @@ def main() -> None:
     parser.add_argument("--generated", nargs="*", default=[], help="KIND:SIZE, e.g. delaunay:20")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--workdir", default="/tmp/gpmetis-bench")
+    parser.add_argument("--ncon", type=int, default=1)
     args = parser.parse_args()
+    modes = [m for m in args.modes.split(",") if args.ncon == 1 or m != "rb"]
 
     if args.graphs == "none":
         paths = []
@@ -97,7 +118,9 @@ def main() -> None:
     for path in paths:
         graph = read_graph(path)
         generated = path.parent != ROOT / "fixtures"
-        for mode in args.modes.split(","):
+        if args.ncon > 1:
+            graph, path = _weighted(graph, path, args.ncon, Path(args.workdir), metis)
+        for mode in modes:
             for k in ks:
                 if generated:  # warm-up: kernels loaded, workers started
                     run_ours(gpmetis, graph, k, args.engine, mode, 1)
