@@ -36,12 +36,18 @@ bench:
 		--objtype vol --generated delaunay:20:2,grid3d:100:3 --ks 8,64
 	PYTHONPATH=$(CURDIR):$$PYTHONPATH $(PYTHON) bench/modes.py --engine gpu --graphs none \
 		--generated delaunay:20 grid3d:100 --ks 8,64,256 --repeat 3
+	PYTHONPATH=$(CURDIR):$$PYTHONPATH $(PYTHON) bench/modes.py --engine gpu --graphs none \
+		--modes contig,minconn --ncon 2 --generated delaunay:20 --ks 8,64 --repeat 3
+	PYTHONPATH=$(CURDIR):$$PYTHONPATH $(PYTHON) bench/modes.py --engine gpu --graphs none \
+		--modes contig,minconn --ncon 3 --generated grid3d:100 --ks 8,64 --repeat 3
 
 quality: setup
 	$(PY) bench/quality.py
 	$(PY) bench/multiconstraint.py
 	$(PY) bench/multiconstraint.py --objtype vol
+	$(PY) bench/multiconstraint.py --contig --ks 8,64
 	$(PY) bench/modes.py
+	$(PY) bench/modes.py --modes minconn --ncon 2 --ks 8,64
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache fixtures/*.part.*
