@@ -248,15 +248,6 @@ def test_pieces_cut_off_follow_their_chunk_where_they_fit(leaves, room, follows)
     assert (part_components(graph, moved, 2) == 1).all()
 
 
-@pytest.mark.parametrize("option,value,needle", [("ptype", "rb", "multi-constraint")])
-def test_modes_refused_on_multiconstraint_graphs(option, value, needle):
-    graph = random_graph(300, 4, seed=5)
-    two = Graph.from_csr(graph.xadj, graph.adjncy, np.ones((300, 2), np.int64), None)
-    with pytest.raises(OptionError, match=needle) as err:
-        partition(two, 4, engine="cpu", **{option: value})
-    assert option in str(err.value)
-
-
 @pytest.mark.parametrize("option,value,needle", [
     ("rtype", "fm", "Jet"),
     ("iptype", "node", "separator"),

@@ -212,8 +212,7 @@ def test_volume_of_a_multi_constraint_graph_on_the_cpu_engine(ncon, nparts):
 
 @pytest.mark.parametrize("mode", [{"ptype": "rb"}, {"contig": True}, {"minconn": True}])
 def test_modes_of_a_multi_constraint_graph_run_on_metis_under_auto(mode):
-    # a small graph: auto runs METIS's own; the gpu/cpu engines do not have rb with several
-    # constraints: asking the cpu engine for it names the option and the way out
+    # a small graph: auto runs METIS's own (test_multiconstraint_modes.py: the cpu engine's)
     graph = with_weights(load_fixture("4elt"), 2)
     result = partition(graph, 8, **mode)
     # (where METIS's partition ends over a limit, auto keeps ours if it is less over)
@@ -230,9 +229,6 @@ def test_modes_of_a_multi_constraint_graph_run_on_metis_under_auto(mode):
         labels = connected_components(get_backend("cpu"), graph.xadj, graph.adjncy,
                                       result.part)
         assert len(np.unique(result.part.astype(np.int64) << 32 | labels)) == 8
-    if "ptype" in mode:  # (test_multiconstraint_modes.py: -contig, -minconn on the cpu engine)
-        with pytest.raises(OptionError, match="-engine=metis"):
-            partition(graph, 8, engine="cpu", **mode)
 
 
 @pytest.mark.parametrize("ubvec,message", [((1.03,), "constraints"),

@@ -1,13 +1,14 @@
 """METIS's modes combined with multi-constraint graphs on the cpu engine (the gpu engine's twin;
 issue 38): -contig checked by scipy's components, -minconn by the subdomain degrees recomputed
-from the cut edges, both by every constraint's limit."""
+from the cut edges, both by every constraint's limit, -ptype=rb by every bisection's limit in
+every constraint."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from conftest import load_fixture, requires_cuda
-from test_modes import grid, part_components
+from test_modes import check_bisections, grid, part_components
 from test_multiconstraint import assert_balanced, part_weights, power_law_graph, with_weights
 
 from gpmetis import partition
@@ -34,6 +35,18 @@ def test_contig_of_a_multi_constraint_graph_on_the_cpu_engine(ncon, nparts):
     assert result.metrics.part_components == nparts
     assert_balanced(graph, result.part, nparts, [1.03] * ncon)
     assert result.edgecut <= 1.1 * plain.edgecut
+
+
+@pytest.mark.parametrize("name,ncon,nparts", [("4elt", 2, 8), ("crack", 3, 8), ("uk", 2, 13)])
+def test_rb_of_a_multi_constraint_graph_on_the_cpu_engine(name, ncon, nparts):
+    graph = with_weights(load_fixture(name), ncon)
+    result = partition(graph, nparts, engine="cpu", ptype="rb")
+    assert result.engine == "cpu" and result.warnings == []
+    pw = part_weights(graph, result.part, nparts)
+    tpwgts = uniform_tpwgts(nparts, ncon)
+    for c in range(ncon):  # every node of the bisection tree, each constraint
+        check_bisections(pw[:, c], tpwgts[:, c], 1.001)
+    assert np.bincount(result.part, minlength=nparts).min() > 0
 
 
 def max_subdomain_degree(graph: Graph, part: np.ndarray, nparts: int) -> int:
@@ -109,16 +122,17 @@ def test_rebalancing_under_contig_moves_only_to_adjacent_parts():
 @pytest.mark.gpu
 @requires_cuda
 @pytest.mark.parametrize("ncon,nparts", [(2, 8), (3, 64)])
-@pytest.mark.parametrize("mode,rounds", [("contig", "contig_rounds"),
-                                         ("minconn", "minconn_rounds")])
+@pytest.mark.parametrize("mode,rounds", [({"contig": True}, "contig_rounds"),
+                                         ({"minconn": True}, "minconn_rounds"),
+                                         ({"ptype": "rb"}, None)])
 def test_gpu_engine_equals_cpu_engine_for_modes(mode, rounds, ncon, nparts):
     for graph in (with_weights(load_fixture("4elt"), ncon),
                   with_weights(power_law_graph(16384, 16, seed=4), ncon)):
-        gpu = partition(graph, nparts, engine="gpu", seed=3, **{mode: True})
-        cpu = partition(graph, nparts, engine="cpu", seed=3, **{mode: True})
-        assert rounds in cpu.stats
+        gpu = partition(graph, nparts, engine="gpu", seed=3, **mode)
+        cpu = partition(graph, nparts, engine="cpu", seed=3, **mode)
         assert np.array_equal(gpu.part, cpu.part)
-        assert gpu.stats[rounds] == cpu.stats[rounds]
+        if rounds is not None:
+            assert rounds in cpu.stats and gpu.stats[rounds] == cpu.stats[rounds]
 
 
 @pytest.mark.gpu

@@ -152,17 +152,9 @@ def initial_bisections(
     workers in one submission; a piece of at most two vertices puts one on each side. The steps
     of ``meanwhile`` run while the workers compute, the rest after them."""
     steps = iter(meanwhile if meanwhile is not None else ())
-    n, npieces = graph.nvtxs, len(tpwgts)
-    order = np.argsort(labels, kind="stable")
-    sizes = np.bincount(labels, minlength=npieces)
-    starts = np.concatenate(([0], np.cumsum(sizes)))
-    # each vertex's place in its piece, ids ascending: the tiny pieces' sides
-    rank = np.arange(n) - np.repeat(starts[:-1], sizes)
-    side = np.zeros(n, dtype=np.int32)
-    side[order] = np.where(sizes[labels[order]] <= 2, rank % 2, 0)
-    split = np.flatnonzero(sizes > 2)
+    n = graph.nvtxs
+    side, split, members = tiny_piece_sides(labels, len(tpwgts))
     if len(split):
-        members = [order[starts[i]:starts[i + 1]] for i in split]
         run = _Trials.of(graph, seed, ntrials, steps, ufactor, niter, random_bisections)
         bisect = bisects(n, graph.nnz, target)
         trials = _piece_trials(graph, members, [(2, _explicit(tpwgts[i])) for i in split], run,
@@ -174,6 +166,22 @@ def initial_bisections(
     for _ in steps:
         pass
     return side
+
+
+def tiny_piece_sides(labels: np.ndarray, npieces: int) -> tuple[np.ndarray, np.ndarray, list]:
+    """(side, split, members) for the bisection of every piece of ``labels`` (host piece ids):
+    the sides of the vertices of pieces of at most two vertices (one on each side, by id; 0
+    elsewhere), the pieces of more, and their vertex ids (ascending), which trials bisect."""
+    n = len(labels)
+    order = np.argsort(labels, kind="stable")
+    sizes = np.bincount(labels, minlength=npieces)
+    starts = np.concatenate(([0], np.cumsum(sizes)))
+    # each vertex's place in its piece, ids ascending: the tiny pieces' sides
+    rank = np.arange(n) - np.repeat(starts[:-1], sizes)
+    side = np.zeros(n, dtype=np.int32)
+    side[order] = np.where(sizes[labels[order]] <= 2, rank % 2, 0)
+    split = np.flatnonzero(sizes > 2)
+    return side, split, [order[starts[i]:starts[i + 1]] for i in split]
 
 
 def initial_copies(

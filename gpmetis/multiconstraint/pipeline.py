@@ -101,9 +101,6 @@ def multiconstraint_partition(wg: WeightedGraph, nparts: int, options: Options,
     stats.coarsening = t1 - t0
 
     patience = options.niter + 2
-    # the coarser levels stop sooner: a loose step's excess takes several rebalancing steps to
-    # remove there, and the finest level refines what they leave
-    coarse_patience = -(-patience // 2)
     coarsest = levels[-1].graph
     coarsest.reload()
     ubvec = np.asarray(options.ubfactors(len(wg.totals)), dtype=np.float64)
@@ -116,18 +113,7 @@ def multiconstraint_partition(wg: WeightedGraph, nparts: int, options: Options,
     t2 = time.perf_counter()
     stats.initial = t2 - t1
 
-    part = be.asarray(part, dtype=be.xp.int32)
-    for depth in range(len(levels) - 1, -1, -1):
-        level = levels[depth]
-        if depth < len(levels) - 1:
-            levels[depth + 1].graph = None
-            weights[depth + 1] = None
-            level.graph.reload()
-            part = part[level.cmap]
-            level.cmap = None
-        part, level.iterations = refine(be, level.graph, weights[depth], part, nparts, balance,
-                                        finest=depth == 0,
-                                        patience=patience if depth == 0 else coarse_patience)
+    def after_level(depth: int, level: Level, part):
         if depth == 0 and options.objtype == "vol":
             sizes = vsize if vsize is not None else be.xp.ones(g.nvtxs, dtype=be.xp.int64)
             part, stats.volume_rounds = refine_volume(be, g, part, nparts, balance.limits,
@@ -138,6 +124,10 @@ def multiconstraint_partition(wg: WeightedGraph, nparts: int, options: Options,
                                                  weights=weights[depth], balance=balance)
             stats.minconn["elimination"] += rounds[0]
             stats.minconn["refinement"] += rounds[1]
+        return part
+
+    part = refine_levels(levels, weights, be.asarray(part, dtype=be.xp.int32), nparts, balance,
+                         patience, after_level)
     part = fill_empty_parts(be, g, part, nparts)
     be.synchronize()
     stats.refinement = time.perf_counter() - t2
@@ -147,3 +137,27 @@ def multiconstraint_partition(wg: WeightedGraph, nparts: int, options: Options,
         for i, lvl in enumerate(levels)
     ]
     return part, stats
+
+
+def refine_levels(levels: list[Level], weights: list, part, nparts: int, balance: Balance,
+                  patience: int, after_level=None):
+    """``part`` of the coarsest level projected and refined level by level down to the finest
+    (``weights``: each level's (ncon, n)); the coarser levels stop sooner (half the
+    ``patience``: a loose step's excess takes several rebalancing steps to remove there, and
+    the finest level refines what they leave); ``after_level(depth, level, part)`` -> part
+    after each level's refinement. Each coarser level's memory is let go as it is left."""
+    be = levels[0].graph.be
+    for depth in range(len(levels) - 1, -1, -1):
+        level = levels[depth]
+        if depth < len(levels) - 1:
+            levels[depth + 1].graph = None
+            weights[depth + 1] = None
+            level.graph.reload()
+            part = part[level.cmap]
+            level.cmap = None
+        part, level.iterations = refine(be, level.graph, weights[depth], part, nparts, balance,
+                                        finest=depth == 0,
+                                        patience=patience if depth == 0 else -(-patience // 2))
+        if after_level is not None:
+            part = after_level(depth, level, part)
+    return part

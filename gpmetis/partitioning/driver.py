@@ -71,10 +71,6 @@ class Result:
 def unsupported_by_multilevel(graph: Graph, options: Options) -> list[tuple[str, str]]:
     """(option, reason) pairs that the gpu/cpu engines cannot honour for this graph."""
     problems = []
-    if graph.ncon > 1 and options.ptype == "rb":
-        problems.append(("ptype", "'rb' of a multi-constraint graph is not implemented on the "
-                                  "gpu/cpu engines; -engine=metis (auto's choice for it) runs "
-                                  "METIS's own"))
     if options.iptype in ("edge", "node"):
         problems.append(("iptype", f"'{options.iptype}' (a separator's start, as for ndmetis) "
                                    "runs only with -engine=metis; the gpu/cpu engines' bisections "
@@ -355,14 +351,19 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
 
     if graph.ncon > 1:
         from gpmetis.multiconstraint.pipeline import multiconstraint_partition, upload
+        from gpmetis.multiconstraint.recursive import multiconstraint_recursive
         from gpmetis.multiconstraint.refinement import score_state
         from gpmetis.multiconstraint.weights import Balance
         from gpmetis.partitioning.multilevel import direct_candidate
+        from gpmetis.partitioning.recursive import bisection_balance
         from gpmetis.refinement.volume import communication_volume
 
         wg = upload(be, graph, nparts)
         balance = Balance.of(wg.totals, tpwgts, options.ubfactors(graph.ncon))
-        direct = direct_candidate(graph.nvtxs, nparts)
+        rb = options.ptype == "rb"
+        direct = not rb and direct_candidate(graph.nvtxs, nparts)
+        if rb and options.minconn:
+            options = options.with_(minconn=False)  # ignored (a warning says so)
         sizes = _vertex_sizes(be, graph, options)
         extra = {"vsize": sizes} if sizes is not None else {}
         # (each vertex's label is its component's smallest vertex: a connected graph's are 0)
@@ -373,7 +374,11 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
             options = options.with_(contig=False)  # (METIS's trials would refuse the graph)
 
         def run(seed: int):
-            part, stats = multiconstraint_partition(wg, nparts, options, tpwgts, seed, **extra)
+            if rb:
+                part, stats = multiconstraint_recursive(wg, nparts, options, tpwgts, seed)
+            else:
+                part, stats = multiconstraint_partition(wg, nparts, options, tpwgts, seed,
+                                                        **extra)
             if direct:  # a small input: the trials on it, then its refinement, kept if better
                 split, split_stats = multiconstraint_partition(wg, nparts, options, tpwgts,
                                                                seed, direct=True, **extra)
@@ -391,7 +396,11 @@ def _multilevel(be, graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
             return part, stats
 
         def score(part) -> tuple[float, int]:
-            excess, cut = score_state(be, wg.graph, wg.weights, part, nparts, balance)[0]
+            (excess, cut), pwgts = score_state(be, wg.graph, wg.weights, part, nparts, balance)
+            if rb:  # each constraint's excess over its per-bisection limits, as a share
+                ub = options.ubfactors(graph.ncon)
+                excess = sum(bisection_balance(pwgts[c], tpwgts[:, c], ub[c])[0]
+                             / max(int(wg.totals[c]), 1) for c in range(graph.ncon))
             if sizes is not None:
                 cut = communication_volume(be, wg.graph, part, nparts, sizes)
             return excess, cut

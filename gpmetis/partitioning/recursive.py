@@ -86,6 +86,18 @@ def recursive_partition(g: DeviceGraph, nparts: int, options: Options, tpwgts: n
     """(part, stats): ``nparts`` parts of ``g`` (int32 on g's backend) by recursive bisection,
     every bisection within ``options.ubfactors(1)`` of its targets; ``stats`` sums the depths'
     phase times."""
+    def bisect(pieces: list[Piece], labels, sub: DeviceGraph, vertices, depth: int):
+        targets = np.stack([bisection_targets(tpwgts, p)[:, 0] for p in pieces])
+        return multilevel_bisections(sub, labels, targets, options,
+                                     seed + depth * DEPTH_SEED_STRIDE)
+
+    return bisect_depths(g, nparts, bisect)
+
+
+def bisect_depths(g: DeviceGraph, nparts: int, bisect) -> tuple[object, RunStats]:
+    """(part, stats): ``nparts`` parts of ``g`` by bisecting each depth's pieces with
+    ``bisect(pieces, labels, sub, vertices, depth)`` -> (halves, RunStats), given
+    ``split_pieces``'s union: piece i's halves are 2i and 2i + 1. Empty parts are filled."""
     be, xp = g.be, g.be.xp
     stats = RunStats()
     part = xp.zeros(g.nvtxs, dtype=xp.int32)
@@ -94,9 +106,7 @@ def recursive_partition(g: DeviceGraph, nparts: int, options: Options, tpwgts: n
     while pieces:
         vertices, labels, sub = split_pieces(g, part, pieces)
         if len(vertices):
-            targets = np.stack([bisection_targets(tpwgts, p)[:, 0] for p in pieces])
-            halves, run = multilevel_bisections(sub, labels, targets, options,
-                                                seed + depth * DEPTH_SEED_STRIDE)
+            halves, run = bisect(pieces, labels, sub, vertices, depth)
             stats.coarsening += run.coarsening
             stats.initial += run.initial
             stats.refinement += run.refinement
