@@ -37,9 +37,9 @@ bench:
 	PYTHONPATH=$(CURDIR):$$PYTHONPATH $(PYTHON) bench/modes.py --engine gpu --graphs none \
 		--generated delaunay:20 grid3d:100 --ks 8,64,256 --repeat 3
 	PYTHONPATH=$(CURDIR):$$PYTHONPATH $(PYTHON) bench/modes.py --engine gpu --graphs none \
-		--modes contig,minconn --ncon 2 --generated delaunay:20 --ks 8,64 --repeat 3
+		--modes rb,contig,minconn --ncon 2 --generated delaunay:20 --ks 8,64 --repeat 3
 	PYTHONPATH=$(CURDIR):$$PYTHONPATH $(PYTHON) bench/modes.py --engine gpu --graphs none \
-		--modes contig,minconn --ncon 3 --generated grid3d:100 --ks 8,64 --repeat 3
+		--modes rb,contig,minconn --ncon 3 --generated grid3d:100 --ks 8,64 --repeat 3
 
 quality: setup
 	$(PY) bench/quality.py
@@ -47,7 +47,7 @@ quality: setup
 	$(PY) bench/multiconstraint.py --objtype vol
 	$(PY) bench/multiconstraint.py --contig --ks 8,64
 	$(PY) bench/modes.py
-	$(PY) bench/modes.py --modes minconn --ncon 2 --ks 8,64
+	$(PY) bench/modes.py --modes rb,minconn --ncon 2 --ks 8,64
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache fixtures/*.part.*
