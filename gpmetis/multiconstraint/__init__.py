@@ -6,4 +6,6 @@ coarsest graph is split by METIS trials (``initial``): its own multi-constraint 
 (``metis_ncon``) or its recursive bisection of scalarised weights, the best of them repaired and
 refined by the multi-constraint refinement (``refinement``), which then refines every level on
 the engine's backend (on the GPU, a level's loop in one kernel: ``refinement_device``).
+``recursive`` runs -ptype=rb on these pieces; -contig, -minconn and -objtype=vol are the
+single-constraint modes of ``gpmetis/refinement/`` given the (ncon, n) weights.
 """
