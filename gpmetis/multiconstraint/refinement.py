@@ -18,7 +18,8 @@ power-law graphs every part is over in some constraint, and those moves let a st
 of the excess instead of one move per part. When no single move lowers the excess (parts full
 in different constraints), adjacent parts swap a vertex each (``swap_step``). The loop keeps
 the best state (least excess beyond a tolerance, then lowest cut) and stops after
-``patience`` iterations without a > 0.1% improvement.
+``patience`` iterations without a > 0.1% improvement, or when no swap lowers the excess either
+(the state can no longer change).
 
 Both selections rank moves by (``order_key`` of the cost, 16 bits; then the vertex id's top 16
 bits) and cut each constraint's groups (its parts) at the rank where their limit is reached: on
@@ -357,6 +358,10 @@ def refine(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance: Bal
             moved = rebalance_step(be, g, weights, part, nparts, balance, pwgts)
             if moved is part:  # no move lowers the excess: trade constraints
                 moved = swap_step(be, g, weights, part, nparts, balance, pwgts)
+                if moved is part:
+                    # nor does a swap: every later iteration would find the same, changing
+                    # nothing until the patience runs out
+                    break
             part = moved
             locked[:] = 0
         excess = score[0]

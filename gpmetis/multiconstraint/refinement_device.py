@@ -123,6 +123,10 @@ class DeviceLoop:
             pwgts = books[CTL_SIZE:].reshape(self.balance.ncon, self.nparts)
             start = swap_step(be, self.g, self.weights, self.cur, self.nparts, self.balance,
                               pwgts)
+            if start is self.cur:
+                # nor does a swap: the loop would change nothing more (the host loop stops
+                # there too, that rebalancing iteration counted)
+                return self.best, int(books[CTL_ITERATIONS]) + 1
             resume = 1
 
 
