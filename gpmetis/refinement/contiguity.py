@@ -37,6 +37,7 @@ import numpy as np
 from gpmetis.backend import Backend
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.metrics import connected_components, edgecut
+from gpmetis.multiconstraint.weights import part_weights
 
 MAX_ROUNDS = 256  # rebalancing rounds; each moves at least one vertex or ends
 LOSS_OFFSET = 2**31  # losses lie in (-2^31, 2^31): (loss + offset) * n + id fits an int64
@@ -104,11 +105,6 @@ def typical_weights(be: Backend, weights) -> np.ndarray:
     return -(-sums // np.maximum(counts, 1))
 
 
-def part_weights(be: Backend, part, nparts: int, weights):
-    """(ncon, nparts) int64 part weights of the (ncon, n) ``weights`` on the backend."""
-    return be.xp.stack([be.bin_sums(part, nparts, w) for w in weights])
-
-
 def main_components(be: Backend, g: DeviceGraph, part, label, nparts: int):
     """Bool per vertex: it lies in its part's heaviest component (ties: smallest label)."""
     xp = be.xp
@@ -141,7 +137,7 @@ def merge_components(be: Backend, g: DeviceGraph, part, label, main, nparts: int
     conn = be.bin_sums(inverse.astype(xp.int32).ravel(), len(uniq), g.adjwgt[edge])
     comp, dest = uniq // nparts, uniq % nparts
     cw = xp.stack([be.bin_sums(label, n, w)[comp] for w in weights])
-    pw = part_weights(be, part, nparts, weights)
+    pw = part_weights(be, weights, part, nparts)
     fits = (pw[:, dest] + cw <= xp.asarray(maxpwgt)[:, dest]).all(axis=0)
     # per component: fitting before not, then most connected, then the smaller part id
     # (uniq is sorted by (comp, dest), so the stable sorts keep dest ascending among ties)
@@ -176,7 +172,7 @@ def _rebalance_round(be: Backend, g: DeviceGraph, part, nparts: int, limits: np.
     chunk of a round went back, later rounds move single vertices only. ``limits`` (ncon,
     nparts) on the host, ``weights`` (ncon, n), ``unit``: their ``typical_weights``."""
     xp = be.xp
-    host_pw = be.asnumpy(part_weights(be, part, nparts, weights))
+    host_pw = be.asnumpy(part_weights(be, weights, part, nparts))
     over = (host_pw > limits).any(axis=0)
     if not over.any():
         return None, chunks
@@ -268,8 +264,8 @@ def move_chunks(be: Backend, g: DeviceGraph, src, part, nparts: int, to: np.ndar
     moved[chunk] = t[chunk]
     label = connected_components(be, g.xadj, g.adjncy, moved)
     cut_off = ~main_components(be, g, moved, label, nparts)
-    sent = part_weights(be, part[chunk], nparts, [w[chunk] for w in weights])
-    pieces = be.asnumpy(part_weights(be, moved, nparts, [xp.where(cut_off, w, 0) for w in weights]))
+    sent = part_weights(be, [w[chunk] for w in weights], part[chunk], nparts)
+    pieces = be.asnumpy(part_weights(be, [xp.where(cut_off, w, 0) for w in weights], moved, nparts))
     sent = be.asnumpy(sent)
     keep = ((to >= 0) & (sent > 0).any(axis=0) & (pieces <= sent).all(axis=0)
             & (sent + pieces <= room[:, np.maximum(to, 0)]).all(axis=0))
@@ -295,9 +291,10 @@ def _connected_round(be: Backend, g: DeviceGraph, part, nparts: int, limits: np.
     limit) or step 4; ``limits`` (ncon, nparts) on the host, ``weights`` (ncon, n)."""
     xp = be.xp
     n = g.nvtxs
-    pw = (part_weights(be, part, nparts, weights) if host_pw is None
+    pw = (part_weights(be, weights, part, nparts) if host_pw is None
           else xp.asarray(host_pw))
-    room = xp.asarray(limits) - pw
+    device_limits = xp.asarray(limits)
+    room = device_limits - pw
     over = (room < 0).any(axis=0)
     has_room = (room > 0).all(axis=0)
     if src is None:
@@ -314,7 +311,7 @@ def _connected_round(be: Backend, g: DeviceGraph, part, nparts: int, limits: np.
         # ... and lighter than the source where full (of several constraints: its largest
         # weight relative to its limit smaller): no excess piles up in a part that cannot
         # pass it on
-        size = pw[0] if len(weights) == 1 else (pw / xp.maximum(xp.asarray(limits), 1)).max(axis=0)
+        size = pw[0] if len(weights) == 1 else (pw / xp.maximum(device_limits, 1)).max(axis=0)
         toward = (hops[pd] < hops[ps]) & ((hops[pd] == 0) | (size[pd] < size[ps]))
         cap = xp.where(hops == 0, room, xp.where(hops < nparts, UNLIMITED, 0))
     own = be.bin_sums(src, n, xp.where(ps == pd, g.adjwgt, 0))

@@ -32,13 +32,13 @@ import numpy as np
 from gpmetis.backend import Backend
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.metrics import connected_components
+from gpmetis.multiconstraint.weights import part_weights
 from gpmetis.refinement.contiguity import (
     constraint_arrays,
     hops_to_room,
     main_components,
     merge_components,
     min_over_neighbours,
-    part_weights,
     take_in_order,
 )
 from gpmetis.refinement.rebalance import rebalance_step
@@ -99,7 +99,7 @@ def minimize_connectivity(be: Backend, g: DeviceGraph, part, nparts: int,
         eliminations += 1
     refinements = 0
     while refinements < MAX_ROUNDS:
-        pw = be.asnumpy(part_weights(be, part, nparts, weights))
+        pw = be.asnumpy(part_weights(be, weights, part, nparts))
         over = bool((pw > limits).any())
         if not over and refinements >= cut_rounds:
             break
@@ -224,7 +224,7 @@ def eliminate_round(be: Backend, g: DeviceGraph, src, part, nparts: int, limits:
     to = np.where(scheme == 0, me, other)
     group_keys = np.unique(frm * nparts + to)
     gw, ext, touched = groups(be, g, part, pairs, nparts, group_keys, weights)
-    pw = be.asnumpy(part_weights(be, part, nparts, weights))
+    pw = be.asnumpy(part_weights(be, weights, part, nparts))
     choice = choose_targets(nads, keys, pw, limits, gw, ext, touched, group_keys, nparts,
                             me, other, scheme, wgt, frm, to)
     if choice is None:
@@ -371,7 +371,7 @@ def constrained_round(be: Backend, g: DeviceGraph, src, part, nparts: int,
     keys = xp.asarray(host_keys)
     own = be.bin_sums(src, n, xp.where(part[src] == part[g.adjncy], g.adjwgt, 0))
     if pw is None:
-        pw = be.asnumpy(part_weights(be, part, nparts, weights))
+        pw = be.asnumpy(part_weights(be, weights, part, nparts))
     pw = np.asarray(pw).reshape(limits.shape)
     room = xp.asarray(limits - pw)
     over = (room < 0).any(axis=0)

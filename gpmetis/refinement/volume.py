@@ -30,6 +30,7 @@ import numpy as np
 
 from gpmetis.backend import Backend
 from gpmetis.device_graph import DeviceGraph
+from gpmetis.multiconstraint.weights import part_weights
 from gpmetis.refinement.minconn import expand
 
 MAX_ROUNDS = 64
@@ -149,7 +150,7 @@ def _round(be: Backend, g: DeviceGraph, part, nparts: int, limits, weights, vsiz
     xp = be.xp
     gain, cut_gain = move_gains(be, g, part, nparts, vsize, src, nbr_vsize, table)
     v = table.owner
-    room = limits - xp.stack([be.bin_sums(part, nparts, w) for w in weights])
+    room = limits - part_weights(be, weights, part, nparts)
     # a vertex heads for the best part with room for it in every constraint (full parts take
     # what others leave)
     fits = xp.ones(len(v), dtype=xp.bool_)
