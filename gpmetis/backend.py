@@ -201,7 +201,8 @@ class Backend:
 
     def launch_cooperative(self, kernel, nblocks: int, args: tuple, shared_mem: int = 0,
                            block: int = 256) -> None:
-        """Run a kernel that synchronises its whole grid (``cooperative_groups::this_grid``):
+        """Run a kernel that synchronises its whole grid (``GridBarrier``, cuda/grid_sync.cuh)
+        as a cooperative launch, which the driver starts only with every block resident:
         ``nblocks`` blocks, or as many as the GPU holds at once with this kernel's registers and
         ``shared_mem`` where that is fewer."""
         grid = min(nblocks, _cooperative_blocks(kernel, block, shared_mem))

@@ -1,6 +1,6 @@
 // Row statistics of a DeviceGraph on the GPU. Twins in device_graph.py: numpy.diff(xadj)'s
 // min and max, and its comparisons for the degree lists.
-#include "block_reduce.cuh"
+#include "cuda/block_reduce.cuh"
 
 // out[0] = the longest row's length, out[1] = ~ the shortest's (block_degree_range); out must
 // start at 0.

@@ -1,5 +1,5 @@
 // Sums per id (a histogram) for Backend.bin_sums. Twin: numpy.bincount.
-#include "resident_grid.cuh"
+#include "cuda/resident_grid.cuh"
 
 // out[b] += the weight of every item i < n with ids[i] == b (1 each where weights is null), for
 // nbins bins that fit in a block's shared memory (nbins int64 of dynamic shared memory): each

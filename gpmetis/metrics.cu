@@ -1,7 +1,7 @@
 // GPU kernels of metrics.py: CSR row ids, cut entries and connected components. Twins:
 // backend.sources (numpy.repeat) and metrics.py (cut_edges, _components_numpy).
 
-#include "csr.cuh"
+#include "cuda/csr.cuh"
 
 // src[j] = the row holding entry j.
 extern "C" __global__ void csr_sources(

@@ -130,6 +130,24 @@ print(scipy.sparse.csr_matrix.__name__)
     assert proc.stdout.split() == ["[]", "csr_matrix"]
 
 
+@pytest.mark.parametrize("setting, expected", [(None, "[]"), ("cub", "[1]")])
+def test_the_command_reduces_without_cub_unless_cupy_accelerators_says(setting, expected):
+    pytest.importorskip("cupy")  # CuPy imports without a GPU
+    code = """
+import cupy
+from gpmetis.partitioning.warmup import reduce_without_cub
+reduce_without_cub()
+print(cupy._core.get_reduction_accelerators(), cupy._core.get_routine_accelerators())
+"""
+    env = {k: v for k, v in os.environ.items() if k != "CUPY_ACCELERATORS"}
+    if setting is not None:
+        env["CUPY_ACCELERATORS"] = setting
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, check=True, env=env)
+    reductions, routines = proc.stdout.split()
+    assert reductions == expected and routines == "[1]"  # routines keep CuPy's default
+
+
 def _pymetis_version(preset: bool) -> tuple[str, str]:
     """pymetis's version values and whether importlib.metadata was imported, in a fresh
     process, with or without ``preset_pymetis_version`` first."""

@@ -9,14 +9,13 @@
 // best_cluster takes the vertices of degree <= max_degree (one thread each), best_cluster_warp
 // the listed ones of degree <= WARP_DEGREE_MAX (one warp each), best_cluster_heavy the listed
 // longer ones (one block each); all give the same answer for any vertex.
-#include <cooperative_groups.h>
-
-#include "../edge_hash.cuh"
-#include "../block_reduce.cuh"
-#include "../grid_scan.cuh"
-#include "../resident_grid.cuh"
-#include "../row_sums.cuh"
-#include "../warp_sums.cuh"
+#include "../cuda/grid_sync.cuh"
+#include "../cuda/edge_hash.cuh"
+#include "../cuda/block_reduce.cuh"
+#include "../cuda/grid_scan.cuh"
+#include "../cuda/resident_grid.cuh"
+#include "../cuda/row_sums.cuh"
+#include "../cuda/warp_sums.cuh"
 
 // The schedule of a level's sub-rounds: plan[0] is the current step of the kernels launched one
 // at a time (next_step advances it), plan[1 + 2 * step] its round's seed and plan[2 + 2 * step]
@@ -46,7 +45,7 @@ extern "C" __global__ void next_step(unsigned int* plan) {
 extern "C" __global__ void number_labels(const int n, int* cluster, int* used, long long* partial)
 {
     __shared__ long long buf[32];
-    const cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    const GridBarrier grid{};
     for_each_vertex(n, [&](const int v) { used[cluster[v]] = 1; });
     grid.sync();
     grid_exclusive_scan(grid, n, used, used, 0, partial, buf);
@@ -580,7 +579,7 @@ extern "C" __global__ void cluster_loop(
     const int* mid, const int nmid, int* dest, int* rating, long long* inflow, int* count,
     int* reserved, unsigned char* accepted, unsigned long long* moved, int* fill)
 {
-    const cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    const GridBarrier grid{};
     int* bucket = reinterpret_cast<int*>(inflow);  // inflow is done with once the fits are known
     unsigned long long total = moved[0];
     for (int r = 0; r < nrounds; ++r) {

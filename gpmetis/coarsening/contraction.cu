@@ -12,13 +12,12 @@
 // one cooperative launch and contract_rows writes its rows, a warp per coarse vertex whatever
 // cap[c] (members placed by atomics, so the rows' order may vary).
 
-#include <cooperative_groups.h>
-
-#include "../block_reduce.cuh"
-#include "../grid_scan.cuh"
-#include "../hash_table.cuh"
-#include "../resident_grid.cuh"
-#include "../warp_sums.cuh"
+#include "../cuda/grid_sync.cuh"
+#include "../cuda/block_reduce.cuh"
+#include "../cuda/grid_scan.cuh"
+#include "../cuda/hash_table.cuh"
+#include "../cuda/resident_grid.cuh"
+#include "../cuda/warp_sums.cuh"
 
 #define WARP_CAP 256  // as HEAVY_DEGREE in device_graph.py
 #define WARP_ROW 256  // contract_count_heavy gives longer member rows the whole block
@@ -205,7 +204,7 @@ extern "C" __global__ void contract_loop(
 {
     __shared__ int keys[ROW_WARPS][WARP_CAP], vals[ROW_WARPS][WARP_CAP], incl[ROW_WARPS][32];
     __shared__ long long first[ROW_WARPS][32], buf[32];
-    const cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    const GridBarrier grid{};
     for_each_vertex(n, [&](const int v) { atomicAdd(count + cmap[v], 1); });
     grid.sync();
     grid_exclusive_scan(grid, nc, count, mstart, 1, partial, buf);

@@ -3,9 +3,9 @@
 // Decisions depend only on edge weights, vertex ids and a seeded hash, never on thread timing.
 // propose takes vertices of degree <= max_degree, propose_warp and propose_heavy the listed
 // longer ones (DeviceGraph.degree_tiers).
-#include "../block_reduce.cuh"
-#include "../edge_hash.cuh"
-#include "../resident_grid.cuh"
+#include "../cuda/block_reduce.cuh"
+#include "../cuda/edge_hash.cuh"
+#include "../cuda/resident_grid.cuh"
 
 // prop[v] = the free neighbour u maximising (adjwgt * use_weights, edge_hash), ties -> smaller u;
 // -1 when v is matched or has no free neighbour u with vwgt[v] + vwgt[u] <= maxvwgt.

@@ -2,8 +2,8 @@
 // Twin: gpmetis/initial_partitioning/thinning.py (_keep_numpy).
 // An edge's key is (adjwgt << 32) | edge_hash: symmetric, so both ends rank it alike, and
 // distinct edges of a row almost never tie.
-#include "../block_reduce.cuh"
-#include "../edge_hash.cuh"
+#include "../cuda/block_reduce.cuh"
+#include "../cuda/edge_hash.cuh"
 
 __device__ __forceinline__ unsigned long long edge_key(int v, int u, int w, unsigned int seed) {
     return ((unsigned long long)(unsigned int)w << 32) | edge_hash(v, u, seed);

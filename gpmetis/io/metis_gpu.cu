@@ -1,7 +1,7 @@
 // Kernels of the GPU METIS reader (metis_gpu.py). The body of the file (the bytes after the
 // header line) is parsed in place: tokens are runs of digits, lines end with '\n'. Whatever
 // the fast path does not cover sets a bit of `flags`; the caller then reads the file on the CPU.
-#include "../csr.cuh"
+#include "../cuda/csr.cuh"
 typedef unsigned char uint8_t;  // NVRTC has no <cstdint>
 
 #define FLAG_BYTE 1      // a byte other than a digit, ' ', '\t', '\r' or '\n'

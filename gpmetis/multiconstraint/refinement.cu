@@ -21,10 +21,9 @@
 // Each step is a pass over the vertices or the groups (*_pass, mc_select_in_grid) followed by a
 // grid-wide barrier; arrays that the loop writes and a later step reads are plain pointers (not
 // read through the read-only cache).
-#include <cooperative_groups.h>
-
-#include "../block_reduce.cuh"
-#include "../resident_grid.cuh"
+#include "../cuda/block_reduce.cuh"
+#include "../cuda/grid_sync.cuh"
+#include "../cuda/resident_grid.cuh"
 #include "../refinement/rebalance.cu"
 
 #define MC_LEVELS 4                          // cost key high, cost key low, id high, id low
@@ -185,7 +184,7 @@ __device__ __forceinline__ void mc_digit_hist_pass(
 // is given (room[group] = minus the excess to cover), else destinations (room[group] = the
 // room left). hist is left zero.
 __device__ __forceinline__ void mc_select_in_grid(
-    const cooperative_groups::grid_group& grid, const int n, const int ncon, const int nparts,
+    const GridBarrier& grid, const int n, const int ncon, const int nparts,
     const int* part, const int* __restrict__ weights, const int* to,
     const int* ckey, const long long* over, const long long* room,
     const int shift_hi, const int shift_lo, unsigned long long* hist, int* sel, long long* base)

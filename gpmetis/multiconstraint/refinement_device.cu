@@ -8,10 +8,9 @@
 // and the limits; the excess is summed in one fixed order on both engines: per constraint the
 // integer sum of its parts' weight over their limits, divided by the constraint's total, then the
 // constraints in order (weights.py's Balance.excess).
-#include <cooperative_groups.h>
-
-#include "../block_reduce.cuh"
-#include "../resident_grid.cuh"
+#include "../cuda/grid_sync.cuh"
+#include "../cuda/block_reduce.cuh"
+#include "../cuda/resident_grid.cuh"
 #include "../refinement/loop_steps.cuh"
 #include "refinement.cu"
 
@@ -181,7 +180,7 @@ __device__ __forceinline__ void mc_begin_block(
 // The score of part (of the change from prev where prev is given) into acc and pwacc, then
 // block 0's books (init: of a start), each step followed by a grid-wide barrier.
 __device__ __forceinline__ void mc_score_and_books(
-    const cooperative_groups::grid_group& grid, const RowTiers& rows, const int init,
+    const GridBarrier& grid, const RowTiers& rows, const int init,
     const int n, const int ncon, const int nparts, const int shared, const long long* xadj,
     const int* adjncy, const int* adjwgt, const int* vwgt, const int* __restrict__ weights,
     const int* part, const int* prev, const long long* __restrict__ limits,
@@ -231,7 +230,7 @@ extern "C" __global__ void mc_loop(
     int* ckey, unsigned long long* hist, int* sel, long long* base, unsigned long long* first,
     double* credit, unsigned long long* kept, const int* start)
 {
-    const cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    const GridBarrier grid{};
     const RowTiers rows{max_degree, mid, heavy, nmid, nheavy};
     for_each_vertex(n, [&](const int v) {
         part[v] = start[v];

@@ -13,7 +13,8 @@ workers are forked first, while the process is still small; then
   time.
 
 Once the forks are done, a thread creates the CUDA context through the driver (``ctypes``
-releases the GIL) while CuPy is imported, and CuPy's ``cupyx`` is kept from importing SciPy.
+releases the GIL) while CuPy is imported, CuPy's ``cupyx`` is kept from importing SciPy and
+CuPy's reductions run without CUB.
 """
 
 from __future__ import annotations
@@ -122,6 +123,21 @@ def keep_scipy_from_cupyx() -> None:
         sys.meta_path.insert(0, _NoScipyForCupyx())
 
 
+def reduce_without_cub() -> None:
+    """Make this process's CuPy reduce (sum, max, any) with its own kernels rather than CUB's
+    block reductions, unless ``CUPY_ACCELERATORS`` chooses: each CUB reduction is a module
+    with initialized device globals, which the driver takes milliseconds to load, more than
+    a run's reductions gain from CUB. Only the command calls it (an API caller's CuPy is left
+    as it is)."""
+    if "CUPY_ACCELERATORS" in os.environ:
+        return
+    import cupy
+
+    setter = getattr(cupy._core, "set_reduction_accelerators", None)
+    if setter is not None:
+        setter([])
+
+
 class GpuRead:
     """A plain graph file being mapped by a thread; ``result()`` starts CUDA meanwhile, then
     parses it on the GPU. The graph (or InputError) is the one ``read_graph`` gives."""
@@ -147,6 +163,8 @@ class GpuRead:
 
         graph = None
         usable = cuda_available()
+        if usable:
+            reduce_without_cub()
         self._mapper.join()
         data, self._data = self._data, None
         if usable and data is not None:
@@ -174,6 +192,7 @@ def _warm() -> None:
 
     try:
         if cuda_available():
+            reduce_without_cub()
             run_phases_on_grid(get_backend("gpu"))
     except Exception:  # noqa: BLE001 - best effort: the real run reports any CUDA problem
         pass

@@ -7,10 +7,10 @@
 // contract). A kernel's work is a device function (*_pass, *_by_warp, *_by_block), which
 // jet_device.cu's jet_loop also runs; the kernels themselves serve the functions of jet.py
 // (and their tests).
-#include "../block_reduce.cuh"
-#include "../resident_grid.cuh"
-#include "../row_sums.cuh"
-#include "../warp_sums.cuh"
+#include "../cuda/block_reduce.cuh"
+#include "../cuda/resident_grid.cuh"
+#include "../cuda/row_sums.cuh"
+#include "../cuda/warp_sums.cuh"
 
 #define SCORE_SHARED_PARTS 2048  // score sums part weights per block up to this many parts
 

@@ -2,10 +2,9 @@
 // kernel (launched by jet_device.py), from the start partition's score on. Twin: the loop of
 // jet.py's refine. ctl (int64) holds the loop's state, gates (int32) which steps of the next
 // iteration run.
-#include <cooperative_groups.h>
-
-#include "../block_reduce.cuh"
-#include "../resident_grid.cuh"
+#include "../cuda/grid_sync.cuh"
+#include "../cuda/block_reduce.cuh"
+#include "../cuda/resident_grid.cuh"
 #include "loop_steps.cuh"
 #include "rebalance.cu"
 
@@ -132,7 +131,7 @@ __device__ __forceinline__ void jet_keep_best_pass(
 // step reads their digits). opened (NUM_LEVELS - 1 ints) is zero on entry and left zero: the
 // flag of a level is cleared in the next one, once every block has read it.
 __device__ __forceinline__ void select_in_loop(
-    const cooperative_groups::grid_group& grid, const int n, const int nparts, const int source,
+    const GridBarrier& grid, const int n, const int nparts, const int source,
     const long long* room, const int* to, const int* part, const int* gain, const int* vwgt,
     const int shift_hi, const int shift_lo, unsigned long long* hist, int* sel, long long* base,
     int* opened)
@@ -159,7 +158,7 @@ __device__ __forceinline__ void select_in_loop(
 // holding the current partition's state), then block 0's books (init: of a start), each step
 // followed by a grid-wide barrier.
 __device__ __forceinline__ void score_and_books(
-    const cooperative_groups::grid_group& grid, const RowTiers& rows, const int init,
+    const GridBarrier& grid, const RowTiers& rows, const int init,
     const int n, const int nparts, const int group_size, const long long* xadj,
     const int* adjncy, const int* adjwgt, const int* vwgt, const int* part, const int* prev,
     const long long* maxpwgt,
@@ -201,7 +200,7 @@ extern "C" __global__ void jet_loop(
     unsigned long long* hist, unsigned long long* outflow, long long* limit, int* sel,
     long long* base, const int* start)
 {
-    const cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    const GridBarrier grid{};
     const RowTiers rows{max_degree, mid, heavy, nmid, nheavy};
     for_each_vertex(n, [&](const int v) {
         part[v] = start[v];

@@ -14,8 +14,8 @@
 //   prepare -> (threshold, digit_hist) x 2 -> threshold -> take          (sources)
 //           -> (threshold, digit_hist) x 2 -> threshold -> apply         (destinations)
 
-#include "../block_reduce.cuh"
-#include "../resident_grid.cuh"
+#include "../cuda/block_reduce.cuh"
+#include "../cuda/resident_grid.cuh"
 
 #define NUM_DIGITS 256      // histogram width of every level
 #define NUM_LEVELS 3        // loss bucket, high id digit, low id digit

@@ -2,8 +2,7 @@
 // into offsets between two of their steps without a launch or a round trip.
 #pragma once
 
-#include <cooperative_groups.h>
-
+#include "grid_sync.cuh"
 #include "block_reduce.cuh"
 
 // out[0..len) = the exclusive prefix sums of in[0..len) and out[len] = their total, over the
@@ -13,7 +12,7 @@
 // by the thread that writes it, and every read of the first pass precedes the barrier).
 template <typename T, typename U>
 __device__ __forceinline__ void grid_exclusive_scan(
-    const cooperative_groups::grid_group& grid, const int len, T* in, U* out, const int zero_in,
+    const GridBarrier& grid, const int len, T* in, U* out, const int zero_in,
     long long* partial, long long* buf)
 {
     const int share = (len + gridDim.x - 1) / gridDim.x;
