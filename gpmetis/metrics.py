@@ -197,11 +197,11 @@ def compute_metrics(
     if part_pairs is None:
         ndom = np.zeros(nparts, dtype=np.int64)
     else:
-        ndom = be.asnumpy(xp.bincount(part_pairs // nparts, minlength=nparts))
+        ndom = be.asnumpy(be.counts((part_pairs // nparts).astype(xp.int32), nparts))
     del part_pairs
     label = connected_components(be, xadj, adjncy, part)
     roots = label == xp.arange(n, dtype=xp.int32)
-    comps_per_part = be.asnumpy(xp.bincount(part[roots], minlength=nparts))
+    comps_per_part = be.asnumpy(be.counts(part[roots], nparts))
     contiguous = int(comps_per_part.sum()) == nparts
     if contiguous:
         ncomponents = None
