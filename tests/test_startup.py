@@ -148,6 +148,37 @@ print(cupy._core.get_reduction_accelerators(), cupy._core.get_routine_accelerato
     assert reductions == expected and routines == "[1]"  # routines keep CuPy's default
 
 
+@pytest.mark.parametrize("setting", [None, "cub,cutensor"])
+def test_the_command_keeps_cutensor_unloaded_and_nothing_else(setting):
+    pytest.importorskip("cupy")  # CuPy imports without a GPU
+    code = """
+import cuda.pathfinder as pathfinder
+asked = []
+pathfinder.load_nvidia_dynamic_lib = lambda name: asked.append(name) or "loaded " + name
+from gpmetis.partitioning.warmup import keep_cutensor_unloaded
+keep_cutensor_unloaded()
+import cupy
+from cupy import _environment
+print(repr(_environment._preload_libs["cutensor"]), "cutensor" in asked)
+try:
+    print(pathfinder.load_nvidia_dynamic_lib("cutensor"))
+except pathfinder.DynamicLibNotFoundError:
+    print("not found")
+print(pathfinder.load_nvidia_dynamic_lib("nvrtc"))
+"""
+    env = {k: v for k, v in os.environ.items() if k != "CUPY_ACCELERATORS"}
+    if setting is not None:
+        env["CUPY_ACCELERATORS"] = setting
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, check=True, env=env)
+    preload, cutensor, other = proc.stdout.splitlines()
+    if setting is None:
+        assert (preload, cutensor) == ("{'pathfinder': None} False", "not found")
+    else:
+        assert (preload, cutensor) == ("{'pathfinder': 'loaded cutensor'} True", "loaded cutensor")
+    assert other == "loaded nvrtc"
+
+
 def _pymetis_version(preset: bool) -> tuple[str, str]:
     """pymetis's version values and whether importlib.metadata was imported, in a fresh
     process, with or without ``preset_pymetis_version`` first."""

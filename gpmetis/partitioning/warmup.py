@@ -13,8 +13,9 @@ workers are forked first, while the process is still small; then
   time.
 
 Once the forks are done, a thread creates the CUDA context through the driver (``ctypes``
-releases the GIL) while CuPy is imported, CuPy's ``cupyx`` is kept from importing SciPy and
-CuPy's reductions run without CUB.
+releases the GIL) while CuPy is imported. What the command's CuPy would load without using
+is left out: SciPy (for ``cupyx``), cuTENSOR (which CuPy's import preloads) and CUB's
+reduction kernels.
 """
 
 from __future__ import annotations
@@ -123,6 +124,33 @@ def keep_scipy_from_cupyx() -> None:
         sys.meta_path.insert(0, _NoScipyForCupyx())
 
 
+def keep_cutensor_unloaded() -> None:
+    """Make the command's CuPy run as one installed without cuTENSOR: CuPy's import loads that
+    library (its preload, then its library gateway) with the cuBLAS libraries it needs, and
+    gpmetis never calls it. ``cuda.pathfinder`` answers CuPy's preload with nothing and any
+    other request for cuTENSOR as not found; every other library loads as before. Only the
+    command calls it, before importing CuPy; ``CUPY_ACCELERATORS`` naming cutensor keeps it."""
+    if "cutensor" in os.environ.get("CUPY_ACCELERATORS", ""):
+        return
+    try:
+        import cuda.pathfinder as pathfinder
+    except ImportError:
+        return
+    load = pathfinder.load_nvidia_dynamic_lib
+    if getattr(load, "keeps_cutensor_unloaded", False):
+        return
+
+    def load_all_but_cutensor(libname: str):
+        if libname != "cutensor":
+            return load(libname)
+        if sys._getframe(1).f_globals.get("__name__") == "cupy._environment":
+            return None  # the preload: CuPy's own search for the library would follow a miss
+        raise pathfinder.DynamicLibNotFoundError("cuTENSOR is not used by gpmetis")
+
+    load_all_but_cutensor.keeps_cutensor_unloaded = True
+    pathfinder.load_nvidia_dynamic_lib = load_all_but_cutensor
+
+
 def reduce_without_cub() -> None:
     """Make this process's CuPy reduce (sum, max, any) with its own kernels rather than CUB's
     block reductions, unless ``CUPY_ACCELERATORS`` chooses: each CUB reduction is a module
@@ -162,6 +190,7 @@ class GpuRead:
         from gpmetis.io.source import is_matrix_market
 
         graph = None
+        keep_cutensor_unloaded()
         usable = cuda_available()
         if usable:
             reduce_without_cub()
@@ -191,6 +220,7 @@ def _warm() -> None:
     from gpmetis.backend import cuda_available, get_backend
 
     try:
+        keep_cutensor_unloaded()
         if cuda_available():
             reduce_without_cub()
             run_phases_on_grid(get_backend("gpu"))
