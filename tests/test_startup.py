@@ -179,6 +179,22 @@ print(pathfinder.load_nvidia_dynamic_lib("nvrtc"))
     assert other == "loaded nvrtc"
 
 
+def test_keeping_cutensor_unloaded_changes_nothing_once_cupy_is_imported():
+    pytest.importorskip("cupy")  # CuPy imports without a GPU
+    code = """
+import cupy
+import cuda.pathfinder as pathfinder
+load = pathfinder.load_nvidia_dynamic_lib
+from gpmetis.partitioning.warmup import keep_cutensor_unloaded
+keep_cutensor_unloaded()
+print(pathfinder.load_nvidia_dynamic_lib is load)
+"""
+    env = {k: v for k, v in os.environ.items() if k != "CUPY_ACCELERATORS"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, check=True, env=env)
+    assert proc.stdout.split() == ["True"]
+
+
 def _pymetis_version(preset: bool) -> tuple[str, str]:
     """pymetis's version values and whether importlib.metadata was imported, in a fresh
     process, with or without ``preset_pymetis_version`` first."""

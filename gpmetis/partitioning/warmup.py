@@ -129,8 +129,9 @@ def keep_cutensor_unloaded() -> None:
     library (its preload, then its library gateway) with the cuBLAS libraries it needs, and
     gpmetis never calls it. ``cuda.pathfinder`` answers CuPy's preload with nothing and any
     other request for cuTENSOR as not found; every other library loads as before. Only the
-    command calls it, before importing CuPy; ``CUPY_ACCELERATORS`` naming cutensor keeps it."""
-    if "cutensor" in os.environ.get("CUPY_ACCELERATORS", ""):
+    command calls it, before importing CuPy (once CuPy is imported, nothing changes);
+    ``CUPY_ACCELERATORS`` naming cutensor keeps it."""
+    if "cupy" in sys.modules or "cutensor" in os.environ.get("CUPY_ACCELERATORS", ""):
         return
     try:
         import cuda.pathfinder as pathfinder
