@@ -1,5 +1,5 @@
 // A barrier across the whole grid for the kernels that loop on the device, launched by
-// Backend.launch_cooperative (every block resident). It stands in for cooperative_groups'
+// Backend.launch_cooperative (a one-dimensional grid, every block resident). It stands in for cooperative_groups'
 // grid.sync(): that header brings libcudacxx constants into the module as initialized device
 // globals, and the driver takes milliseconds to load a module that has any.
 #pragma once
