@@ -84,3 +84,17 @@ def test_import_does_not_load_cuda():
     out = subprocess.run([sys.executable, "-c", code, str(FIXTURES / "uk.graph")],
                          capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_auto_counts_vertices_and_edges(monkeypatch):
+    """``auto`` runs the gpu engine from AUTO_GPU_MIN_SIZE vertices plus edges (where CUDA is
+    usable), so a sparse graph with few edges per vertex gets there too."""
+    from gpmetis.options import Options
+    from gpmetis.partitioning import driver
+
+    graph = load_fixture("4elt")
+    monkeypatch.setattr(driver, "cuda_available", lambda: True)
+    monkeypatch.setattr(driver, "AUTO_GPU_MIN_SIZE", graph.nvtxs + graph.nedges)
+    assert driver.choose_engine(graph, Options()) == "gpu"
+    monkeypatch.setattr(driver, "AUTO_GPU_MIN_SIZE", graph.nvtxs + graph.nedges + 1)
+    assert driver.choose_engine(graph, Options()) == "metis"

@@ -25,7 +25,7 @@ from conftest import FIXTURES
 from gpmetis.errors import InputError
 from gpmetis.io import read_graph
 from gpmetis.io import source as io_source
-from gpmetis.io.peek import peek_nedges
+from gpmetis.io.peek import peek_size
 from gpmetis.io.tokens import CHUNK, tokenize
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -216,11 +216,11 @@ def test_peek_leaves_a_fifo_unopened(tmp_path):
     fifo = tmp_path / "g.fifo"
     os.mkfifo(fifo)  # no writer: opening it would block
     result = []
-    peeker = threading.Thread(target=lambda: result.append(peek_nedges(fifo)), daemon=True)
+    peeker = threading.Thread(target=lambda: result.append(peek_size(fifo)), daemon=True)
     peeker.start()
     peeker.join(timeout=10)
     assert result == [None]
-    assert peek_nedges(GRAPH) == 13722
+    assert peek_size(GRAPH) == 4720 + 13722
 
 
 def test_gzip_stream_on_stdin_is_sniffed(tmp_path):

@@ -128,15 +128,15 @@ def test_auto_chooses_for_multi_constraint_graphs_as_for_one(monkeypatch):
     from gpmetis.partitioning import driver
 
     graph = with_weights(load_fixture("3elt"), 2)
-    small = partition(graph, 4)  # below AUTO_GPU_MIN_EDGES: METIS, as for one constraint
+    small = partition(graph, 4)  # below AUTO_GPU_MIN_SIZE: METIS, as for one constraint
     assert small.engine == "metis"
     assert np.array_equal(small.part, partition(graph, 4, engine="metis").part)
-    monkeypatch.setattr(driver, "AUTO_GPU_MIN_EDGES", 0)
+    monkeypatch.setattr(driver, "AUTO_GPU_MIN_SIZE", 0)
     expected = "gpu" if cuda_usable() else "metis"  # a large graph without CUDA: METIS
     assert driver.choose_engine(graph, Options()) == expected
     # a pymetis without METIS's multi-constraint entry points: ours
     monkeypatch.setattr(metis_ncon, "available", lambda: False)
-    monkeypatch.setattr(driver, "AUTO_GPU_MIN_EDGES", 10**12)
+    monkeypatch.setattr(driver, "AUTO_GPU_MIN_SIZE", 10**12)
     result = partition(graph, 4)
     assert result.engine == ("gpu" if cuda_usable() else "cpu")
     assert_balanced(graph, result.part, 4, [1.03, 1.03])

@@ -11,7 +11,7 @@ from conftest import FIXTURES
 from gpmetis import read_graph
 from gpmetis.backend import get_backend
 from gpmetis.errors import InputError
-from gpmetis.io.peek import peek_nedges
+from gpmetis.io.peek import peek_size
 from gpmetis.options import Options
 from gpmetis.partitioning import warmup
 
@@ -19,25 +19,26 @@ from gpmetis.partitioning import warmup
 def test_peek_reads_the_metis_header_after_comments(tmp_path):
     f = tmp_path / "g.graph"
     f.write_text("% comment\n\n%another\n3 2\n2\n1 3\n2\n")
-    assert peek_nedges(f) == 2
+    assert peek_size(f) == 3 + 2
 
 
 def test_peek_reads_the_matrix_market_size_line():
-    assert peek_nedges(FIXTURES / "karate.mtx") == 78
+    assert peek_size(FIXTURES / "karate.mtx") == 34 + 78  # symmetric: one entry an edge
+    assert peek_size(FIXTURES / "west0067.mtx") == 67 + 294 // 2  # general: two an edge
 
 
 @pytest.mark.parametrize("content", [b"3 x\n", b"% only a comment\n", b"5 7", b""])
 def test_peek_gives_none_without_a_clear_header(tmp_path, content):
     f = tmp_path / "g.graph"
     f.write_bytes(content)
-    assert peek_nedges(f) is None
+    assert peek_size(f) is None
 
 
 def test_peek_gives_none_for_compressed_and_missing_files(tmp_path):
     f = tmp_path / "g.graph.gz"
     f.write_bytes(gzip.compress(b"3 2\n2\n1 3\n2\n"))
-    assert peek_nedges(f) is None
-    assert peek_nedges(tmp_path / "missing.graph") is None
+    assert peek_size(f) is None
+    assert peek_size(tmp_path / "missing.graph") is None
 
 
 def test_no_warmup_for_small_graphs_or_cpu_engines(tmp_path, monkeypatch):

@@ -20,10 +20,10 @@ from gpmetis.metrics import PartitionMetrics, compute_metrics
 from gpmetis.options import MIN_TPWGT, Options, check_nparts
 from gpmetis.partitioning import warmup
 
-# From about 1M edges the gpu engine's whole command, CuPy's import and the CUDA start-up
-# included, is shorter than the metis engine's; below, METIS's run is shorter than that
-# start-up. Small graphs never import CuPy.
-AUTO_GPU_MIN_EDGES = 1_000_000
+# From about 1M vertices plus edges the gpu engine's whole command, CuPy's import and the
+# CUDA start-up included, is shorter than the metis engine's; below, METIS's run is shorter
+# than that start-up. Small graphs never import CuPy.
+AUTO_GPU_MIN_SIZE = 1_000_000
 # METIS 5.1's gpmetis drops -contig on a graph of several components, and so do we, saying so
 CONTIG_IGNORED = "the input graph is not connected: -contig is ignored, as in METIS 5.1"
 # METIS 5.1 lowers subdomain degrees in its k-way refinement only
@@ -88,16 +88,17 @@ def multilevel_runs(graph: Graph, options: Options) -> bool:
 
 
 def choose_engine(graph: Graph, options: Options) -> str:
-    """The engine that will run: ``auto`` -> gpu for graphs of at least AUTO_GPU_MIN_EDGES
-    edges when CUDA is usable and the gpu engine offers what the options ask, else metis
-    (METIS's own multi-constraint scheme for several constraints), whatever ``ncon``. Small
+    """The engine that will run: ``auto`` -> gpu for graphs of at least AUTO_GPU_MIN_SIZE
+    vertices plus edges when CUDA is usable and the gpu engine offers what the options ask,
+    else metis (METIS's own multi-constraint scheme for several constraints), whatever
+    ``ncon``. Small
     graphs never touch CUDA: importing CuPy alone costs more than METIS's run. Where this
     pymetis lacks METIS's multi-constraint entry points, a multi-constraint graph runs on the
     gpu/cpu engine instead."""
     engine = options.engine
     if engine == "auto":
         runnable = multilevel_runs(graph, options)
-        large = graph.nedges >= AUTO_GPU_MIN_EDGES
+        large = graph.nvtxs + graph.nedges >= AUTO_GPU_MIN_SIZE
         engine = "gpu" if large and runnable and cuda_available() else "metis"
         if engine == "metis" and runnable and graph.ncon > 1:
             from gpmetis.multiconstraint import metis_ncon

@@ -41,7 +41,7 @@ WARM_PARTS = 4
 
 def start(path: str | os.PathLike, options: Options) -> PendingGraph | GpuRead | None:
     """When ``options`` will run the gpu engine on the graph in ``path`` (``auto``: when its
-    header announces enough edges for the GPU), start reading it and warming the GPU up, and
+    header announces a graph large enough for the GPU), start reading it and warming the GPU up, and
     return the pending graph; None otherwise (then read it as usual: nothing was started and
     no module of the gpu path was imported)."""
     global _started, _thread
@@ -52,10 +52,10 @@ def start(path: str | os.PathLike, options: Options) -> PendingGraph | GpuRead |
     if not rereadable(path):  # a stream is read once, by the plain reader
         return None
     if options.engine == "auto":
-        from gpmetis.io.peek import peek_nedges
-        from gpmetis.partitioning.driver import AUTO_GPU_MIN_EDGES
+        from gpmetis.io.peek import peek_size
+        from gpmetis.partitioning.driver import AUTO_GPU_MIN_SIZE
 
-        if (peek_nedges(path) or 0) < AUTO_GPU_MIN_EDGES:
+        if (peek_size(path) or 0) < AUTO_GPU_MIN_SIZE:
             return None
     from gpmetis.initial_partitioning.workers import start_workers
     from gpmetis.io.forked import PendingGraph
