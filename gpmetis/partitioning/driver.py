@@ -91,10 +91,9 @@ def choose_engine(graph: Graph, options: Options) -> str:
     """The engine that will run: ``auto`` -> gpu for graphs of at least AUTO_GPU_MIN_SIZE
     vertices plus edges when CUDA is usable and the gpu engine offers what the options ask,
     else metis (METIS's own multi-constraint scheme for several constraints), whatever
-    ``ncon``. Small
-    graphs never touch CUDA: importing CuPy alone costs more than METIS's run. Where this
-    pymetis lacks METIS's multi-constraint entry points, a multi-constraint graph runs on the
-    gpu/cpu engine instead."""
+    ``ncon``. Small graphs never touch CUDA: importing CuPy alone costs more than METIS's run.
+    Where this pymetis lacks METIS's multi-constraint entry points, a multi-constraint graph
+    runs on the gpu/cpu engine instead."""
     engine = options.engine
     if engine == "auto":
         runnable = multilevel_runs(graph, options)
