@@ -66,9 +66,9 @@ def main() -> None:
     steps: dict[str, list[float]] = {}
     trials = metis_trials._Trials.__call__
 
-    def traced(self, graphs, recursive, ntrials=None):
+    def traced(self, graphs, recursive, ntrials=None, **kwargs):
         start = time.perf_counter()
-        result = trials(self, graphs, recursive, ntrials)
+        result = trials(self, graphs, recursive, ntrials, **kwargs)
         rounds.append((len(graphs), ntrials or self.ntrials, max(len(g[2]) for g in graphs),
                        graphs[0][4], (time.perf_counter() - start) * 1e3))
         return result
