@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpmetis.backend import Backend
+from gpmetis.backend import Backend, get_backend
 from gpmetis.errors import PartitionError
 from gpmetis.graph import Graph
 
@@ -21,6 +21,7 @@ SCAN_DEGREE = 64  # as in row_sums.cuh: rows up to this long are rescanned, not 
 # table as long as the row fills up when its neighbours are all in distinct clusters)
 TABLE_SLACK = 2
 NO_DEGREE_LIMIT = np.int64(2**62)
+HOST_SORT_ENTRIES = 1 << 16  # to_host sorts the rows of graphs up to this many entries on the host
 DEGREE_LISTS = ("mid", "heavy")  # the _scratch names of the degree lists
 
 
@@ -252,12 +253,18 @@ class DeviceGraph:
         )
 
     def to_host(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(xadj, adjncy, vwgt, adjwgt) as NumPy arrays with every row sorted by neighbour id."""
-        be, xp = self.be, self.be.xp
-        src = be.sources(self.xadj, self.nnz).astype(xp.int64)
-        order = xp.argsort(src * max(self.nvtxs, 1) + self.adjncy, kind="stable")
-        return (be.asnumpy(self.xadj), be.asnumpy(self.adjncy[order]), be.asnumpy(self.vwgt),
-                be.asnumpy(self.adjwgt[order]))
+        """(xadj, adjncy, vwgt, adjwgt) as NumPy arrays with every row sorted by neighbour id.
+        A graph of at most HOST_SORT_ENTRIES entries (a coarsest graph) is sorted on the host:
+        CuPy's sort loads slowly at its first use in a process."""
+        arrays = (self.xadj, self.adjncy, self.vwgt, self.adjwgt)
+        be = self.be
+        if self.nnz <= HOST_SORT_ENTRIES:
+            be = get_backend("cpu")
+            arrays = tuple(self.be.asnumpy(a) for a in arrays)
+        xadj, adjncy, vwgt, adjwgt = arrays
+        src = be.sources(xadj, self.nnz).astype(be.xp.int64)
+        order = be.argsort_stable(src * max(self.nvtxs, 1) + adjncy)
+        return tuple(be.asnumpy(a) for a in (xadj, adjncy[order], vwgt, adjwgt[order]))
 
 
 def decode_degree_range(longest: int, shortest_complement: int) -> tuple[int, int]:

@@ -1,5 +1,6 @@
-// GPU kernels of metrics.py: CSR row ids, cut entries and connected components. Twins:
-// backend.sources (numpy.repeat) and metrics.py (cut_edges, _components_numpy).
+// GPU kernels of metrics.py: CSR row ids, cut entries, boundary counts and connected
+// components. Twins: backend.sources (numpy.repeat) and metrics.py (cut_edges,
+// _boundary_by_sort, _components_numpy).
 
 #include "cuda/csr.cuh"
 
@@ -80,4 +81,39 @@ extern "C" __global__ void components_compress(const int n, int* label)
     int r = label[v];
     while (label[r] != r) r = label[r];
     label[v] = r;
+}
+
+// Per vertex v of at most max_degree neighbours: cutw[v] = the weight of its edges into other
+// parts, nother[v] = how many distinct other parts its neighbours lie in (METIS's volume unit),
+// and adjacent[part[v] * nparts + q] = 1 for each such part q. A part counts at its first entry
+// in the row: each entry is compared with the row's earlier ones (degree^2 work, so short rows
+// only). A longer row sets *too_long and is skipped: the caller then counts by sorting.
+extern "C" __global__ void boundary_rows(
+    const int n, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
+    const int* __restrict__ adjwgt, const int* __restrict__ part, const int nparts,
+    const int max_degree, long long* __restrict__ cutw, long long* __restrict__ nother,
+    unsigned char* __restrict__ adjacent, long long* __restrict__ too_long)
+{
+    const int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= n) return;
+    const long long begin = xadj[v], end = xadj[v + 1];
+    if (end - begin > max_degree) {
+        *too_long = 1;
+        return;
+    }
+    const int pv = part[v];
+    long long weight = 0, count = 0;
+    for (long long j = begin; j < end; ++j) {
+        const int q = part[adjncy[j]];
+        if (q == pv) continue;
+        weight += adjwgt[j];
+        bool seen = false;
+        for (long long i = begin; i < j && !seen; ++i) seen = part[adjncy[i]] == q;
+        if (!seen) {
+            ++count;
+            adjacent[(long long)pv * nparts + q] = 1;  // every writer writes 1
+        }
+    }
+    cutw[v] = weight;
+    nother[v] = count;
 }

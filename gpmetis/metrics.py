@@ -128,6 +128,57 @@ def _joined_components(be: Backend, xadj, adjncy, label, roots) -> int:
     return int((roots & (joined == np.arange(len(label), dtype=np.int32))).sum())
 
 
+ROW_SCAN_DEGREE = 64  # rows up to this long are scanned by boundary_rows (work: degree^2)
+ROW_SCAN_PARTS = 4096  # ... and nparts up to this: its (part, part) table has nparts^2 bytes
+
+
+def _boundary_by_rows(be: Backend, xadj, adjncy, adjwgt, part, nparts: int, vsize):
+    """(edgecut, volume, subdomain degree per part) counted row by row on the GPU (CuPy's
+    sort, slow to load at its first use in a process, is left out), or None where a row is
+    longer than ROW_SCAN_DEGREE, nparts above ROW_SCAN_PARTS or a dtype not the engine's."""
+    xp = be.xp
+    n = len(xadj) - 1
+    dtypes = (xadj.dtype, adjncy.dtype, adjwgt.dtype, part.dtype)
+    if nparts > ROW_SCAN_PARTS or dtypes != (xp.int64, xp.int32, xp.int32, xp.int32):
+        return None
+    cutw = xp.empty(n, dtype=xp.int64)
+    nother = xp.empty(n, dtype=xp.int64)
+    adjacent = xp.zeros((nparts, nparts), dtype=xp.uint8)
+    too_long = xp.zeros(1, dtype=xp.int64)
+    be.launch(be.kernel(Path(__file__).with_name("metrics.cu"), "boundary_rows"), n,
+              (np.int32(n), xadj, adjncy, adjwgt, part, np.int32(nparts),
+               np.int32(ROW_SCAN_DEGREE), cutw, nother, adjacent, too_long))
+    weighted = nother if vsize is None else nother * vsize.astype(xp.int64)
+    totals = xp.concatenate((too_long, cutw.sum(keepdims=True), weighted.sum(keepdims=True),
+                             adjacent.sum(axis=1, dtype=xp.int64)))
+    totals = be.asnumpy(totals)  # one read-back for all of it
+    if totals[0]:
+        return None
+    return int(totals[1]) // 2, int(totals[2]), totals[3:]
+
+
+def _boundary_by_sort(be: Backend, xadj, adjncy, adjwgt, part, nparts: int, vsize):
+    """(edgecut, volume, subdomain degree per part) from the distinct (vertex, other part)
+    and (part, other part) pairs of the cut entries, range by range of rows."""
+    xp = be.xp
+    cut_mask = cut_edges(be, xadj, adjncy, part)
+    cut = volume = 0
+    part_pairs = None  # sorted unique keys part(v) * nparts + other part over boundary pairs
+    for at, src in cut_entry_chunks(be, xadj, len(adjncy), cut_mask):
+        cut += int(xp.sum(adjwgt[at], dtype=xp.int64))
+        # a (vertex, other part) pair is METIS's unit of communication volume
+        pairs = be.unique(src * nparts + part[adjncy[at]])
+        owners = pairs // nparts
+        volume += int(xp.sum(vsize[owners])) if vsize is not None else len(pairs)
+        found = be.unique(part[owners].astype(xp.int64) * nparts + pairs % nparts)
+        part_pairs = found if part_pairs is None else be.unique(xp.concatenate((part_pairs, found)))
+        del at, src, pairs, owners
+    if part_pairs is None:
+        return cut // 2, volume, np.zeros(nparts, dtype=np.int64)
+    ndom = be.asnumpy(be.counts((part_pairs // nparts).astype(xp.int32), nparts))
+    return cut // 2, volume, ndom
+
+
 @dataclass
 class PartitionMetrics:
     """What METIS's ``gpmetis`` reports about a partition (plus imbalance for tests)."""
@@ -170,20 +221,8 @@ def compute_metrics(
     xp = be.xp
     n = len(xadj) - 1
     part = part.astype(xp.int32)
-    cut_mask = cut_edges(be, xadj, adjncy, part)
-    cut = volume = 0
-    part_pairs = None  # sorted unique keys part(v) * nparts + other part over boundary pairs
-    for at, src in cut_entry_chunks(be, xadj, len(adjncy), cut_mask):
-        cut += int(xp.sum(adjwgt[at], dtype=xp.int64))
-        # a (vertex, other part) pair is METIS's unit of communication volume
-        pairs = be.unique(src * nparts + part[adjncy[at]])
-        owners = pairs // nparts
-        volume += int(xp.sum(vsize[owners])) if vsize is not None else len(pairs)
-        found = be.unique(part[owners].astype(xp.int64) * nparts + pairs % nparts)
-        part_pairs = found if part_pairs is None else be.unique(xp.concatenate((part_pairs, found)))
-        del at, src, pairs, owners
-    cut //= 2
-    del cut_mask
+    counted = _boundary_by_rows(be, xadj, adjncy, adjwgt, part, nparts, vsize) if be.gpu else None
+    cut, volume, ndom = counted or _boundary_by_sort(be, xadj, adjncy, adjwgt, part, nparts, vsize)
 
     pw = be.asnumpy(part_weights(be, vwgt, part, nparts))
     total = pw.sum(axis=0)
@@ -194,11 +233,6 @@ def compute_metrics(
     vertex_bound = nparts * heaviest / safe_total  # in float64: NPARTS * weight may pass int64
     k = int(np.argmax(ratios[:, 0]))
 
-    if part_pairs is None:
-        ndom = np.zeros(nparts, dtype=np.int64)
-    else:
-        ndom = be.asnumpy(be.counts((part_pairs // nparts).astype(xp.int32), nparts))
-    del part_pairs
     label = connected_components(be, xadj, adjncy, part)
     roots = label == xp.arange(n, dtype=xp.int32)
     comps_per_part = be.asnumpy(be.counts(part[roots], nparts))

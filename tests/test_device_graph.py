@@ -7,7 +7,7 @@ import types
 
 import numpy as np
 import pytest
-from conftest import load_fixture, random_graph
+from conftest import load_fixture, random_graph, requires_cuda
 
 from gpmetis.backend import Backend, get_backend
 from gpmetis.device_graph import (
@@ -120,3 +120,39 @@ def test_carved_arrays_are_consecutive_views_of_one_block_zeroed_as_asked(zeroed
     assert a.base is c.base is not None and np.shares_memory(a.base, c)
     c[0] = 7
     assert a.base[3] == 7  # c starts where a ends
+
+
+def _shuffled_rows(graph) -> DeviceGraph:
+    """``graph`` on the cpu backend with each row's entries in a random order."""
+    g = DeviceGraph.upload(CPU, graph)
+    order = np.random.default_rng(3).random(g.nnz) + CPU.sources(g.xadj, g.nnz)
+    order = np.argsort(order)
+    return DeviceGraph(CPU, g.xadj, g.adjncy[order], g.adjwgt[order], g.vwgt)
+
+
+def test_to_host_sorts_every_row_by_neighbour_and_keeps_each_edges_weight():
+    graph = random_graph(500, 6, seed=5, weighted=True, hubs=1)
+    xadj, adjncy, vwgt, adjwgt = _shuffled_rows(graph).to_host()
+    expected = DeviceGraph.upload(CPU, graph)
+    src = CPU.sources(xadj, len(adjncy))
+    assert (np.diff(src * graph.nvtxs + adjncy) > 0).all()
+    order = np.lexsort((expected.adjncy, CPU.sources(expected.xadj, expected.nnz)))
+    for got, want in ((xadj, expected.xadj), (adjncy, expected.adjncy[order]),
+                      (adjwgt, expected.adjwgt[order]), (vwgt, expected.vwgt)):
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.gpu
+@requires_cuda
+@pytest.mark.parametrize("host_sort_entries", [0, 1 << 30])
+def test_gpu_to_host_sorts_on_the_device_or_the_host_alike(monkeypatch, host_sort_entries):
+    from gpmetis import device_graph
+
+    monkeypatch.setattr(device_graph, "HOST_SORT_ENTRIES", host_sort_entries)
+    gpu = get_backend("gpu")
+    shuffled = _shuffled_rows(random_graph(2000, 6, seed=8, weighted=True, hubs=2))
+    on_gpu = DeviceGraph(gpu, *(gpu.xp.asarray(a) for a in (
+        shuffled.xadj, shuffled.adjncy, shuffled.adjwgt, shuffled.vwgt)))
+    for got, want in zip(on_gpu.to_host(), shuffled.to_host()):
+        assert isinstance(got, np.ndarray)
+        np.testing.assert_array_equal(got, want)

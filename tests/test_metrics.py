@@ -138,6 +138,36 @@ def test_gpu_metrics_equal_twin(monkeypatch, case):
     assert chunked == host
 
 
+@pytest.mark.gpu
+@requires_cuda
+@pytest.mark.parametrize("hubs, nparts", [(0, 9), (2, 9), (0, metrics.ROW_SCAN_PARTS + 1)])
+def test_gpu_boundary_counts_by_rows_or_by_sort_equal_loops(hubs, nparts):
+    """The row scan (short rows, few parts) and the sort (a hub's row, many parts) both give
+    the plain loops' cut, volume (with and without vertex sizes) and subdomain degrees."""
+    gpu = get_backend("gpu")
+    xp = gpu.xp
+    graph = random_graph(3000, 6, seed=11, weighted=True, hubs=hubs, isolated=3)
+    part = np.random.default_rng(hubs).integers(0, nparts, graph.nvtxs).astype(np.int32)
+    vsize = np.random.default_rng(7).integers(1, 4, graph.nvtxs)
+    device = (xp.asarray(graph.xadj, dtype=xp.int64), xp.asarray(graph.adjncy, dtype=xp.int32),
+              xp.asarray(graph.adjwgt, dtype=xp.int32), xp.asarray(part))
+    by_rows = hubs == 0 and nparts <= metrics.ROW_SCAN_PARTS
+    for sizes in (None, vsize):
+        counted = metrics._boundary_by_rows(gpu, *device, nparts,
+                                            None if sizes is None else xp.asarray(sizes))
+        assert (counted is not None) == by_rows
+        m = compute_metrics(device[0], device[1], xp.asarray(graph.vwgt), device[2], device[3],
+                            nparts, uniform_tpwgts(nparts, 1),
+                            None if sizes is None else xp.asarray(sizes), gpu)
+        cut, volume, ndom = _plain_cut_volume_ndom(
+            graph, part, np.ones(graph.nvtxs, np.int64) if sizes is None else sizes)
+        ndom += [0] * (nparts - len(ndom))
+        assert (m.edgecut, m.volume) == (cut, volume)
+        assert (m.maxndom, m.minndom, m.avgndom) == (max(ndom), min(ndom), np.mean(ndom))
+        if counted is not None:
+            assert (counted[0], counted[1], counted[2].tolist()) == (cut, volume, ndom)
+
+
 def _shuffled_path(n: int, seed: int) -> Graph:
     """A path through all n vertices in random id order: deep union-find trees."""
     order = np.random.default_rng(seed).permutation(n)
