@@ -236,6 +236,14 @@ class Backend:
             return 0
         return max(_HIGH_WATER[0], int(self.xp.get_default_memory_pool().total_bytes()))
 
+    def free_memory(self) -> int | None:
+        """Bytes the device could still hand out: its free memory and the pool's free blocks
+        (None on the cpu backend, which has no such limit)."""
+        if not self.gpu:
+            return None
+        free, _ = self.xp.cuda.runtime.memGetInfo()
+        return int(free) + int(self.xp.get_default_memory_pool().free_bytes())
+
     def release_free_memory(self, above: int = 0) -> None:
         """Give the pool's free blocks back to the device when the pool holds more than
         ``above`` bytes: arrays allocated next come from fresh blocks instead of fragments of

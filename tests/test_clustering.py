@@ -232,3 +232,31 @@ def test_large_levels_are_contracted_by_the_loop_unless_they_have_hub_rows():
     large = SMALL_CONTRACT + 1
     assert by_loop(plain, large) and not by_loop(hubbed, large)
     assert by_loop(hubbed, SMALL_CONTRACT)
+
+
+class _Device:
+    """A backend whose device reports ``free`` bytes (None: the cpu backend's answer)."""
+
+    def __init__(self, free):
+        self.free = free
+
+    def free_memory(self):
+        return self.free
+
+
+@pytest.mark.parametrize("free, expected", [
+    (None, 2.0 * 100),  # the cpu backend: the floor
+    (10_000, 10_000 - 3.0 * 100),  # room on the device: what is free beyond the headroom
+    (400, 2.0 * 100),  # little free: at least the floor
+])
+def test_intermediate_levels_may_stay_on_the_device_while_it_has_room(monkeypatch, free,
+                                                                         expected):
+    import gpmetis.coarsening.coarsen as coarsen_module
+
+    monkeypatch.setattr(coarsen_module, "LEVEL_MEMORY_BUDGET", 2.0)
+    monkeypatch.setattr(coarsen_module, "FREE_MEMORY_HEADROOM", 3.0)
+    assert coarsen_module.level_budget(_Device(free), 100) == expected
+
+
+def test_the_cpu_backend_reports_no_device_memory_limit():
+    assert get_backend("cpu").free_memory() is None

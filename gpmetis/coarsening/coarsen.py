@@ -19,12 +19,13 @@ CLUSTER_MAX_RATIO = 0.5  # a level of clusters must at least halve the graph, as
 # refinement, ~1-2 ms on the GPU) than METIS's trials gain from a graph 10% smaller
 TARGET_SLACK = 1.1
 MAX_LEVELS = 64
-# Intermediate levels kept on the GPU, in multiples of the finest graph's bytes; older ones wait
-# in host memory until uncoarsening reaches them (power-law graphs can keep dense coarse levels
-# whose sum is many times the input). rmat 20's levels of clusters add up to 1.65x its input:
-# kept, they raise no peak (its peak is the first contraction's), where moving its first
-# coarse level out and back costs 9 + 7.5 ms of copies
+# Intermediate levels stay on the GPU while they fit in what the device has free beside the
+# run's working memory (FREE_MEMORY_HEADROOM times the finest graph's bytes), and at least in
+# LEVEL_MEMORY_BUDGET times those bytes; older ones wait in host memory until uncoarsening
+# reaches them (power-law graphs keep dense coarse levels whose sum is many times the input:
+# copying one out and back costs more than its coarsening)
 LEVEL_MEMORY_BUDGET = 2.0
+FREE_MEMORY_HEADROOM = 3.0
 POOL_RELEASE_SHARE = 4
 
 
@@ -68,7 +69,7 @@ def coarsen(
     target = coarsen_to(graph.nvtxs, nparts) if target is None else target
     enough = int(TARGET_SLACK * target)
     input_bytes = graph.nbytes  # before the finest level drops any array
-    budget = LEVEL_MEMORY_BUDGET * input_bytes
+    budget = level_budget(be, input_bytes)
     if maxvwgt is None:
         maxvwgt = max(int(1.5 * graph.total_vwgt / target), 1)
     levels = [Level(graph)]
@@ -146,6 +147,15 @@ def _coarse_map(be: Backend, graph: DeviceGraph, maxvwgt: int, seed: int, ctype:
     match = heavy_edge_matching(be, graph, maxvwgt, seed, ctype == "shem", two_hop)
     cmap, nc = coarse_map(be, match)
     return cmap, nc, pair_members(be, match, cmap, nc) if be.gpu else None
+
+
+def level_budget(be: Backend, input_bytes: int) -> float:
+    """The bytes of intermediate levels that may stay on the GPU: what the device has free now
+    (the finest graph is on it) less FREE_MEMORY_HEADROOM times the finest graph's bytes, and
+    at least LEVEL_MEMORY_BUDGET times them."""
+    floor = LEVEL_MEMORY_BUDGET * input_bytes
+    free = be.free_memory()
+    return floor if free is None else max(floor, free - FREE_MEMORY_HEADROOM * input_bytes)
 
 
 def _offload_to_budget(levels: list[Level], budget: float) -> None:
