@@ -130,16 +130,20 @@ def _joined_components(be: Backend, xadj, adjncy, label, roots) -> int:
 
 ROW_SCAN_DEGREE = 64  # rows up to this long are scanned by boundary_rows (work: degree^2)
 ROW_SCAN_PARTS = 4096  # ... and nparts up to this: its (part, part) table has nparts^2 bytes
+ROW_SCAN_VERTICES = 1 << 24  # ... and graphs up to this many vertices: 16 bytes of counts each
 
 
 def _boundary_by_rows(be: Backend, xadj, adjncy, adjwgt, part, nparts: int, vsize):
     """(edgecut, volume, subdomain degree per part) counted row by row on the GPU (CuPy's
     sort, slow to load at its first use in a process, is left out), or None where a row is
-    longer than ROW_SCAN_DEGREE, nparts above ROW_SCAN_PARTS or a dtype not the engine's."""
+    longer than ROW_SCAN_DEGREE, nparts above ROW_SCAN_PARTS, the vertices more than
+    ROW_SCAN_VERTICES (the sort's working memory follows its ranges of rows, not the graph) or
+    a dtype not the engine's."""
     xp = be.xp
     n = len(xadj) - 1
     dtypes = (xadj.dtype, adjncy.dtype, adjwgt.dtype, part.dtype)
-    if nparts > ROW_SCAN_PARTS or dtypes != (xp.int64, xp.int32, xp.int32, xp.int32):
+    if (nparts > ROW_SCAN_PARTS or n > ROW_SCAN_VERTICES
+            or dtypes != (xp.int64, xp.int32, xp.int32, xp.int32)):
         return None
     cutw = xp.empty(n, dtype=xp.int64)
     nother = xp.empty(n, dtype=xp.int64)

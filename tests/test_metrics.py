@@ -140,10 +140,14 @@ def test_gpu_metrics_equal_twin(monkeypatch, case):
 
 @pytest.mark.gpu
 @requires_cuda
-@pytest.mark.parametrize("hubs, nparts", [(0, 9), (2, 9), (0, metrics.ROW_SCAN_PARTS + 1)])
-def test_gpu_boundary_counts_by_rows_or_by_sort_equal_loops(hubs, nparts):
-    """The row scan (short rows, few parts) and the sort (a hub's row, many parts) both give
-    the plain loops' cut, volume (with and without vertex sizes) and subdomain degrees."""
+@pytest.mark.parametrize("hubs, nparts, max_vertices", [
+    (0, 9, 1 << 24), (2, 9, 1 << 24), (0, metrics.ROW_SCAN_PARTS + 1, 1 << 24), (0, 9, 2999)])
+def test_gpu_boundary_counts_by_rows_or_by_sort_equal_loops(monkeypatch, hubs, nparts,
+                                                             max_vertices):
+    """The row scan (short rows, few parts, not too many vertices) and the sort (a hub's row,
+    many parts, more vertices) both give the plain loops' cut, volume (with and without vertex
+    sizes) and subdomain degrees."""
+    monkeypatch.setattr(metrics, "ROW_SCAN_VERTICES", max_vertices)
     gpu = get_backend("gpu")
     xp = gpu.xp
     graph = random_graph(3000, 6, seed=11, weighted=True, hubs=hubs, isolated=3)
@@ -151,7 +155,7 @@ def test_gpu_boundary_counts_by_rows_or_by_sort_equal_loops(hubs, nparts):
     vsize = np.random.default_rng(7).integers(1, 4, graph.nvtxs)
     device = (xp.asarray(graph.xadj, dtype=xp.int64), xp.asarray(graph.adjncy, dtype=xp.int32),
               xp.asarray(graph.adjwgt, dtype=xp.int32), xp.asarray(part))
-    by_rows = hubs == 0 and nparts <= metrics.ROW_SCAN_PARTS
+    by_rows = hubs == 0 and nparts <= metrics.ROW_SCAN_PARTS and graph.nvtxs <= max_vertices
     for sizes in (None, vsize):
         counted = metrics._boundary_by_rows(gpu, *device, nparts,
                                             None if sizes is None else xp.asarray(sizes))
