@@ -345,6 +345,8 @@ def nested_dissection(
     """
     import pymetis
 
+    from gpmetis.partitioning.metis_engine import metis_index
+
     check_numbering(options)
     graph, labels = as_graph(adjacency, xadj, adjncy, vweights=vweights,
                              mtx_weights=mtx_weights)
@@ -357,7 +359,8 @@ def nested_dissection(
         perm, iperm = [], []
     else:
         perm, iperm = pymetis.nested_dissection(
-            pymetis.CSRAdjacency(graph.xadj, graph.adjncy), vweights=vwgt, options=opts)
+            pymetis.CSRAdjacency(metis_index(graph.xadj), metis_index(graph.adjncy)),
+            vweights=metis_index(vwgt), options=opts)
         perm, iperm = list(perm), list(iperm)
     if labels is not None:
         return np.asarray(labels, dtype=object)[perm].tolist(), dict(zip(labels, iperm))

@@ -98,3 +98,39 @@ def test_auto_counts_vertices_and_edges(monkeypatch):
     assert driver.choose_engine(graph, Options()) == "gpu"
     monkeypatch.setattr(driver, "AUTO_GPU_MIN_SIZE", graph.nvtxs + graph.nedges + 1)
     assert driver.choose_engine(graph, Options()) == "metis"
+
+
+def test_the_metis_engine_hands_pymetis_arrays_of_its_index_width(monkeypatch):
+    """pymetis converts arrays of another width than its idx_t element by element, so every
+    array the metis engine and the orderings pass has that width (and the same values)."""
+    import pymetis
+
+    seen = []
+    real_part, real_nd = pymetis.part_graph, pymetis.nested_dissection
+
+    def part_graph(nparts, adjacency, *, vweights=None, eweights=None, **kwargs):
+        seen.extend(a for a in (adjacency.adj_starts, adjacency.adjacent, vweights, eweights)
+                    if a is not None)
+        return real_part(nparts, adjacency, vweights=vweights, eweights=eweights, **kwargs)
+
+    def nested_dissection(adjacency, *, vweights=None, **kwargs):
+        seen.extend(a for a in (adjacency.adj_starts, adjacency.adjacent, vweights)
+                    if a is not None)
+        return real_nd(adjacency, vweights=vweights, **kwargs)
+
+    monkeypatch.setattr(pymetis, "part_graph", part_graph)
+    monkeypatch.setattr(pymetis, "nested_dissection", nested_dissection)
+    graph = load_fixture("4elt")
+    weighted = gpmetis.Graph.from_csr(graph.xadj, graph.adjncy,
+                                      vwgt=np.arange(graph.nvtxs) % 3 + 1,
+                                      adjwgt=np.ones(len(graph.adjncy), np.int32) * 2)
+    result = gpmetis.partition(weighted, 8, engine="metis")
+    gpmetis.nested_dissection(xadj=graph.xadj, adjncy=graph.adjncy,
+                              vweights=np.arange(graph.nvtxs) % 3 + 1)
+    assert len(seen) == 4 + 3  # the partition's four arrays, the ordering's three
+    width = pymetis.zero_copy_dtype()
+    assert all(a.dtype == width and a.flags.c_contiguous for a in seen)
+    from gpmetis.partitioning import metis_engine
+
+    monkeypatch.setattr(metis_engine, "metis_index", lambda a: a)  # as the graph holds them
+    assert np.array_equal(gpmetis.partition(weighted, 8, engine="metis").part, result.part)

@@ -34,6 +34,7 @@ import numpy as np
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.initial_partitioning.thinning import heaviest_edges
 from gpmetis.initial_partitioning.workers import run_jobs
+from gpmetis.partitioning.metis_engine import metis_index
 
 PARALLEL_MIN_NNZ = 2_000
 CUT_BATCH_ENTRIES = 1 << 22  # trials x adjacency entries scored at once (~13 bytes each)
@@ -44,7 +45,6 @@ STALLED = 2  # a coarsest graph above this many times the coarsening target: coa
 PIECE_PARTS = 32
 DENSE_DEGREE = 64  # a coarsest graph of a higher average degree is dense
 THIN_DEGREE = 8  # METIS sees each vertex of a dense coarsest graph with its heaviest edges
-METIS_INDEX = np.int64  # idx_t of the METIS inside pymetis's wheels
 
 
 def _dense(nvtxs: int, nnz: int) -> bool:
@@ -68,10 +68,7 @@ def metis_trial(args: tuple) -> tuple[np.ndarray, int]:
     import pymetis
 
     *csr, nparts, tpwgts, seed, ufactor, niter, iptype, recursive = args
-    # pymetis's METIS takes 64-bit indices: int64 arrays are passed as they are; arrays of another
-    # width would be converted element by element (0.8 ms on a 1.1k-vertex graph, twice METIS's
-    # bisection)
-    xadj, adjncy, vwgt, adjwgt = (np.ascontiguousarray(a, dtype=METIS_INDEX) for a in csr)
+    xadj, adjncy, vwgt, adjwgt = (metis_index(a) for a in csr)
     options = pymetis.Options(seed=seed, ufactor=ufactor, niter=niter, iptype=iptype)
     result = pymetis.part_graph(
         nparts,

@@ -9,6 +9,17 @@ from gpmetis.graph import Graph
 from gpmetis.options import CTYPES, IPTYPES, OBJTYPES, RTYPES, Options, check_ubvec_ncon
 
 
+def metis_index(a: np.ndarray | None) -> np.ndarray | None:
+    """``a`` as a contiguous array of the integer width of pymetis's METIS (its idx_t; None
+    stays None): pymetis passes such arrays as they are and converts any other element by
+    element, which costs more than METIS's own run on a small graph."""
+    if a is None:
+        return None
+    import pymetis
+
+    return np.ascontiguousarray(a, dtype=pymetis.zero_copy_dtype())
+
+
 def metis_partition(graph: Graph, nparts: int, options: Options, tpwgts: np.ndarray | None):
     """METIS's partition (int32) of ``graph`` under ``options``: through pymetis, or where
     pymetis cannot pass what the graph holds (several constraints, vertex sizes), through
@@ -52,9 +63,9 @@ def metis_partition(graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
     try:
         result = pymetis.part_graph(
             nparts,
-            pymetis.CSRAdjacency(graph.xadj, graph.adjncy),
-            vweights=vweights,
-            eweights=eweights,
+            pymetis.CSRAdjacency(metis_index(graph.xadj), metis_index(graph.adjncy)),
+            vweights=metis_index(vweights),
+            eweights=metis_index(eweights),
             tpwgts=None if tpwgts is None else tpwgts.reshape(-1).tolist(),
             recursive=options.ptype == "rb",
             options=pymetis.Options(**settings),
