@@ -118,6 +118,11 @@ def counting_backend():
     return CountingBackend("cpu", CountingNumpy("numpy"))
 
 
+def _copy(a):
+    """A host copy of an array argument; anything else as it is."""
+    return np.array(a) if isinstance(a, np.ndarray) else a
+
+
 def capture(graph, k: int, mode: str) -> list[dict]:
     """The inputs of every make_contiguous / minimize_connectivity / refine_volume call of a
     cpu-engine run."""
@@ -130,14 +135,14 @@ def capture(graph, k: int, mode: str) -> list[dict]:
                  multilevel.refine_volume)
 
     def keep(step):
-        def wrapped(be, g, part, nparts, maxpwgt, *extra):
+        def wrapped(be, g, part, nparts, maxpwgt, *extra, **keywords):
             calls.append({"arrays": tuple(np.array(a) for a in (g.xadj, g.adjncy, g.adjwgt,
                                                                 g.vwgt)),
                           "part": np.array(part), "nparts": nparts,
                           "maxpwgt": np.array(maxpwgt), "step": step,
-                          "extra": tuple(np.array(a) if isinstance(a, np.ndarray) else a
-                                         for a in extra)})
-            return step(be, g, part, nparts, maxpwgt, *extra)
+                          "extra": tuple(_copy(a) for a in extra),
+                          "keywords": {key: _copy(a) for key, a in keywords.items()}})
+            return step(be, g, part, nparts, maxpwgt, *extra, **keywords)
         return wrapped
 
     contiguity.make_contiguous = keep(originals[0])
@@ -172,7 +177,8 @@ def replay(call: dict) -> dict:
     try:
         start = time.perf_counter()
         _, rounds = call["step"](be, g, counted(call["part"]), call["nparts"], call["maxpwgt"],
-                                 *(counted(a) for a in call["extra"]))
+                                 *(counted(a) for a in call["extra"]),
+                                 **{key: counted(a) for key, a in call["keywords"].items()})
         seconds = time.perf_counter() - start
     finally:
         contiguity.connected_components = minconn.connected_components = original
