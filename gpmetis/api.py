@@ -9,6 +9,7 @@ graph (``weight=`` names an edge attribute; results come back keyed by node).
 
 from __future__ import annotations
 
+import array
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -56,15 +57,24 @@ def _warn_copy(name: str, value: Any) -> None:
 
 
 def _rows_to_csr(adjacency) -> tuple[np.ndarray, np.ndarray]:
-    """CSR of pymetis's adjacency: ``adjacency[i]`` lists vertex i's neighbours."""
+    """CSR of pymetis's adjacency: ``adjacency[i]`` lists vertex i's neighbours (any iterable
+    of ids: a list, an array, a set, a mapping's keys, as pymetis takes them)."""
     n = len(adjacency)
     rows = [adjacency[i] for i in range(n)] if isinstance(adjacency, (Sequence, Mapping)) \
         else list(adjacency)
+    rows = [r if isinstance(r, (Sequence, np.ndarray)) else list(r) for r in rows]
     lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=n)
     xadj = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths, out=xadj[1:])
     flat = np.concatenate([np.asarray(r, dtype=np.int64).reshape(-1) for r in rows]) if n else []
     return xadj, np.asarray(flat, dtype=np.int64)
+
+
+def _ids(values) -> array.array:
+    """Part ids or an ordering as pymetis returns them: an ``array.array`` of int64 ('q')."""
+    out = array.array("q")
+    out.frombytes(np.ascontiguousarray(values, dtype=np.int64).tobytes())
+    return out
 
 
 def as_graph(
@@ -110,9 +120,10 @@ def as_graph(
             for name, value in (("xadj", xadj), ("adjncy", adjncy), ("vwgt", vweights),
                                 ("vsize", vsize), ("adjwgt", eweights)):
                 _warn_copy(name, value)
+        # a repeated neighbour counts once per entry, as METIS (and so pymetis) counts it
         return validated_graph(np.asarray(xadj), np.asarray(adjncy),
                                _vwgt(vweights, len(xadj) - 1), eweights, vsize=vsize,
-                               symmetrize=symmetrize), None
+                               symmetrize=symmetrize, repeats="sum"), None
     if vweights is not None or vsize is not None or eweights is not None:
         graph = Graph.from_csr(graph.xadj, graph.adjncy, _vwgt(vweights, graph.nvtxs),
                                graph.adjwgt if eweights is None else eweights,
@@ -121,10 +132,12 @@ def as_graph(
 
 
 def _vwgt(vweights, n: int):
+    """``vweights`` as given (the validation checks its integers and shape), an empty one of
+    an empty graph as (0, 1)."""
     if vweights is None:
         return None
-    vwgt = np.asarray(vweights, dtype=np.int64)
-    return vwgt.reshape(n, -1) if n else vwgt.reshape(0, 1)
+    vwgt = np.asarray(vweights)
+    return vwgt.reshape(0, 1) if n == 0 and vwgt.size == 0 else vwgt
 
 
 def _tpwgts(tpwgts, nparts: int) -> tuple[float, ...] | None:
@@ -159,8 +172,9 @@ def part_graph(
 ) -> GraphPartition:
     """Partition a graph into ``nparts`` parts, as ``pymetis.part_graph`` does.
 
-    Returns ``GraphPartition(edge_cuts, vertex_part)``: vertex_part is a list of ints (a dict
-    keyed by node for a networkx graph).
+    Returns ``GraphPartition(edge_cuts, vertex_part)``: edge_cuts is METIS's objective (the
+    communication volume under objtype vol), vertex_part an ``array.array`` of int64 as
+    pymetis's (a dict keyed by node for a networkx graph).
 
     Options: the graph (see ``as_graph``: ``adjacency`` or ``xadj``/``adjncy``, ``vweights``,
     ``vsize``, ``eweights``, ``mtx_weights``, ``weight``, ``warn_on_copies``; ``symmetrize``,
@@ -197,12 +211,15 @@ def part_graph(
     if weights is not None:
         changes["tpwgts"] = weights
     if nparts == 1:
-        part = [0] * graph.nvtxs
-        return GraphPartition(0, dict.fromkeys(labels, 0) if labels is not None else part)
-    result = _partition(graph, nparts, run.with_(**changes))
+        part = np.zeros(graph.nvtxs, dtype=np.int64)
+        return GraphPartition(0, dict.fromkeys(labels, 0) if labels is not None else _ids(part))
+    run = run.with_(**changes)
+    result = _partition(graph, nparts, run)
+    # METIS's objective value, as pymetis reports it: the volume under objtype vol
+    objective = result.volume if run.objtype == "vol" else result.edgecut
     if labels is not None:
-        return GraphPartition(result.edgecut, dict(zip(labels, result.part.tolist())))
-    return GraphPartition(result.edgecut, result.part.tolist())
+        return GraphPartition(objective, dict(zip(labels, result.part.tolist())))
+    return GraphPartition(objective, _ids(result.part))
 
 
 def partition(graph: Any, nparts: int, options: Any = None, *, mtx_weights: bool = False,
@@ -252,7 +269,8 @@ def part_mesh(
 
     ``connectivity``: one sequence of 0-based node ids per element (elements may differ in
     size), a 2-D array (ne, nodes per element), or a ``gpmetis.mesh.Mesh``. Returns
-    ``MeshPartition(edge_cuts, element_part, vertex_part)`` (lists; the cut is that of the
+    ``MeshPartition(edge_cuts, element_part, vertex_part)`` (``array.array``s of int64 as
+    pymetis's; the cut is that of the
     graph partitioned; nodes that no element holds go to the lightest parts).
 
     Options: ``options`` (as for ``part_graph``; ptype defaults to k-way as in METIS);
@@ -272,7 +290,7 @@ def part_mesh(
     nn = int(eind.max()) + 1 if len(eind) else 0
     weights = _tpwgts(tpwgts, n_parts)
     if n_parts < 2:
-        return MeshPartition(0, [0] * ne, [0] * nn)
+        return MeshPartition(0, _ids(np.zeros(ne)), _ids(np.zeros(nn)))
     gtype = GType.NODAL if gtype is None else GType(int(gtype))
     run, _ = run_options(options)
     if weights is not None:
@@ -280,7 +298,7 @@ def part_mesh(
     result, epart, npart = part_mesh_graph(
         Mesh(eptr, eind, nn), n_parts, run, gtype="dual" if gtype == GType.DUAL else "nodal",
         ncommon=ncommon, vweights=vweights)
-    return MeshPartition(result.edgecut, epart.tolist(), npart.tolist())
+    return MeshPartition(result.edgecut, _ids(epart), _ids(npart))
 
 
 def part_mesh_graph(mesh: Any, nparts: int, options: Any, *, gtype: str = "dual",
@@ -332,9 +350,10 @@ def nested_dissection(
     options: Any = None,
     *,
     mtx_weights: bool = False,
-) -> tuple[list, Any]:
+) -> tuple[Any, Any]:
     """A fill-reducing ordering by multilevel nested dissection (METIS_NodeND, run by METIS
-    through pymetis), as ``pymetis.nested_dissection``: returns ``(perm, iperm)``, lists with
+    through pymetis), as ``pymetis.nested_dissection``: returns ``(perm, iperm)``,
+    ``array.array``s of int64 as pymetis's, with
     ``perm[iperm[i]] == i``; vertex ``perm[k]`` is eliminated k-th. For a networkx graph:
     (nodes in elimination order, a dict of each node's position).
 
@@ -349,7 +368,7 @@ def nested_dissection(
 
     check_numbering(options)
     graph, labels = as_graph(adjacency, xadj, adjncy, vweights=vweights,
-                             mtx_weights=mtx_weights)
+                             mtx_weights=mtx_weights, symmetrize=True)
     opts = pymetis.Options()
     if options is not None:
         for name, value in metis_values(options).items():
@@ -361,7 +380,7 @@ def nested_dissection(
         perm, iperm = pymetis.nested_dissection(
             pymetis.CSRAdjacency(metis_index(graph.xadj), metis_index(graph.adjncy)),
             vweights=metis_index(vwgt), options=opts)
-        perm, iperm = list(perm), list(iperm)
     if labels is not None:
-        return np.asarray(labels, dtype=object)[perm].tolist(), dict(zip(labels, iperm))
-    return perm, iperm
+        return (np.asarray(labels, dtype=object)[np.asarray(perm, dtype=np.int64)].tolist(),
+                dict(zip(labels, iperm)))
+    return _ids(perm), _ids(iperm)

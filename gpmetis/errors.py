@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 
-class GpmetisError(Exception):
-    """Base class: a message meant for the user, no traceback."""
+class GpmetisError(RuntimeError):
+    """Base class: a message meant for the user, no traceback. A RuntimeError, as pymetis
+    raises for what METIS refuses, so ``except RuntimeError`` keeps working after a switch."""
 
     exit_code = 1
 

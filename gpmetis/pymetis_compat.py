@@ -131,6 +131,7 @@ class Status(IntEnum):
 
 
 METIS_NOPTIONS = 40
+SEED_MODULUS = 2**31  # a METIS-style seed beyond the engines' 31 bits is taken modulo this
 _OPTION_INDEX = {key.name.lower(): int(key) for key in OptionKey}
 
 
@@ -194,8 +195,9 @@ class CSRAdjacency:
 
 
 class GraphPartition(NamedTuple):
-    """``part_graph``'s result: the edge cut and each vertex's part (a list; a dict keyed by
-    node for a networkx graph)."""
+    """``part_graph``'s result: METIS's objective (the edge cut, or the communication volume
+    under objtype vol) and each vertex's part (an ``array.array`` of int64, as pymetis's; a dict
+    keyed by node for a networkx graph)."""
 
     edge_cuts: int
     vertex_part: Any
@@ -203,11 +205,11 @@ class GraphPartition(NamedTuple):
 
 class MeshPartition(NamedTuple):
     """``part_mesh``'s result: the cut of the partitioned graph (dual or nodal), each element's
-    part and each node's part (lists)."""
+    part and each node's part (``array.array``s of int64, as pymetis's)."""
 
     edge_cuts: int
-    element_part: list[int]
-    vertex_part: list[int]
+    element_part: Any
+    vertex_part: Any
 
 
 def zero_copy_dtype() -> np.dtype:
@@ -272,9 +274,12 @@ def run_options(options: Any) -> tuple[RunOptions, bool]:
             fields[name] = _code(name, values[name], names)
     if "ptype" in values:
         fields["ptype"] = _code("ptype", values["ptype"], ("rb", "kway"))
-    for name in ("dbglvl", "niter", "ncuts", "seed", "ufactor"):
+    for name in ("dbglvl", "niter", "ncuts", "ufactor"):
         if name in values:
             fields[name] = values[name]
+    if "seed" in values:
+        # pymetis takes 64-bit seeds (random.getrandbits(32) and the like); ours are 31-bit
+        fields["seed"] = values["seed"] % SEED_MODULUS if values["seed"] >= 0 else values["seed"]
     for name in ("no2hop", "minconn", "contig"):
         if name in values:
             fields[name] = bool(values[name])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import array
 import json
 import warnings
 
@@ -46,11 +47,72 @@ def test_options_are_mutable_integer_slots_with_metis_defaults():
     assert opt._get(pymetis.OptionKey.SEED) == 5
 
 
-def test_part_graph_returns_lists_and_is_json_ready():
+def test_part_graph_returns_pymetis_arrays():
     cuts, parts = pymetis.part_graph(2, adjacency=grid(6, 6))
-    assert type(parts) is list and all(type(p) is int for p in parts)
+    assert type(parts) is array.array and parts.typecode == "q" and type(cuts) is int
     assert parts.count(0) == parts.count(1) == 18
-    json.dumps({"cuts": cuts, "parts": parts})
+    assert np.frombuffer(parts, dtype=pymetis.zero_copy_dtype()).tolist() == parts.tolist()
+    json.dumps({"cuts": cuts, "parts": parts.tolist()})
+    _, single = pymetis.part_graph(1, adjacency=grid(2, 2))
+    assert type(single) is array.array and single.tolist() == [0] * 4
+
+
+def test_repeated_neighbours_count_once_per_entry_as_in_metis():
+    # a nodal graph built naively from elements lists shared edges twice: METIS counts both
+    rows = [[1], [0, 2, 2], [1, 1, 3], [2]]
+    assert pymetis.part_graph(2, rows).edge_cuts == 2
+    xadj, adjncy = np.array([0, 1, 4, 7, 8]), np.array([1, 0, 2, 2, 1, 1, 3, 2])
+    eweights = np.array([5, 5, 3, 4, 3, 4, 5, 5])
+    cuts, parts = pymetis.part_graph(2, xadj=xadj, adjncy=adjncy, eweights=eweights)
+    part = np.asarray(parts)
+    src = np.repeat(np.arange(4), np.diff(xadj))
+    assert cuts == eweights[part[src] != part[adjncy]].sum() // 2 == 7
+    assert eweights.tolist() == [5, 5, 3, 4, 3, 4, 5, 5]  # the caller's array is unchanged
+
+
+def test_validation_sums_repeats_in_sorted_and_unsorted_rows():
+    from gpmetis.io.validate import validated_graph
+
+    # row 1 sorted with a repeat, row 2 unsorted with one, no weights given
+    graph = validated_graph([0, 1, 4, 7, 8], [1, 0, 2, 2, 3, 1, 1, 2], repeats="sum")
+    assert graph.has_adjwgt and graph.xadj.tolist() == [0, 1, 3, 5, 6]
+    assert graph.adjncy.tolist() == [1, 0, 2, 3, 1, 2]
+    assert graph.adjwgt.tolist() == [1, 1, 2, 1, 2, 1]
+    assert "with the weights of all" in graph.warnings[0]
+    kept = validated_graph([0, 1, 4, 7, 8], [1, 0, 2, 2, 3, 1, 1, 2])
+    assert not kept.has_adjwgt and kept.adjwgt.tolist() == [1] * 6
+
+
+def test_adjacency_rows_may_be_any_iterable():
+    rows = [[1, 2], [0, 2], [0, 1, 3], [2, 4, 5], [3, 5], [3, 4]]
+    expected = pymetis.part_graph(2, rows)
+    assert pymetis.part_graph(2, [set(r) for r in rows]) == expected
+    assert pymetis.part_graph(2, [dict.fromkeys(r) for r in rows]) == expected
+
+
+def test_errors_are_runtime_errors_and_weights_must_be_integers():
+    rows = grid(3, 3)
+    with pytest.raises(RuntimeError, match="NPARTS"):
+        pymetis.part_graph(0, rows)
+    with pytest.raises(RuntimeError, match="integers"):
+        pymetis.part_graph(2, rows, vweights=[0.5] * 9)
+    with pytest.raises(RuntimeError, match="shape"):
+        pymetis.part_graph(2, rows, vweights=[1] * 8)
+
+
+def test_a_64_bit_seed_is_taken_modulo_2_31():
+    g = load_fixture("4elt")
+    adjacency = pymetis.CSRAdjacency(g.xadj, g.adjncy)
+    big = pymetis.part_graph(4, adjacency, options=pymetis.Options(seed=2**31 + 7))
+    assert big == pymetis.part_graph(4, adjacency, options=pymetis.Options(seed=7))
+
+
+def test_objtype_vol_reports_the_volume_as_pymetis():
+    g = load_fixture("4elt")
+    result = pymetis.part_graph(16, xadj=g.xadj, adjncy=g.adjncy, recursive=False,
+                                options=pymetis.Options(objtype=pymetis.ObjType.VOL))
+    volume = pymetis.partition(g, 16, engine="metis", objtype="vol").metrics.volume
+    assert result.edge_cuts == volume
 
 
 def test_default_is_recursive_bisection_up_to_8_parts():
@@ -117,7 +179,7 @@ def test_vsize_counts_in_the_volume():
 
 def test_nested_dissection_and_verify_nd():
     perm, iperm = pymetis.nested_dissection(grid(8, 8))
-    assert sorted(perm) == list(range(64))
+    assert type(perm) is array.array and sorted(perm) == list(range(64))
     assert pymetis.verify_nd(perm, iperm) == 0
     assert np.array_equal(np.array(perm)[np.array(iperm)], np.arange(64))
     swapped = list(iperm)
@@ -137,7 +199,12 @@ def test_nested_dissection_of_an_empty_graph_is_empty():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=Path(__file__).resolve().parents[1])
     assert proc.returncode == 0, proc.stderr[-500:]
-    assert proc.stdout.split() == ["([],", "[])", "([],", "[])"]
+    assert proc.stdout.split() == ["(array('q'),", "array('q'))"] * 2
+
+
+def test_nested_dissection_symmetrises_as_part_graph_does():
+    perm, iperm = pymetis.nested_dissection([[1], [], [1]])
+    assert sorted(perm) == [0, 1, 2] and pymetis.verify_nd(perm, iperm) == 0
 
 @pytest.mark.parametrize("gtype", [pymetis.GType.NODAL, pymetis.GType.DUAL])
 def test_part_mesh_balances_both_sides(gtype):
@@ -163,7 +230,9 @@ def test_part_mesh_ncommon_and_trivial():
     conn = quad_mesh(2, 2)
     _, epart, _ = pymetis.part_mesh(2, conn, gtype=pymetis.GType.DUAL, ncommon=2)
     assert sorted(epart) == [0, 0, 1, 1]
-    assert pymetis.part_mesh(1, conn) == (0, [0] * 4, [0] * 9)
+    cuts, epart, npart = pymetis.part_mesh(1, conn)
+    assert cuts == 0 and epart.tolist() == [0] * 4 and npart.tolist() == [0] * 9
+    assert type(epart) is array.array and type(npart) is array.array
 
 
 def test_dual_and_nodal_graphs_match_metis():

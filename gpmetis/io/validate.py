@@ -4,8 +4,10 @@
 ``InputError``. What it does beyond the dtype and range checks:
 
 - **Self loops and duplicate neighbours** (which METIS accepts silently) are dropped, keeping
-  the first occurrence of a duplicate (and its weight); a warning naming the file and the first
-  offending line is appended to ``graph.warnings``.
+  the first occurrence of a duplicate (and its weight; with ``repeats="sum"``, the Python
+  API's choice, the first occurrence takes the sum of the repeats' weights, so every cut and
+  volume is the one METIS computes on the entries as given); a warning naming the file and the
+  first offending line is appended to ``graph.warnings``.
 - **Symmetry** is checked exactly: every entry (u, v) needs a reverse entry (v, u) of the same
   weight. A missing or mismatched reverse entry is an error naming the first such vertex, unless
   ``symmetrize`` is set: then missing reverse entries are added at the end of their rows, both
@@ -78,8 +80,11 @@ def validated_graph(
     path: str | None = None,
     vertex_line: Callable[[int], int] | np.ndarray | None = None,
     symmetrize: bool = False,
+    repeats: str = "first",
 ) -> Graph:
     """Check CSR arrays and return them as a canonical ``Graph`` (see the module docstring).
+    ``repeats``: "first" keeps the first of an edge's repeated entries and its weight, "sum"
+    gives it the sum of their weights.
 
     ``vertex_line`` (a function or an array) maps a 0-based vertex to its 1-based file line for
     messages, which then number vertices from 1 like the file; without it messages name vertices
@@ -94,7 +99,8 @@ def validated_graph(
     vsize_arr = None if vsize is None else _as_vsize(vsize, n, where)
 
     warnings: list[str] = []
-    xadj, adjncy, adjwgt_arr = _canonical(xadj, adjncy, adjwgt_arr, where, warnings, symmetrize)
+    xadj, adjncy, adjwgt_arr = _canonical(xadj, adjncy, adjwgt_arr, where, warnings, symmetrize,
+                                          repeats == "sum")
     check_weight_totals(weight_totals(xadj, vwgt_arr, adjwgt_arr, vsize_arr), where.path)
     return Graph(
         xadj=xadj,
@@ -104,7 +110,7 @@ def validated_graph(
         vsize=vsize_arr,
         name=name,
         has_vwgt=vwgt is not None,
-        has_adjwgt=adjwgt is not None,
+        has_adjwgt=adjwgt_arr is not None,
         warnings=warnings,
     )
 
@@ -267,14 +273,17 @@ def _as_adjwgt(adjwgt, xadj: np.ndarray, where: _Where) -> np.ndarray:
 # ----------------------------------------------------------------------------- canonical form
 
 
-def _canonical(xadj, adjncy, adjwgt, where: _Where, warnings: list[str], symmetrize: bool):
-    """Drop self loops and duplicates, then check (or restore) symmetry."""
+def _canonical(xadj, adjncy, adjwgt, where: _Where, warnings: list[str], symmetrize: bool,
+               sum_repeats: bool = False):
+    """Drop self loops and duplicates (``sum_repeats``: their weights added to the first),
+    then check (or restore) symmetry."""
     scan = _Scan(xadj, adjncy, adjwgt)
     if scan.unsorted:  # check a sorted copy
         del scan
-        sorted_adj, sorted_w, drop, drop_sorted = _sorted_rows(xadj, adjncy, adjwgt)
+        sorted_adj, sorted_w, drop, drop_sorted, adjwgt = _sorted_rows(xadj, adjncy, adjwgt,
+                                                                       sum_repeats)
         if drop is not None:
-            _warn(xadj, adjncy, drop, where, warnings)
+            _warn(xadj, adjncy, drop, where, warnings, sum_repeats)
             _, sorted_adj, sorted_w = _compact(xadj, sorted_adj, sorted_w, drop_sorted)
             xadj, adjncy, adjwgt = _compact(xadj, adjncy, adjwgt, drop)
         scan = _Scan(xadj, sorted_adj, sorted_w)
@@ -298,10 +307,12 @@ def _sources(xadj: np.ndarray, r0: int, r1: int) -> np.ndarray:
     return np.repeat(np.arange(r0, r1, dtype=np.int32), np.diff(xadj[r0 : r1 + 1]))
 
 
-def _sorted_rows(xadj, adjncy, adjwgt):
-    """Copies of adjncy (and adjwgt) with every row sorted, stably, and the entries to drop:
-    self loops and repeated neighbours but the first of each, as masks in file order and in
-    sorted order (both None when there are none). Sorts about 2^20 entries at a time.
+def _sorted_rows(xadj, adjncy, adjwgt, sum_repeats: bool = False):
+    """Copies of adjncy (and adjwgt) with every row sorted, stably, the entries to drop: self
+    loops and repeated neighbours but the first of each, as masks in file order and in sorted
+    order (both None when there are none), and adjwgt (with ``sum_repeats`` and repeats: a
+    copy, or ones where it was None, in which the first of each repeated neighbour holds the
+    weights of all, in both orders). Sorts about 2^20 entries at a time.
     """
     n, nnz = len(xadj) - 1, len(adjncy)
     sorted_adj = np.empty(nnz, np.int32)
@@ -324,21 +335,36 @@ def _sorted_rows(xadj, adjncy, adjwgt):
         repeats[1:] = (s[1:] == s[:-1]) & (src[1:] == src[:-1])
         repeats &= ~loops  # a repeated self loop counts as a self loop
         drop = np.flatnonzero(loops | repeats)
-        return order[drop] + e0, drop + e0
+        # per repeat, the first entry of its run (sorted position; runs are consecutive)
+        first = np.maximum.accumulate(np.where(repeats, 0, np.arange(len(s))))
+        rep = np.flatnonzero(repeats)
+        return (order[drop] + e0, drop + e0, rep + e0, first[rep] + e0, order[rep] + e0,
+                order[first[rep]] + e0)
 
     drops = [d for d in _each(piece, len(cuts) - 1) if len(d[0])]
     if not drops:
-        return sorted_adj, sorted_w, None, None
+        return sorted_adj, sorted_w, None, None, adjwgt
     masks = []
     for k in range(2):
         mask = np.zeros(nnz, bool)
         mask[np.concatenate([d[k] for d in drops])] = True
         masks.append(mask)
-    return sorted_adj, sorted_w, masks[0], masks[1]
+    if sum_repeats and any(len(d[2]) for d in drops):
+        rep_sorted, first_sorted, rep_file, first_file = (
+            np.concatenate([d[k] for d in drops]) for k in range(2, 6))
+        if adjwgt is None:
+            adjwgt, sorted_w = np.ones(nnz, np.int64), np.ones(nnz, np.int64)
+        else:
+            adjwgt = adjwgt.astype(np.int64)  # a copy: the caller's array is not changed
+        np.add.at(adjwgt, first_file, adjwgt[rep_file])
+        np.add.at(sorted_w, first_sorted, sorted_w[rep_sorted])
+    return sorted_adj, sorted_w, masks[0], masks[1], adjwgt
 
 
-def _warn(xadj, adjncy, drop: np.ndarray, where: _Where, warnings: list[str]) -> None:
-    """Warnings for the self loops and repeated neighbours marked in ``drop`` (file order)."""
+def _warn(xadj, adjncy, drop: np.ndarray, where: _Where, warnings: list[str],
+          summed: bool = False) -> None:
+    """Warnings for the self loops and repeated neighbours marked in ``drop`` (file order;
+    ``summed``: the repeats' weights went to the first of each)."""
     pos = np.flatnonzero(drop)
     rows = np.searchsorted(xadj, pos, side="right") - 1
     loop = adjncy[pos] == rows
@@ -358,7 +384,8 @@ def _warn(xadj, adjncy, drop: np.ndarray, where: _Where, warnings: list[str]) ->
             where.warning(
                 v,
                 f"{where.vertex(v)} lists neighbour {where.id(adjncy[e])} more than once; "
-                f"dropped {k} repeated entr{'ies' if k > 1 else 'y'} (kept the first of each)",
+                f"dropped {k} repeated entr{'ies' if k > 1 else 'y'} (kept the first of each"
+                f"{', with the weights of all' if summed else ''})",
             )
         )
 
