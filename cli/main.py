@@ -36,6 +36,9 @@ def _choice(values: tuple[str, ...]) -> click.Choice:
     return click.Choice(values, case_sensitive=False)
 
 
+MAX_DIGITS = 19  # digits of the longest integer any option accepts (2^63 - 1)
+
+
 class MetisInt(click.ParamType):
     """An integer in ASCII digits (a leading '-' where ``low`` < 0) within [low, high]; click's
     own int also takes '1_000', '+5' and non-ASCII digits."""
@@ -49,6 +52,9 @@ class MetisInt(click.ParamType):
         if isinstance(value, int):
             number = value
         elif re.fullmatch(r"-?[0-9]+" if self.low < 0 else r"[0-9]+", value):
+            if len(value.lstrip("-").lstrip("0")) > MAX_DIGITS:  # int() refuses 4300 digits
+                self.fail(f"'{value[:24]}...' is not between {self.low} and {self.high}",
+                          param, ctx)
             number = int(value)
         else:
             self.fail(f"'{value}' is not an integer written in the digits 0-9", param, ctx)

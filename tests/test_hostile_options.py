@@ -176,7 +176,8 @@ def test_check_nparts_bounds():
 @pytest.mark.parametrize("arg,option", [
     *[(f"-{name}={value}", f"-{name}")
       for name in ("ufactor", "niter", "ncuts", "seed", "dbglvl")
-      for value in ("99999999999999999999", str(2**63), str(2**64))],
+      for value in ("99999999999999999999", str(2**63), str(2**64), "7" * 5000)],
+    ("-seed=-" + "7" * 5000, "-seed"),
     ("-ncuts=2147483648", "-ncuts"),
     ("-ncuts=1001", "-ncuts"),
     ("-niter=0", "-niter"),
@@ -219,6 +220,22 @@ def test_tiny_tpwgts_fraction_is_an_input_error(tmp_path):
     result = run(path, 2, "-engine=metis", f"-tpwgts={tp}")
     assert result.exit_code == 1, result.output
     assert f"{tp}:1" in result.output and "Traceback" not in result.output
+
+
+def test_tpwgts_ids_of_thousands_of_digits_are_an_input_error(tmp_path):
+    path = grid_file(tmp_path / "g.graph", side=3)
+    tp = tmp_path / "tp"
+    tp.write_text("0 = 0.5\n" + "1" * 5000 + " = 0.5\n")
+    result = run(path, 2, f"-tpwgts={tp}")
+    assert result.exit_code == 1, result.output
+    assert f"{tp}:2" in result.output and "digits" in result.output
+    assert not list(tmp_path.glob("g.graph.part.*"))
+
+
+def test_nparts_of_thousands_of_digits_is_a_usage_error(tmp_path):
+    path = grid_file(tmp_path / "g.graph", side=3)
+    result = run(path, "1" * 5000)
+    assert result.exit_code == 2 and "NPARTS" in result.output, result.output
 
 
 # ------------------------------------------------------------------------- output paths

@@ -166,6 +166,7 @@ def _new_file_mode(name: str) -> int:
         return 0o666 & ~umask
 
 
+MAX_ID_DIGITS = 19  # a longer part or constraint id is out of range (and int() refuses 4300)
 _TPWGTS_LINE = re.compile(r"(\d+)(?:-(\d+))?(?::(\d+)(?:-(\d+))?)?=(.*)")
 
 
@@ -198,6 +199,9 @@ def read_tpwgts(path: str | os.PathLike, nparts: int, ncon: int = 1) -> np.ndarr
                 lineno,
             )
         first, last, c_first, c_last, value = match.groups()
+        if any(len(d.lstrip("0")) > MAX_ID_DIGITS for d in (first, last, c_first, c_last) if d):
+            raise InputError(name, "a part or constraint id has more than "
+                             f"{MAX_ID_DIGITS} digits", lineno)
         first = int(first)
         last = first if last is None else int(last)
         if c_first is None:
