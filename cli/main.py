@@ -8,6 +8,8 @@ import signal
 import stat
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import click
@@ -214,7 +216,8 @@ def _run(graphfile: str, nparts: int, options, shown: Progress | None = None) ->
         click.echo(f"gpmetis: warning: {warning}", err=True)
     check_nparts(nparts, graph.nvtxs)
     check_ubvec_ncon(options.ubvec, graph.ncon)
-    result = partition(graph, nparts, options)
+    with _c_stdout_to_stderr():
+        result = partition(graph, nparts, options)
     t2 = time.perf_counter()
     for warning in result.warnings:
         click.echo(f"gpmetis: warning: {warning}", err=True)
@@ -236,6 +239,27 @@ def _run(graphfile: str, nparts: int, options, shown: Progress | None = None) ->
     with staged_files(files):  # written once the summary is out
         if not options.quiet:
             _print(format_summary(graph, result, options, timing))
+
+
+@contextmanager
+def _c_stdout_to_stderr() -> Iterator[None]:
+    """File descriptor 1 on stderr while METIS runs in this process: its own prints (-dbglvl,
+    its warnings) go there, so stdout carries the summary alone (nothing with -quiet, JSON
+    alone with -json=/dev/stdout). C's buffered output is flushed on both sides of the swap."""
+    import ctypes
+
+    if sys.stdout is not None:
+        sys.stdout.flush()
+    libc = ctypes.CDLL(None)
+    libc.fflush(None)
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        libc.fflush(None)
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def _stdout_error(why: str):

@@ -239,6 +239,24 @@ def test_entry_point_runs_as_a_program(graph_file):
     assert "\x1b[" not in proc.stdout, "piped output must be plain text"
 
 
+def test_metis_prints_go_to_stderr_and_json_to_stdout_stays_json(graph_file, tmp_path):
+    # METIS's own printf output (-dbglvl, k > n) must not reach stdout: -quiet prints nothing
+    # there, and the report written to /dev/stdout is JSON alone
+    proc = subprocess.run(
+        [sys.executable, "-m", "cli.main", str(graph_file), "4", "-engine=metis", "-dbglvl=1",
+         "-quiet", "-nooutput", "-json=/dev/stdout"],
+        capture_output=True, text=True, cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["nparts"] == 4
+    assert "Runtime parameters" in proc.stderr
+    one = tmp_path / "one.graph"
+    one.write_text("1 0\n\n")
+    proc = subprocess.run([sys.executable, "-m", "cli.main", str(one), "5", "-quiet",
+                           "-nooutput"], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0 and proc.stdout == "", proc.stdout
+
+
 def test_program_exit_leaves_no_worker_running(graph_file):
     # the program leaves through os._exit: its METIS workers must be stopped, not orphaned
     proc = subprocess.Popen(

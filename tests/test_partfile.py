@@ -145,3 +145,26 @@ def test_tpwgts_errors(tmp_path, text, line, words):
 def test_tpwgts_missing_file(tmp_path):
     with pytest.raises(InputError, match="no such file"):
         read_tpwgts(tmp_path / "nope", 2)
+
+
+def test_descriptor_names_are_written_through_the_descriptor(tmp_path):
+    # /dev/fd/N (and /dev/stdout) name an open stream: appended to, never replaced by a file
+    log = tmp_path / "log"
+    log.write_bytes(b"before\n")
+    with open(log, "ab") as f:
+        partfile.write_files([(f"/dev/fd/{f.fileno()}", b"0\n1\n")])
+    assert log.read_bytes() == b"before\n0\n1\n"
+    r, w = os.pipe()
+    try:
+        partfile.write_files([(f"/proc/self/fd/{w}", b"2\n")])
+        assert os.read(r, 16) == b"2\n"
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+def test_a_symbolic_link_is_written_through(tmp_path):
+    target, link = tmp_path / "real.part", tmp_path / "link.part"
+    link.symlink_to(target)
+    write_partition(link, np.array([1, 0]))
+    assert link.is_symlink() and target.read_text() == "1\n0\n"

@@ -143,8 +143,10 @@ class _Pending:
 
 def _serve(pipe, parent_ends: list, arena: mmap.mmap) -> None:
     """A worker's loop: a batch of jobs in, their results (or the error) out. Ctrl-C is the
-    parent's to handle; the worker ends when the parent's pipe end closes."""
+    parent's to handle; the worker ends when the parent's pipe end closes. METIS's own prints
+    go to stderr: stdout is the parent's to write."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.dup2(2, 1)
     for end in parent_ends:
         end.close()
     for name in PRELOAD:

@@ -85,12 +85,22 @@ def staged_files(files: list[tuple[str | os.PathLike, bytes]]) -> Iterator[None]
         raise
 
 
+# names of a descriptor the process already has open (/dev/stdout, /dev/fd/3, ...): written
+# through that descriptor, as a shell's redirection to them is, never replaced by a new file
+_DESCRIPTOR_NAME = re.compile(r"/dev/std(out|err)|/dev/fd/(\d+)|/proc/self/fd/(\d+)")
+
+
 class _Staged:
     """One file of ``write_files``: a regular file's content in a synced temporary file beside
-    it (``tmp``), or a FIFO's or device's content held for ``commit`` (``tmp`` None)."""
+    it (``tmp``; beside the file a symbolic link names, which is replaced, not the link), or
+    the content of a FIFO, a device or an open descriptor's name held for ``commit`` (``tmp``
+    None)."""
 
     def __init__(self, name: str, payload: bytes) -> None:
         self.name, self.payload, self.tmp = name, payload, None
+        self.target, self.fd = os.path.realpath(name), _descriptor(name)
+        if self.fd is not None:
+            return  # written through the descriptor by commit
         try:
             mode = os.stat(name).st_mode
         except OSError:
@@ -100,12 +110,12 @@ class _Staged:
         if mode is not None and not stat.S_ISREG(mode):
             return  # a FIFO or a device: written in place by commit
         try:
-            fd, self.tmp = _create_beside(name)
+            fd, self.tmp = _create_beside(self.target)
         except OSError as e:
             raise GpmetisError(f"{name}: cannot write the file: {e.strerror or e}") from None
         try:
             with os.fdopen(fd, "wb") as f:
-                os.fchmod(f.fileno(), _new_file_mode(name))
+                os.fchmod(f.fileno(), _new_file_mode(self.target))
                 f.write(payload)
                 f.flush()
                 os.fsync(f.fileno())
@@ -117,16 +127,20 @@ class _Staged:
 
     def commit(self) -> None:
         try:
+            if self.fd is not None:
+                with os.fdopen(os.dup(self.fd), "wb") as f:
+                    f.write(self.payload)
+                return
             if self.tmp is None:
                 fd = os.open(self.name, os.O_WRONLY)  # no O_CREAT: the FIFO or device must stay
                 with os.fdopen(fd, "wb") as f:
                     f.write(self.payload)
                 return
-            os.replace(self.tmp, self.name)
+            os.replace(self.tmp, self.target)
         except OSError as e:
             raise GpmetisError(f"{self.name}: cannot write the file: {e.strerror or e}") from None
         self.tmp = None
-        directory = os.path.dirname(os.path.abspath(self.name))
+        directory = os.path.dirname(self.target)
         with contextlib.suppress(OSError):  # make the rename durable too
             dfd = os.open(directory, os.O_RDONLY)
             try:
@@ -139,6 +153,17 @@ class _Staged:
             with contextlib.suppress(OSError):
                 os.unlink(self.tmp)
             self.tmp = None
+
+
+def _descriptor(name: str) -> int | None:
+    """The descriptor that ``name`` stands for (/dev/stdout: 1, /dev/fd/N: N), or None."""
+    match = _DESCRIPTOR_NAME.fullmatch(os.path.normpath(os.path.abspath(name)))
+    if match is None:
+        return None
+    stream, *numbers = match.groups()
+    if stream is not None:
+        return 1 if stream == "out" else 2
+    return int(next(n for n in numbers if n is not None))
 
 
 def _create_beside(name: str) -> tuple[int, str]:
