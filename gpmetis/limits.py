@@ -9,16 +9,25 @@ holds less or more:
 - ``metis``: METIS's idx_t, an int64 in pymetis (``pymetis._internal._idx_type_width()`` is 64):
   its cut, part weights and volume are at most the graph's totals, which fit an int64.
 - every engine: NPARTS times the heaviest vertex (a balance bound) within an int64.
+
+And the host memory a run of the cpu or metis engine takes beyond the graph itself, which grows
+with its vertices and adjacency entries: a run that would not fit what the process can still
+allocate is refused before it starts (a file of a few bytes can declare 10^8 vertices).
 """
 
 from __future__ import annotations
 
 from gpmetis.errors import PartitionError
 from gpmetis.graph import Graph
+from gpmetis.io.source import available_memory
 from gpmetis.io.validate import INT64_MAX, check_weight_totals, weight_totals
 
 MULTILEVEL_MAX = 2**31 - 1  # the gpu and cpu engines' int32 sums
 ENGINE_MAX = {"gpu": MULTILEVEL_MAX, "cpu": MULTILEVEL_MAX, "metis": INT64_MAX}
+# peak host bytes of a run beyond the graph, per vertex and per adjacency entry (the gpu
+# engine's run is on the device)
+RUN_VERTEX_BYTES = {"cpu": 150, "metis": 120}
+RUN_ENTRY_BYTES = {"cpu": 80, "metis": 80}
 
 
 def check_limits(graph: Graph, nparts: int, engine: str) -> None:
@@ -29,8 +38,9 @@ def check_limits(graph: Graph, nparts: int, engine: str) -> None:
                            graph.adjwgt if graph.has_adjwgt else None, graph.vsize)
     check_weight_totals(totals, graph.name)
     if nparts * totals.heaviest > INT64_MAX:
-        raise PartitionError(f"{nparts} parts times the heaviest vertex weight "
+        raise PartitionError(f"{graph.name}: {nparts} parts times the heaviest vertex weight "
                              f"{totals.heaviest} passes 2^63-1 = {INT64_MAX}")
+    check_run_memory(graph, engine)
     limit = ENGINE_MAX[engine]
     if limit == INT64_MAX:
         return
@@ -38,8 +48,23 @@ def check_limits(graph: Graph, nparts: int, engine: str) -> None:
                         ("total edge weight (each edge counted in both directions)",
                          totals.adjwgt)):
         if total > limit:
-            raise PartitionError(f"the {what} is {total}, beyond 2^31-1 = {limit}, the most "
-                                 f"the {engine} engine holds; use -engine=metis")
+            raise PartitionError(f"{graph.name}: the {what} is {total}, beyond 2^31-1 = "
+                                 f"{limit}, the most the {engine} engine holds; use "
+                                 "-engine=metis")
+
+
+def check_run_memory(graph: Graph, engine: str) -> None:
+    """PartitionError naming the graph when a run of the cpu or metis engine needs more host
+    memory than the process can still allocate."""
+    if engine not in RUN_VERTEX_BYTES:
+        return
+    need = (graph.nvtxs * RUN_VERTEX_BYTES[engine]
+            + 2 * graph.nedges * RUN_ENTRY_BYTES[engine])
+    free = available_memory()
+    if need > free:
+        raise PartitionError(f"{graph.name}: the {engine} engine needs about "
+                             f"{need / 2**30:.1f} GiB of memory for {graph.nvtxs} vertices and "
+                             f"{graph.nedges} edges; {free / 2**30:.1f} GiB is available")
 
 
 def multilevel_fits(graph: Graph) -> bool:

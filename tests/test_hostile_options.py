@@ -100,6 +100,24 @@ def test_cpu_engine_refuses_totals_past_int32_naming_the_limit(tmp_path):
     check_limits(read_graph(path), 7, "metis")
 
 
+@pytest.mark.parametrize("engine", ["cpu", "metis"])
+def test_a_run_that_would_not_fit_in_memory_is_refused(tmp_path, monkeypatch, engine):
+    # a few bytes of Matrix Market can declare 10^8 vertices: the run is refused up front
+    import gpmetis.limits
+
+    path = grid_file(tmp_path / "g.graph", side=10)
+    need = (100 * gpmetis.limits.RUN_VERTEX_BYTES[engine]
+            + 360 * gpmetis.limits.RUN_ENTRY_BYTES[engine])
+    monkeypatch.setattr(gpmetis.limits, "available_memory", lambda: need - 1)
+    result = run(path, 2, f"-engine={engine}")
+    assert result.exit_code == 1, result.output
+    assert f"{path}: the {engine} engine needs about" in result.output
+    assert "100 vertices and 180 edges" in result.output
+    assert not list(tmp_path.glob("g.graph.part.*"))
+    monkeypatch.setattr(gpmetis.limits, "available_memory", lambda: 1 << 40)
+    assert run(path, 2, f"-engine={engine}").exit_code == 0
+
+
 def test_check_limits_catches_graphs_built_without_the_readers():
     # a Graph made directly (as a reader that skips validation could) is still checked exactly
     xadj = np.array([0, 1, 2], np.int64)
