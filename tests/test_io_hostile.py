@@ -249,7 +249,17 @@ def test_zero_padded_graph_reads_as_its_values(tmp_path):
     assert g.xadj.tolist() == [0, 1, 3, 4] and g.adjncy.tolist() == [1, 0, 2, 1]
     assert g.adjwgt.tolist() == [5, 5, 7, 7]
     path.write_text(f"3 2\n2\n1 3\n{z}1{z}\n")
+    with pytest.raises(InputError, match=f"g.graph:4: '{z}1.*' has more than 18 digits"):
+        read_graph(path)
+    path.write_text(f"3 2\n2\n1 3\n{z}1{z}x\n")
     with pytest.raises(InputError, match=f"g.graph:4: expected an integer, found '{z}1"):
+        read_graph(path)
+
+
+def test_a_weight_of_19_digits_is_named_as_too_long(tmp_path):
+    path = tmp_path / "g.graph"
+    path.write_text("2 1 1\n4000000000000000000 2\n1 1\n")
+    with pytest.raises(InputError, match="g.graph:2: '4000000000000000000' has more than 18"):
         read_graph(path)
 
 

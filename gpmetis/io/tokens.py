@@ -23,6 +23,7 @@ token and three multiply-shift steps); longer and signed ones column by column.
 from __future__ import annotations
 
 import os
+import re
 from collections import deque
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -131,7 +132,13 @@ class Tokens:
         i = int(np.searchsorted(self.bad, lo))
         if i < len(self.bad) and self.bad[i] < hi:
             line = int(self.line_of(int(self.bad[i])))
-            raise InputError(self.path, f"expected {what}, found '{self.text(i)}'", line)
+            text = self.text(i)
+            whole = self.data[self.bad_start[i] : self.bad_end[i]].tobytes()
+            if re.fullmatch(rb"[+-]?[0-9]+", whole):  # digits all: too many of them
+                raise InputError(self.path, f"'{text}' has more than {_MAX_DIGITS} digits "
+                                 "(leading zeros aside), more than any count or weight holds",
+                                 line)
+            raise InputError(self.path, f"expected {what}, found '{text}'", line)
 
 
 def token_text(b: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarray:
