@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, fields, replace
 from numbers import Integral
 
@@ -201,11 +202,22 @@ def check_nparts(nparts: int, nvtxs: int) -> None:
                                     f"vertices are allowed only up to {NPARTS_SPARE}")
 
 
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def parse_decimal(text: str) -> float:
+    """A number written as C's strtod reads decimals (``1.05``, ``.5``, ``2e-3``); ValueError
+    for anything else, such as Python's ``1_1`` (11) or non-ASCII digits."""
+    if _DECIMAL.fullmatch(text.strip()) is None:
+        raise ValueError(text)
+    return float(text)
+
+
 def parse_ubvec(text: str) -> tuple[float, ...]:
     """Parse METIS's space-separated ``-ubvec`` string; OptionError for anything but finite
     numbers in (1, UBVEC_MAX]."""
     try:
-        values = tuple(float(t) for t in text.split())
+        values = tuple(parse_decimal(t) for t in text.split())
     except ValueError:
         raise OptionError("ubvec", f"'{text}' is not a list of numbers") from None
     if not values:

@@ -205,6 +205,8 @@ def test_check_nparts_bounds():
     ("-ubvec=1e308", "-ubvec"),
     ("-ubvec=nan", "-ubvec"),
     ("-ubvec=1.05 1.05", "-ubvec"),  # more values than the graph's one constraint
+    ("-ubvec=1_1", "-ubvec"),  # Python's float() reads 11; METIS's strtod does not
+    ("-ubvec=1.0\u0665", "-ubvec"),
     ("-o=", "-output"),
     ("-json=", "-json"),
 ])
@@ -238,6 +240,16 @@ def test_tiny_tpwgts_fraction_is_an_input_error(tmp_path):
     result = run(path, 2, "-engine=metis", f"-tpwgts={tp}")
     assert result.exit_code == 1, result.output
     assert f"{tp}:1" in result.output and "Traceback" not in result.output
+
+
+def test_tpwgts_fractions_are_decimals_as_strtod_reads_them(tmp_path):
+    path = grid_file(tmp_path / "g.graph", side=3)
+    tp = tmp_path / "tp"
+    tp.write_text("0 = 0.1_5\n")
+    result = run(path, 2, f"-tpwgts={tp}")
+    assert result.exit_code == 1 and f"{tp}:1" in result.output, result.output
+    tp.write_text("0 = .25\n1 = 7.5e-1\n")
+    assert run(path, 2, f"-tpwgts={tp}", "-quiet").exit_code == 0
 
 
 def test_tpwgts_ids_of_thousands_of_digits_are_an_input_error(tmp_path):

@@ -127,7 +127,9 @@ TPWGTS_ERRORS = [
     ("0 = 1.0\n", 1, "between 1e-30 and 1"),
     ("0 = 0\n", 1, "between 1e-30 and 1"),
     ("0 = 1e-300\n", 1, "between 1e-30 and 1"),  # METIS fails on it
-    ("0 = nan\n", 1, "between 1e-30 and 1"),
+    ("0 = nan\n", 1, "is not a number"),
+    ("0 = inf\n", 1, "is not a number"),
+    ("0 = 0.1_5\n", 1, "is not a number"),
     ("0 = 1e-30\n1-3 = 0.9\n", None, "target weight comes to"),  # rescaled: 3.7e-31
     ("0 = 0.7\n1 = 0.4\n", None, "add up to 1.1"),
     ("0 = 0.5\n1 = 0.5\n", None, "leaving nothing for the 2 parts"),

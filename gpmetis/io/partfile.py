@@ -13,7 +13,7 @@ import numpy as np
 
 from gpmetis.errors import GpmetisError, InputError
 from gpmetis.io.source import read_bytes
-from gpmetis.options import MIN_TPWGT
+from gpmetis.options import MIN_TPWGT, parse_decimal
 
 TEMP_NAMES = 10_000  # temporary names tried beside a file before giving up (as tempfile)
 
@@ -243,7 +243,7 @@ def read_tpwgts(path: str | os.PathLike, nparts: int, ncon: int = 1) -> np.ndarr
                 name, f"constraint range {c_first}-{c_last} is not within 0-{ncon - 1}", lineno
             )
         try:
-            fraction = float(value)
+            fraction = parse_decimal(value)
         except ValueError:
             raise InputError(name, f"'{value}' is not a number", lineno) from None
         if not MIN_TPWGT <= fraction < 1.0:
