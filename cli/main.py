@@ -19,6 +19,7 @@ from gpmetis.options import (
     ENGINES,
     INT_OPTION_RANGES,
     IPTYPES,
+    MAX_INT_DIGITS,
     NPARTS_MAX,
     OBJTYPES,
     PRESETS,
@@ -38,9 +39,6 @@ def _choice(values: tuple[str, ...]) -> click.Choice:
     return click.Choice(values, case_sensitive=False)
 
 
-MAX_DIGITS = 19  # digits of the longest integer any option accepts (2^63 - 1)
-
-
 class MetisInt(click.ParamType):
     """An integer in ASCII digits (a leading '-' where ``low`` < 0) within [low, high]; click's
     own int also takes '1_000', '+5' and non-ASCII digits."""
@@ -54,7 +52,7 @@ class MetisInt(click.ParamType):
         if isinstance(value, int):
             number = value
         elif re.fullmatch(r"-?[0-9]+" if self.low < 0 else r"[0-9]+", value):
-            if len(value.lstrip("-").lstrip("0")) > MAX_DIGITS:  # int() refuses 4300 digits
+            if len(value.lstrip("-").lstrip("0")) > MAX_INT_DIGITS:
                 self.fail(f"'{value[:24]}...' is not between {self.low} and {self.high}",
                           param, ctx)
             number = int(value)

@@ -123,7 +123,7 @@ def as_graph(
         # a repeated neighbour counts once per entry, as METIS (and so pymetis) counts it
         return validated_graph(np.asarray(xadj), np.asarray(adjncy),
                                _vwgt(vweights, len(xadj) - 1), eweights, vsize=vsize,
-                               symmetrize=symmetrize, repeats="sum"), None
+                               symmetrize=symmetrize, sum_repeats=True), None
     if vweights is not None or vsize is not None or eweights is not None:
         graph = Graph.from_csr(graph.xadj, graph.adjncy, _vwgt(vweights, graph.nvtxs),
                                graph.adjwgt if eweights is None else eweights,

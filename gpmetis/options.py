@@ -202,6 +202,9 @@ def check_nparts(nparts: int, nvtxs: int) -> None:
                                     f"vertices are allowed only up to {NPARTS_SPARE}")
 
 
+# digits of the longest integer any option or id can hold (2^63 - 1); checked before int(),
+# which refuses strings of more than 4300 digits
+MAX_INT_DIGITS = 19
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 

@@ -74,7 +74,7 @@ def test_validation_sums_repeats_in_sorted_and_unsorted_rows():
     from gpmetis.io.validate import validated_graph
 
     # row 1 sorted with a repeat, row 2 unsorted with one, no weights given
-    graph = validated_graph([0, 1, 4, 7, 8], [1, 0, 2, 2, 3, 1, 1, 2], repeats="sum")
+    graph = validated_graph([0, 1, 4, 7, 8], [1, 0, 2, 2, 3, 1, 1, 2], sum_repeats=True)
     assert graph.has_adjwgt and graph.xadj.tolist() == [0, 1, 3, 5, 6]
     assert graph.adjncy.tolist() == [1, 0, 2, 3, 1, 2]
     assert graph.adjwgt.tolist() == [1, 1, 2, 1, 2, 1]

@@ -13,7 +13,7 @@ import numpy as np
 
 from gpmetis.errors import GpmetisError, InputError
 from gpmetis.io.source import read_bytes
-from gpmetis.options import MIN_TPWGT, parse_decimal
+from gpmetis.options import MAX_INT_DIGITS, MIN_TPWGT, parse_decimal
 
 TEMP_NAMES = 10_000  # temporary names tried beside a file before giving up (as tempfile)
 
@@ -87,7 +87,7 @@ def staged_files(files: list[tuple[str | os.PathLike, bytes]]) -> Iterator[None]
 
 # names of a descriptor the process already has open (/dev/stdout, /dev/fd/3, ...): written
 # through that descriptor, as a shell's redirection to them is, never replaced by a new file
-_DESCRIPTOR_NAME = re.compile(r"/dev/std(out|err)|/dev/fd/(\d+)|/proc/self/fd/(\d+)")
+_DESCRIPTOR_NAME = re.compile(r"/dev/std(out|err)|/(?:dev|proc/self)/fd/(\d+)")
 
 
 class _Staged:
@@ -127,12 +127,9 @@ class _Staged:
 
     def commit(self) -> None:
         try:
-            if self.fd is not None:
-                with os.fdopen(os.dup(self.fd), "wb") as f:
-                    f.write(self.payload)
-                return
             if self.tmp is None:
-                fd = os.open(self.name, os.O_WRONLY)  # no O_CREAT: the FIFO or device must stay
+                # an open descriptor, or a FIFO or device (no O_CREAT: it must stay)
+                fd = os.dup(self.fd) if self.fd is not None else os.open(self.name, os.O_WRONLY)
                 with os.fdopen(fd, "wb") as f:
                     f.write(self.payload)
                 return
@@ -160,10 +157,8 @@ def _descriptor(name: str) -> int | None:
     match = _DESCRIPTOR_NAME.fullmatch(os.path.normpath(os.path.abspath(name)))
     if match is None:
         return None
-    stream, *numbers = match.groups()
-    if stream is not None:
-        return 1 if stream == "out" else 2
-    return int(next(n for n in numbers if n is not None))
+    stream, number = match.groups()
+    return int(number) if stream is None else 1 if stream == "out" else 2
 
 
 def _create_beside(name: str) -> tuple[int, str]:
@@ -191,7 +186,6 @@ def _new_file_mode(name: str) -> int:
         return 0o666 & ~umask
 
 
-MAX_ID_DIGITS = 19  # a longer part or constraint id is out of range (and int() refuses 4300)
 _TPWGTS_LINE = re.compile(r"(\d+)(?:-(\d+))?(?::(\d+)(?:-(\d+))?)?=(.*)")
 
 
@@ -224,9 +218,9 @@ def read_tpwgts(path: str | os.PathLike, nparts: int, ncon: int = 1) -> np.ndarr
                 lineno,
             )
         first, last, c_first, c_last, value = match.groups()
-        if any(len(d.lstrip("0")) > MAX_ID_DIGITS for d in (first, last, c_first, c_last) if d):
+        if any(len(d.lstrip("0")) > MAX_INT_DIGITS for d in (first, last, c_first, c_last) if d):
             raise InputError(name, "a part or constraint id has more than "
-                             f"{MAX_ID_DIGITS} digits", lineno)
+                             f"{MAX_INT_DIGITS} digits", lineno)
         first = int(first)
         last = first if last is None else int(last)
         if c_first is None:

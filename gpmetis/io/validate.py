@@ -4,7 +4,7 @@
 ``InputError``. What it does beyond the dtype and range checks:
 
 - **Self loops and duplicate neighbours** (which METIS accepts silently) are dropped, keeping
-  the first occurrence of a duplicate (and its weight; with ``repeats="sum"``, the Python
+  the first occurrence of a duplicate (and its weight; with ``sum_repeats``, the Python
   API's choice, the first occurrence takes the sum of the repeats' weights, so every cut and
   volume is the one METIS computes on the entries as given); a warning naming the file and the
   first offending line is appended to ``graph.warnings``.
@@ -80,11 +80,11 @@ def validated_graph(
     path: str | None = None,
     vertex_line: Callable[[int], int] | np.ndarray | None = None,
     symmetrize: bool = False,
-    repeats: str = "first",
+    sum_repeats: bool = False,
 ) -> Graph:
     """Check CSR arrays and return them as a canonical ``Graph`` (see the module docstring).
-    ``repeats``: "first" keeps the first of an edge's repeated entries and its weight, "sum"
-    gives it the sum of their weights.
+    ``sum_repeats``: the first of an edge's repeated entries takes the sum of their weights
+    (else it keeps its own).
 
     ``vertex_line`` (a function or an array) maps a 0-based vertex to its 1-based file line for
     messages, which then number vertices from 1 like the file; without it messages name vertices
@@ -100,7 +100,7 @@ def validated_graph(
 
     warnings: list[str] = []
     xadj, adjncy, adjwgt_arr = _canonical(xadj, adjncy, adjwgt_arr, where, warnings, symmetrize,
-                                          repeats == "sum")
+                                          sum_repeats)
     check_weight_totals(weight_totals(xadj, vwgt_arr, adjwgt_arr, vsize_arr), where.path)
     return Graph(
         xadj=xadj,
@@ -335,6 +335,8 @@ def _sorted_rows(xadj, adjncy, adjwgt, sum_repeats: bool = False):
         repeats[1:] = (s[1:] == s[:-1]) & (src[1:] == src[:-1])
         repeats &= ~loops  # a repeated self loop counts as a self loop
         drop = np.flatnonzero(loops | repeats)
+        if not sum_repeats:
+            return order[drop] + e0, drop + e0
         # per repeat, the first entry of its run (sorted position; runs are consecutive)
         first = np.maximum.accumulate(np.where(repeats, 0, np.arange(len(s))))
         rep = np.flatnonzero(repeats)
