@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from gpmetis.errors import GpmetisError, InputError
 from gpmetis.io import partfile, read_tpwgts, write_partition
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize(
@@ -79,6 +85,33 @@ def test_interrupted_write_leaves_no_temporary(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         write_partition(tmp_path / "p", [0])
     assert os.listdir(tmp_path) == []
+
+
+STAGED_THEN_SIGNALLED = """
+import os, signal, sys
+from gpmetis.io.partfile import staged_files
+with staged_files([(sys.argv[1], b"new\\n")]):
+    os.kill(os.getpid(), int(sys.argv[2]))
+    print("survived")
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_fatal_signal_while_staged_leaves_no_temporary(tmp_path, signum):
+    path = tmp_path / "p"
+    path.write_text("good\n")
+    proc = subprocess.run([sys.executable, "-c", STAGED_THEN_SIGNALLED, str(path), str(signum)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert proc.returncode == -signum, proc.stderr  # ended by the signal, as by default
+    assert "survived" not in proc.stdout and "Traceback" not in proc.stderr
+    assert path.read_text() == "good\n"
+    assert os.listdir(tmp_path) == ["p"]
+
+
+def test_signal_handlers_restored_after_staging(tmp_path):
+    before = [signal.getsignal(s) for s in partfile.FATAL_SIGNALS]
+    write_partition(tmp_path / "p", [0])
+    assert [signal.getsignal(s) for s in partfile.FATAL_SIGNALS] == before
 
 
 def test_unwritable_directory(tmp_path):

@@ -6,7 +6,9 @@ import contextlib
 import errno
 import os
 import re
+import signal
 import stat
+import threading
 from collections.abc import Iterator
 
 import numpy as np
@@ -16,6 +18,9 @@ from gpmetis.io.source import read_bytes
 from gpmetis.options import MAX_INT_DIGITS, MIN_TPWGT, parse_decimal
 
 TEMP_NAMES = 10_000  # temporary names tried beside a file before giving up (as tempfile)
+# signals that end a process by default (a job's timeout, a closed terminal): while files are
+# staged they first remove the temporary files, then end the process as they would have
+FATAL_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 def write_partition(path: str | os.PathLike, part) -> None:
@@ -73,16 +78,53 @@ def staged_files(files: list[tuple[str | os.PathLike, bytes]]) -> Iterator[None]
     is written in place, never replaced, just before the renames. GpmetisError (naming the path)
     when one cannot be written."""
     staged: list[_Staged] = []
-    try:
-        for path, payload in files:
-            staged.append(_Staged(os.fspath(path), payload))
+    with _signals_discard():
+        try:
+            for path, payload in files:
+                staged.append(_Staged(os.fspath(path), payload))
+            yield
+            for item in sorted(staged, key=lambda item: item.tmp is not None):
+                item.commit()
+        except BaseException:
+            for item in staged:
+                item.discard()
+            raise
+
+
+class _Terminated(BaseException):
+    """A FATAL_SIGNALS signal that arrived while files were staged."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_terminated(signum: int, frame) -> None:
+    raise _Terminated(signum)
+
+
+@contextlib.contextmanager
+def _signals_discard() -> Iterator[None]:
+    """Within the block, a FATAL_SIGNALS signal whose action is the default (ending the
+    process) raises _Terminated, so that the block can remove its temporary files; on the way
+    out the signal is sent again with its default action, ending the process as it would have.
+    Only the main thread can set handlers: elsewhere the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
         yield
-        for item in sorted(staged, key=lambda item: item.tmp is not None):
-            item.commit()
-    except BaseException:
-        for item in staged:
-            item.discard()
-        raise
+        return
+    caught = [s for s in FATAL_SIGNALS if signal.getsignal(s) == signal.SIG_DFL]
+    for s in caught:
+        signal.signal(s, _raise_terminated)
+    try:
+        yield
+    except _Terminated as e:
+        signal.signal(e.signum, signal.SIG_DFL)
+        caught.remove(e.signum)
+        os.kill(os.getpid(), e.signum)
+        raise  # a signal that does not end the process at once (blocked) still ends the block
+    finally:
+        for s in caught:
+            signal.signal(s, signal.SIG_DFL)
 
 
 # names of a descriptor the process already has open (/dev/stdout, /dev/fd/3, ...): written
