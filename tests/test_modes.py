@@ -17,12 +17,14 @@ from gpmetis.errors import OptionError
 from gpmetis.graph import Graph
 from gpmetis.refinement import minconn
 from gpmetis.refinement.contiguity import (
+    fill_empty_parts_connected,
     make_contiguous,
     move_chunks,
     plan_chunks,
     rebalance_connected,
 )
 from gpmetis.refinement.minconn import constrained_round, minimize_connectivity
+from gpmetis.refinement.rebalance import fill_empty_parts
 
 
 def part_components(graph: Graph, part: np.ndarray, nparts: int) -> np.ndarray:
@@ -174,6 +176,38 @@ def test_make_contiguous_merges_pieces_and_rebalances():
     assert (part_components(graph, out, 2) == 1).all()
     assert np.bincount(out, minlength=2).max() <= 206
     assert rounds[0] >= 1
+
+
+def test_filling_an_empty_part_keeps_the_donor_connected():
+    # a path 0-1-2-3-4 whose middle vertex is the second lightest: the plain fill takes it (the
+    # lightest spare vertex; the lightest stays) and splits the part; -contig's takes an end
+    xadj = np.array([0, 1, 3, 5, 7, 8])
+    adjncy = np.array([1, 0, 2, 1, 3, 2, 4, 3])
+    graph = Graph.from_csr(xadj, adjncy, np.array([3, 3, 2, 3, 1]), None)
+    part = np.zeros(5, dtype=np.int32)
+    plain = fill_empty_parts(get_backend("cpu"), DeviceGraph.upload(get_backend("cpu"), graph),
+                             part, 2)
+    assert part_components(graph, plain, 2)[0] == 2  # what -contig must not do
+    out = fill_empty_parts_connected(graph.xadj, graph.adjncy, graph.vwgt[:, 0], part, 2)
+    assert np.bincount(out, minlength=2).tolist() == [4, 1]
+    assert (part_components(graph, out, 2) == 1).all()
+
+
+def test_metis_engine_contig_fills_empty_parts_without_splitting(tmp_path):
+    # a 6x6 triangle mesh's nodal graph at k=16 with uneven targets: METIS leaves parts
+    # empty; the vertices that fill them leave every part connected
+    idx = [j * 7 + i for j in range(7) for i in range(7)]
+    edges = {(a, b) for a in idx for b in idx
+             if a < b and (b - a in (1, 7, 8)) and (b - a == 7 or b % 7)}
+    src = np.array([a for a, b in edges] + [b for a, b in edges])
+    dst = np.array([b for a, b in edges] + [a for a, b in edges])
+    a = sp.csr_matrix((np.ones(len(src)), (src, dst)), shape=(49, 49))
+    graph = Graph.from_csr(a.indptr, a.indices, None, None)
+    tpwgts = [0.0744, 0.0607, 0.0729, 0.0364, 0.0604, 0.068, 0.0754, 0.0365, 0.0766, 0.0787,
+              0.064, 0.0874, 0.0858, 0.0502, 0.0511, 0.0216]
+    result = partition(graph, 16, engine="metis", contig=True, tpwgts=tpwgts)
+    assert np.bincount(result.part, minlength=16).min() >= 1
+    assert (part_components(graph, result.part, 16) == 1).all()
 
 
 def test_rebalance_connected_keeps_parts_connected():

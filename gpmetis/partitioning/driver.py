@@ -240,6 +240,11 @@ def _metis(graph: Graph, nparts: int, options: Options, tpwgts: np.ndarray) -> n
     from gpmetis.device_graph import DeviceGraph
     from gpmetis.refinement.rebalance import fill_empty_parts
 
+    if options.contig:  # the vertex that fills a part must not split its own
+        from gpmetis.refinement.contiguity import fill_empty_parts_connected
+
+        return fill_empty_parts_connected(graph.xadj, graph.adjncy, graph.vwgt[:, 0], part,
+                                          nparts)
     cpu = get_backend("cpu")
     host = DeviceGraph(cpu, graph.xadj, graph.adjncy, graph.adjwgt, graph.vwgt[:, 0])
     return fill_empty_parts(cpu, host, part, nparts)
