@@ -108,6 +108,30 @@ def test_fatal_signal_while_staged_leaves_no_temporary(tmp_path, signum):
     assert os.listdir(tmp_path) == ["p"]
 
 
+SIGNALLED_BETWEEN_RENAMES = """
+import os, signal, sys
+from gpmetis.io import partfile
+commit = partfile._Staged.commit
+def commit_then_signal(self):
+    commit(self)
+    os.kill(os.getpid(), signal.SIGTERM)
+partfile._Staged.commit = commit_then_signal
+with partfile.staged_files([(sys.argv[1], b"new\\n"), (sys.argv[2], b"new\\n")]):
+    pass
+"""
+
+
+def test_signal_between_renames_waits_until_every_file_is_in_place(tmp_path):
+    first, second = tmp_path / "a", tmp_path / "b"
+    for path in (first, second):
+        path.write_text("old\n")
+    proc = subprocess.run([sys.executable, "-c", SIGNALLED_BETWEEN_RENAMES, str(first),
+                           str(second)], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert proc.returncode == -signal.SIGTERM, proc.stderr
+    assert first.read_text() == second.read_text() == "new\n"  # both, never one of two
+    assert sorted(os.listdir(tmp_path)) == ["a", "b"]
+
+
 def test_signal_handlers_restored_after_staging(tmp_path):
     before = [signal.getsignal(s) for s in partfile.FATAL_SIGNALS]
     write_partition(tmp_path / "p", [0])

@@ -83,8 +83,9 @@ def staged_files(files: list[tuple[str | os.PathLike, bytes]]) -> Iterator[None]
             for path, payload in files:
                 staged.append(_Staged(os.fspath(path), payload))
             yield
-            for item in sorted(staged, key=lambda item: item.tmp is not None):
-                item.commit()
+            with _signals_held():  # all files or none: no signal between two renames
+                for item in sorted(staged, key=lambda item: item.tmp is not None):
+                    item.commit()
         except BaseException:
             for item in staged:
                 item.discard()
@@ -192,6 +193,28 @@ class _Staged:
             with contextlib.suppress(OSError):
                 os.unlink(self.tmp)
             self.tmp = None
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Within the block SIGINT and FATAL_SIGNALS are only noted (Python runs every handler in
+    the main thread, whichever thread the signal reached); each one noted is raised again,
+    to its own handler, as the block ends."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list[int] = []
+    held = {s: signal.getsignal(s) for s in (signal.SIGINT, *FATAL_SIGNALS)}
+    held = {s: h for s, h in held.items() if h is not None}  # None: set outside Python
+    for s in held:
+        signal.signal(s, lambda signum, frame: came.append(signum))
+    try:
+        yield
+    finally:
+        for s, handler in held.items():
+            signal.signal(s, handler)
+        for s in dict.fromkeys(came):
+            signal.raise_signal(s)
 
 
 def _descriptor(name: str) -> int | None:
