@@ -99,6 +99,23 @@ def test_graphchk_exit_status_and_fixed_copy(tmp_path: Path):
     assert run("graphchk", cwd=tmp_path).returncode == 2
 
 
+@pytest.mark.parametrize("header,lines,fmt", [
+    ("3 1 100", ["5 2", "6", "7 2"], "100"),
+    ("3 1 111 2", ["5 1 4 2 3", "6 2 2", "7 3 1 2 3"], "111"),
+])
+def test_graphchk_fixed_copy_keeps_vertex_sizes(tmp_path: Path, header, lines, fmt):
+    # vertex 2 misses its reverse edges: the corrected copy keeps sizes, weights and the fmt
+    (tmp_path / "vs.graph").write_text("\n".join([header, *lines]) + "\n")
+    bad = run("graphchk", "vs.graph", "fixed.graph", cwd=tmp_path)
+    assert bad.returncode == 1
+    assert (tmp_path / "fixed.graph").read_text().split("\n")[0].split()[2] == fmt
+    fixed = gpmetis.read_graph(tmp_path / "fixed.graph")
+    assert fixed.vsize.tolist() == [5, 6, 7] and fixed.nedges == 2
+    if fmt == "111":
+        assert fixed.vwgt.tolist() == [[1, 4], [2, 2], [3, 1]]
+        assert fixed.adjwgt.tolist() == [3, 3, 3, 3]
+
+
 def test_version_option():
     out = subprocess.run([sys.executable, "-m", "cli.main", "--version"], cwd=ROOT,
                          capture_output=True, text=True)

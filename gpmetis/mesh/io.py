@@ -97,34 +97,39 @@ def read_mesh(path: str | os.PathLike) -> Mesh:
 
 
 def graph_bytes(graph: Graph) -> bytes:
-    """``graph`` in the METIS graph format: header ``n m`` (with fmt ``1``, ``10`` or ``11``
-    and ncon when it has weights), then one line per vertex: its weights, then its 1-based
-    neighbours (each followed by the edge's weight when it has edge weights), every value
-    preceded by a space, as METIS writes. Built with NumPy, no loop per vertex or edge."""
+    """``graph`` in the METIS graph format: header ``n m`` (with fmt ``xyz`` and ncon when it
+    has vertex sizes, weights or edge weights), then one line per vertex: its size, its
+    weights, then its 1-based neighbours (each followed by the edge's weight when it has edge
+    weights), every value preceded by a space, as METIS writes. Built with NumPy, no loop per
+    vertex or edge."""
     n = graph.nvtxs
     deg = np.diff(graph.xadj)
     ncon = graph.ncon if graph.has_vwgt else 0
     per_edge = 2 if graph.has_adjwgt else 1
-    fmt = f"{1 if ncon else 0}{1 if graph.has_adjwgt else 0}"
+    columns = ([graph.vsize[:, None]] if graph.vsize is not None else []) + (
+        [graph.vwgt] if ncon else [])
+    fmt = int(f"{1 if graph.vsize is not None else 0}{1 if ncon else 0}"
+              f"{1 if graph.has_adjwgt else 0}")
     header = f"{n} {graph.nedges}"
-    if ncon or graph.has_adjwgt:
-        header += f" {int(fmt):d}" + (f" {ncon}" if ncon > 1 else "")
+    if fmt:
+        header += f" {fmt:d}" + (f" {ncon}" if ncon > 1 else "")
     if per_edge == 2:
         edge_vals = np.stack([graph.adjncy.astype(np.int64) + 1, graph.adjwgt], axis=1).ravel()
     else:
         edge_vals = graph.adjncy.astype(np.int64) + 1
-    count = ncon + per_edge * deg  # values on each vertex line
+    lead = np.hstack(columns).astype(np.int64) if columns else np.zeros((n, 0), np.int64)
+    count = lead.shape[1] + per_edge * deg  # values on each vertex line
     line_end = np.cumsum(count + 1) - 1  # the newline's slot after each line's values
     total = int(count.sum()) + n
     values = np.zeros(total, np.int64)
     is_value = np.ones(total, bool)
     is_value[line_end] = False
-    if ncon:
+    if lead.shape[1]:
         line_start = line_end - count
-        vw_at = (line_start[:, None] + np.arange(ncon)).ravel()
-        values[vw_at] = graph.vwgt.ravel()
+        lead_at = (line_start[:, None] + np.arange(lead.shape[1])).ravel()
+        values[lead_at] = lead.ravel()
         is_edge = is_value.copy()
-        is_edge[vw_at] = False
+        is_edge[lead_at] = False
         values[is_edge] = edge_vals
     else:
         values[is_value] = edge_vals
