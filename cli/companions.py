@@ -22,7 +22,7 @@ def emit(text: str, quiet: bool = False) -> None:
 
 def fail(program: str) -> Callable:
     """Decorator: a GpmetisError becomes ``PROGRAM: error: MESSAGE`` on stderr and its exit
-    status (usage 2, input and run-time 1)."""
+    status (usage 2, input and run-time 1); a MemoryError, ``out of memory`` and status 1."""
 
     def wrap(func: Callable) -> Callable:
         def inner(*args, **kwargs):
@@ -33,6 +33,9 @@ def fail(program: str) -> Callable:
             except GpmetisError as exc:
                 click.echo(f"{program}: error: {exc}", err=True)
                 sys.exit(exc.exit_code)
+            except MemoryError:  # what the up-front memory checks could not foresee
+                click.echo(f"{program}: error: out of memory", err=True)
+                sys.exit(1)
 
         inner.__name__ = func.__name__
         inner.__doc__ = func.__doc__

@@ -12,12 +12,13 @@ holds less or more:
 
 And the host memory a run of the cpu or metis engine takes beyond the graph itself, which grows
 with its vertices and adjacency entries: a run that would not fit what the process can still
-allocate is refused before it starts (a file of a few bytes can declare 10^8 vertices).
+allocate is refused before it starts (a file of a few bytes can declare 10^8 vertices), as is a
+mesh whose largest node id makes more nodes than fit.
 """
 
 from __future__ import annotations
 
-from gpmetis.errors import PartitionError
+from gpmetis.errors import InputError, PartitionError
 from gpmetis.graph import Graph
 from gpmetis.io.source import available_memory
 from gpmetis.io.validate import INT64_MAX, check_weight_totals, weight_totals
@@ -28,6 +29,9 @@ ENGINE_MAX = {"gpu": MULTILEVEL_MAX, "cpu": MULTILEVEL_MAX, "metis": INT64_MAX}
 # engine's run is on the device)
 RUN_VERTEX_BYTES = {"cpu": 150, "metis": 120}
 RUN_ENTRY_BYTES = {"cpu": 80, "metis": 80}
+# peak host bytes per mesh node of building a mesh's graphs, its node partition and their files
+# (METIS numbers nodes 1..the largest id in the file, used or not)
+MESH_NODE_BYTES = 100
 
 
 def check_limits(graph: Graph, nparts: int, engine: str) -> None:
@@ -65,6 +69,17 @@ def check_run_memory(graph: Graph, engine: str) -> None:
         raise PartitionError(f"{graph.name}: the {engine} engine needs about "
                              f"{need / 2**30:.1f} GiB of memory for {graph.nvtxs} vertices and "
                              f"{graph.nedges} edges; {free / 2**30:.1f} GiB is available")
+
+
+def check_mesh_memory(path: str, nn: int, line: int | None) -> None:
+    """InputError naming the file and the ``line`` of the largest node id when the mesh's
+    ``nn`` nodes need more host memory than the process can still allocate."""
+    need = nn * MESH_NODE_BYTES
+    free = available_memory()
+    if need > free:
+        raise InputError(path, f"node {nn} makes the mesh {nn} nodes (METIS numbers them 1 to "
+                               f"the largest id), which need about {need / 2**30:.1f} GiB of "
+                               f"memory; {free / 2**30:.1f} GiB is available", line)
 
 
 def multilevel_fits(graph: Graph) -> bool:

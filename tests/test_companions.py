@@ -116,6 +116,17 @@ def test_graphchk_fixed_copy_keeps_vertex_sizes(tmp_path: Path, header, lines, f
         assert fixed.adjwgt.tolist() == [3, 3, 3, 3]
 
 
+@pytest.mark.parametrize("program,args", [("mpmetis", ["2"]), ("m2gmetis", ["out.graph"]),
+                                          ("mpmetis", ["2", "-gtype=nodal"])])
+def test_mesh_whose_node_ids_need_more_memory_than_there_is(tmp_path: Path, program, args):
+    # METIS numbers nodes 1..the largest id: one id of 10^12 makes 10^12 nodes
+    (tmp_path / "big.mesh").write_text("2\n1 2 3\n2 3 1000000000000\n")
+    out = run(program, "big.mesh", *args, cwd=tmp_path)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert "big.mesh:3: node 1000000000000" in out.stderr and "GiB is available" in out.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.mesh"]
+
+
 def test_version_option():
     out = subprocess.run([sys.executable, "-m", "cli.main", "--version"], cwd=ROOT,
                          capture_output=True, text=True)
