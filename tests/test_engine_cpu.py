@@ -147,3 +147,24 @@ def test_accept_counts_the_vertices_it_matches():
     matched = np.array([2], dtype=np.int32)
     accept(be, prop, match, matched)
     assert match.tolist() == [1, 0, -1, -1, 5, 4] and matched[0] == 4
+
+
+@pytest.mark.parametrize("ncon", [1, 2])
+def test_weightless_isolated_vertices(ncon):
+    # a path of 2000 unit vertices and three isolated vertices of weight 0 in every constraint:
+    # the islands' clusters are sized by their heaviest, which weighs nothing
+    from gpmetis.graph import Graph
+
+    n = 2000
+    src = np.r_[np.arange(n - 1), np.arange(1, n)]
+    dst = np.r_[np.arange(1, n), np.arange(n - 1)]
+    order = np.lexsort((dst, src))
+    xadj = np.zeros(n + 4, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=n + 3), out=xadj[1:])
+    vwgt = np.ones((n + 3, ncon), dtype=np.int64)
+    vwgt[n:] = 0
+    graph = Graph.from_csr(xadj, dst[order], vwgt, None)
+    for ptype in ("kway", "rb"):
+        result = partition(graph, 4, engine="cpu", ptype=ptype)
+        check_partition(graph, result.part, 4)
+        assert result.edgecut >= 3

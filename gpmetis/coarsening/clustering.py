@@ -290,7 +290,7 @@ def group_islands(be: Backend, g: DeviceGraph, cluster, maxvwgt: int) -> None:
     islands = xp.flatnonzero(g.xadj[1:] == g.xadj[:-1]).astype(xp.int32)
     if len(islands) < 2:
         return
-    per = max(1, maxvwgt // int(g.vwgt[islands].max()))
+    per = max(1, maxvwgt // max(int(g.vwgt[islands].max()), 1))  # weightless islands: maxvwgt
     cluster[islands] = islands[xp.arange(len(islands), dtype=xp.int32) // per * per]
 
 
