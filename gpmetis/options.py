@@ -116,6 +116,15 @@ class Options:
             return self.ufactor
         return 1 if self.ptype == "rb" else 30
 
+    @property
+    def trial_ufactor(self) -> int:
+        """The imbalance, in ufactor's units, that the METIS runs inside a partition allow:
+        the tightest -ubvec entry where given (in METIS ubvec wins over ufactor), else
+        ``effective_ufactor``."""
+        if self.ubvec is not None:
+            return round((min(self.ubvec) - 1.0) * 1000)
+        return self.effective_ufactor
+
     def effective_ctype(self, engine: str) -> str:
         """The coarsening scheme ``engine`` runs: label-propagation clusters on the gpu and cpu
         engines, heavy-edge matching in METIS, unless ``-ctype`` says otherwise."""

@@ -168,3 +168,14 @@ def test_weightless_isolated_vertices(ncon):
         result = partition(graph, 4, engine="cpu", ptype=ptype)
         check_partition(graph, result.part, 4)
         assert result.edgecut >= 3
+
+
+@pytest.mark.parametrize("ptype,k,ubvec", [("kway", 3, 1.03), ("rb", 8, 1.001)])
+def test_ubvec_wins_over_ufactor(ptype, k, ubvec):
+    # as in METIS, -ufactor changes nothing once -ubvec is given (the initial partition's
+    # METIS trials took -ufactor's 1.5 and cut over 4x more)
+    graph = load_fixture("rgg_n_2_15_s0")
+    alone = partition(graph, k, engine="cpu", ptype=ptype, ubvec=[ubvec])
+    both = partition(graph, k, engine="cpu", ptype=ptype, ubvec=[ubvec], ufactor=500)
+    assert np.array_equal(alone.part, both.part)
+

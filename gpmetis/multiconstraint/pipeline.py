@@ -105,7 +105,7 @@ def multiconstraint_partition(wg: WeightedGraph, nparts: int, options: Options,
     coarsest.reload()
     ubvec = np.asarray(options.ubfactors(len(wg.totals)), dtype=np.float64)
     part = initial_partition(coarsest, weights[-1], nparts, balance, tpwgts, ubvec, seed=seed,
-                             ntrials=INITIAL_TRIALS, ufactor=options.effective_ufactor,
+                             ntrials=INITIAL_TRIALS, ufactor=options.trial_ufactor,
                              niter=options.niter, patience=patience,
                              coarsened=len(levels) > 1,
                              balanced_trials=balanced_trials(g.nvtxs, options),

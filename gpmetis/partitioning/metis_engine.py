@@ -34,7 +34,7 @@ def metis_partition(graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
     settings = {
         "objtype": OBJTYPES.index(options.objtype),
         "ctype": CTYPES.index(options.effective_ctype("metis")),
-        "ufactor": options.effective_ufactor,
+        "ufactor": options.trial_ufactor,
         "niter": options.niter,
         "ncuts": options.runs,
         "no2hop": int(options.no2hop),
@@ -56,8 +56,6 @@ def metis_partition(graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
             nparts, tpwgts, None if options.ubvec is None else np.asarray(options.ubvec),
             options=settings, recursive=options.ptype == "rb", vsize=graph.vsize)
         return part
-    if options.ubvec is not None:
-        settings["ufactor"] = round((options.ubvec[0] - 1.0) * 1000)
     vweights = graph.vwgt.reshape(-1) if graph.has_vwgt else None
     eweights = graph.adjwgt if graph.has_adjwgt else None
     try:

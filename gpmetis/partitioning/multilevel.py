@@ -120,7 +120,7 @@ def multilevel_partition(
     part0 = initial_partition(
         levels[-1].graph, nparts, maxpwgt, tpwgts.reshape(-1),
         target=coarsen_to(g.nvtxs, nparts), seed=seed, ntrials=INITIAL_TRIALS,
-        ufactor=options.effective_ufactor, niter=options.niter,
+        ufactor=options.trial_ufactor, niter=options.niter,
         random_bisections=options.iptype == "random", kway=direct,
         meanwhile=_prepare_small_levels(levels, refiners, level_refiner),
     )
@@ -191,7 +191,7 @@ def multilevel_bisections(g: DeviceGraph, labels, tpwgts: np.ndarray, options: O
 
     side = initial_bisections(
         levels[-1].graph, coarse_labels, tpwgts, maxpwgt, target=target, seed=seed,
-        ntrials=max(PIECE_TRIALS, INITIAL_TRIALS // npieces), ufactor=options.effective_ufactor,
+        ntrials=max(PIECE_TRIALS, INITIAL_TRIALS // npieces), ufactor=options.trial_ufactor,
         niter=options.niter, random_bisections=options.iptype == "random",
         meanwhile=_prepare_small_levels(levels, refiners, level_refiner))
     t2 = time.perf_counter()
@@ -249,7 +249,7 @@ def multilevel_copies(g: DeviceGraph, nparts: int, options: Options, tpwgts: np.
 
     part0 = initial_copies(
         levels[-1].graph, coarse_labels, nparts, maxpwgt, tpwgts.reshape(-1), target=target,
-        seeds=seeds, ntrials=COPY_TRIALS, ufactor=options.effective_ufactor,
+        seeds=seeds, ntrials=COPY_TRIALS, ufactor=options.trial_ufactor,
         niter=options.niter, random_bisections=options.iptype == "random",
         meanwhile=_prepare_small_levels(levels, refiners, level_refiner))
     t2 = time.perf_counter()
