@@ -178,6 +178,15 @@ def test_balance_moves_cut_edges_first_then_forces():
     assert got[1] == 1 and got[3] == 2
 
 
+def test_balance_heavy_edges_fit_whole_then_lower_the_largest_load():
+    # part 0 carries 23 of 33 (limit 12): its light edges (1, 2) fit part 1's room whole; no
+    # edge of 10 fits a room, so one moves where it lowers the larger load, ending within 12
+    part = np.array([0, 0, 0, 0, 1, 2], dtype=np.int32)
+    load = np.array([10, 1, 2, 10, 5, 5], dtype=np.int64)
+    got = balance_edges(CPU, part, part.copy(), load, 3, 12)
+    assert np.bincount(got, weights=load, minlength=3).max() <= 12
+
+
 def test_fill_empty_parts_takes_spare_edges_from_the_heaviest():
     part = np.array([0, 0, 0, 1, 1, 0], dtype=np.int32)
     got = fill_empty_parts(CPU, part, np.ones(6, dtype=np.int64), 4)

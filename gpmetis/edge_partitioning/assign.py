@@ -91,9 +91,11 @@ def balance_edges(be: Backend, part, other, load, nparts: int, limit: int):
 
     Each round first moves edges whose other slot lies in a part with room (a cut dominant edge:
     the move adds no copy of its lower endpoint that the split graph did not have), then, for
-    what is still over, the first edges (in edge order) of each overweight part into the parts
-    with room, in part order. A part receives at most its room, so no receiver goes over (with
-    unit loads every limit then holds; a heavy edge may leave one over, which the metrics show).
+    what is still over, the lightest edges (then in edge order) of each overweight part into the
+    parts with room, in part order, each whole inside one part's room (one that would straddle
+    two waits for the next round). No receiver goes over; when no edge fits, the lightest edge
+    of the heaviest part moves to the lightest part if that lowers their larger load. With unit
+    loads every limit then holds; heavy edges may leave one over, which the metrics show.
     """
     xp = be.xp
     part, other = part.copy(), other.copy()
@@ -114,17 +116,28 @@ def balance_edges(be: Backend, part, other, load, nparts: int, limit: int):
         if len(moved):
             part[moved], other[moved] = other[moved], part[moved]
             continue
-        # forced moves: the first edges of each overweight part fill the parts with room
+        # forced moves: the lightest edges of each overweight part (then in edge order) fill
+        # the parts with room, in part order, each edge whole inside one part's room
         cand = xp.flatnonzero(excess[part] > 0)
+        cand = cand[be.argsort_stable(load[cand])]
         cand = cand[be.argsort_stable(part[cand])]
         need = _within_groups(be, part[cand], load[cand]) - load[cand] < excess[part[cand]]
         cand = cand[need]
         ends = xp.cumsum(room)
-        dest = xp.searchsorted(ends, xp.cumsum(load[cand]), side="left")
+        last = xp.cumsum(load[cand])
+        dest = xp.searchsorted(ends, last, side="left")
         keep = dest < nparts
+        keep[keep] &= last[keep] - load[cand][keep] >= ends[dest[keep]] - room[dest[keep]]
         moved, dest = cand[keep], dest[keep].astype(xp.int32)
         if not len(moved):
-            break
+            # no edge fits a part's room: the lightest edge of the heaviest part goes to the
+            # lightest part where that lowers the largest load of the two
+            heavy, light = int(xp.argmax(loads)), int(xp.argmin(loads))
+            edges = xp.flatnonzero(part == heavy)
+            e = edges[int(xp.argmin(load[edges]))]
+            if int(loads[light] + load[e]) >= int(loads[heavy]):
+                break
+            moved, dest = e[None], xp.full(1, light, dtype=xp.int32)
         other[moved] = part[moved]
         part[moved] = dest
     return part
