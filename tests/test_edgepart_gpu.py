@@ -52,3 +52,20 @@ def test_edge_partition_gpu_equals_cpu(name, nparts):
     assert gpu.copies_beyond_one == cpu.copies_beyond_one
     np.testing.assert_array_equal(gpu.part_loads, cpu.part_loads)
     assert gpu.part_loads.max() <= gpu.limit
+
+
+@pytest.mark.parametrize("nedges,heaviest", [(400, 20), (40, 60)])
+def test_weighted_balance_equals_cpu(nedges, heaviest):
+    from gpmetis.edge_partitioning.assign import balance_edges
+
+    rng = np.random.default_rng(3)
+    part = rng.integers(0, 2, nedges).astype(np.int32)  # parts 0 and 1 full, 2-7 empty
+    other = rng.integers(0, 8, nedges).astype(np.int32)
+    load = rng.integers(1, heaviest + 1, nedges).astype(np.int64)
+    limit = int(1.03 * load.sum() / 8)
+    got = []
+    for engine in ("cpu", "gpu"):
+        be = get_backend(engine)
+        got.append(be.asnumpy(balance_edges(be, be.xp.asarray(part), be.xp.asarray(other),
+                                            be.xp.asarray(load), 8, limit)))
+    np.testing.assert_array_equal(got[0], got[1])

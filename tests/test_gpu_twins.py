@@ -29,6 +29,7 @@ from gpmetis.coarsening.clustering import (
 from gpmetis.coarsening.contraction import coarse_map, contract
 from gpmetis.coarsening.matching import accept, heavy_edge_matching, propose, two_hop_match
 from gpmetis.device_graph import DeviceGraph
+from gpmetis.graph import Graph
 from gpmetis.initial_partitioning.thinning import heaviest_edges
 from gpmetis.metrics import part_weights
 from gpmetis.refinement.jet import (
@@ -444,6 +445,17 @@ def test_gpu_engine_equals_cpu_engine_when_matching(name, ctype):
     graph = _graph(name)
     cpu = partition(graph, 16, engine="cpu", seed=7, ctype=ctype)
     gpu = partition(graph, 16, engine="gpu", seed=7, ctype=ctype)
+    assert np.array_equal(cpu.part, gpu.part)
+
+
+@pytest.mark.parametrize("ncon", [1, 2])
+def test_gpu_engine_equals_cpu_engine_with_weightless_islands(ncon):
+    graph = random_graph(4000, 5, seed=8, isolated=300)
+    vwgt = np.ones((graph.nvtxs, ncon), dtype=np.int64)
+    vwgt[np.diff(graph.xadj) == 0] = 0  # the isolated vertices weigh nothing
+    weighted = Graph.from_csr(graph.xadj, graph.adjncy, vwgt, None)
+    cpu = partition(weighted, 8, engine="cpu", seed=7)
+    gpu = partition(weighted, 8, engine="gpu", seed=7)
     assert np.array_equal(cpu.part, gpu.part)
 
 
