@@ -188,7 +188,8 @@ def test_filling_an_empty_part_keeps_the_donor_connected():
     plain = fill_empty_parts(get_backend("cpu"), DeviceGraph.upload(get_backend("cpu"), graph),
                              part, 2)
     assert part_components(graph, plain, 2)[0] == 2  # what -contig must not do
-    out = fill_empty_parts_connected(graph.xadj, graph.adjncy, graph.vwgt[:, 0], part, 2)
+    out = fill_empty_parts_connected(get_backend("cpu"),
+                                     DeviceGraph.upload(get_backend("cpu"), graph), part, 2)
     assert np.bincount(out, minlength=2).tolist() == [4, 1]
     assert (part_components(graph, out, 2) == 1).all()
 

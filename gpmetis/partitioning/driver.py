@@ -238,16 +238,14 @@ def _metis(graph: Graph, nparts: int, options: Options, tpwgts: np.ndarray) -> n
         return part
     from gpmetis.backend import get_backend
     from gpmetis.device_graph import DeviceGraph
+    from gpmetis.refinement.contiguity import fill_empty_parts_connected
     from gpmetis.refinement.rebalance import fill_empty_parts
 
-    if options.contig:  # the vertex that fills a part must not split its own
-        from gpmetis.refinement.contiguity import fill_empty_parts_connected
-
-        return fill_empty_parts_connected(graph.xadj, graph.adjncy, graph.vwgt[:, 0], part,
-                                          nparts)
+    # under -contig the vertex that fills a part must not split its own
+    fill = fill_empty_parts_connected if options.contig else fill_empty_parts
     cpu = get_backend("cpu")
     host = DeviceGraph(cpu, graph.xadj, graph.adjncy, graph.adjwgt, graph.vwgt[:, 0])
-    return fill_empty_parts(cpu, host, part, nparts)
+    return fill(cpu, host, part, nparts)
 
 
 def _weights_and_limits(graph: Graph, metrics: PartitionMetrics, tpwgts: np.ndarray,

@@ -470,48 +470,40 @@ def min_over_neighbours(be: Backend, g: DeviceGraph, src, values):
 FILL_TRIES = 8  # vertices of a part checked for one whose move leaves the part connected
 
 
-def fill_empty_parts_connected(xadj: np.ndarray, adjncy: np.ndarray, vwgt: np.ndarray,
-                               part: np.ndarray, nparts: int) -> np.ndarray:
-    """``fill_empty_parts`` for ``-contig`` on the host (METIS's partitions, which may leave
-    parts empty): each empty part takes a vertex of the heaviest part of two or more vertices
-    whose part stays connected without it (the fewest neighbours in its part first, at most
-    FILL_TRIES checked a part; a vertex with one such neighbour always qualifies). A part whose
-    vertices all hold it together gives none. Returns a new array."""
+def fill_empty_parts_connected(be: Backend, g: DeviceGraph, part, nparts: int):
+    """``fill_empty_parts`` for ``-contig`` (on the cpu backend: METIS's partitions, which may
+    leave parts empty): each empty part takes a vertex of the heaviest part of two or more
+    vertices whose part stays connected without it (the fewest neighbours in its part first,
+    at most FILL_TRIES checked a part; a vertex with one such neighbour always qualifies). A
+    part whose vertices all hold it together gives none. Returns a new array."""
     part = part.astype(np.int32, copy=True)
-    src = np.repeat(np.arange(len(xadj) - 1, dtype=np.int32), np.diff(xadj))
-    pw = np.bincount(part, weights=vwgt, minlength=nparts)
+    pw = np.bincount(part, weights=g.vwgt, minlength=nparts)
     size = np.bincount(part, minlength=nparts)
-    cpu = _cpu_backend()
     for empty in np.flatnonzero(size == 0):
         for donor in np.argsort(-pw, kind="stable"):
             if size[donor] < 2:
-                break
-            mover = _connected_mover(cpu, xadj, adjncy, src, part, int(donor))
+                continue
+            mover = _connected_mover(be, g, part, int(donor))
             if mover is not None:
                 part[mover] = empty
-                pw[donor] -= vwgt[mover]
-                pw[empty] += vwgt[mover]
+                pw[donor] -= g.vwgt[mover]
+                pw[empty] += g.vwgt[mover]
                 size[donor] -= 1
                 size[empty] = 1
                 break
     return part
 
 
-def _connected_mover(be: Backend, xadj, adjncy, src, part, donor: int) -> int | None:
+def _connected_mover(be: Backend, g: DeviceGraph, part, donor: int) -> int | None:
     """A vertex of part ``donor`` whose part stays connected without it, or None."""
     members = np.flatnonzero(part == donor)
-    inside = np.bincount(src[(part[src] == donor) & (part[adjncy] == donor)],
-                         minlength=len(xadj) - 1)[members]
+    src = g.src
+    inside = np.bincount(src[(part[src] == donor) & (part[g.adjncy] == donor)],
+                         minlength=g.nvtxs)[members]
     for v in members[np.argsort(inside, kind="stable")[:FILL_TRIES]]:
         trial = part.copy()
         trial[v] = -1
-        label = connected_components(be, xadj, adjncy, trial)
+        label = connected_components(be, g.xadj, g.adjncy, trial)
         if len(np.unique(label[members[members != v]])) == 1:
             return int(v)
     return None
-
-
-def _cpu_backend() -> Backend:
-    from gpmetis.backend import get_backend
-
-    return get_backend("cpu")
