@@ -4,12 +4,17 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: setup demo test lint gpu-test bench quality clean
+.PHONY: setup demo test lint kernels gpu-test bench quality clean
+
+# CuPy (the gpu extra) only where an NVIDIA GPU is seen, or with GPU=1.
+GPU ?= $(shell nvidia-smi -L >/dev/null 2>&1 && echo 1)
+comma := ,
+EXTRAS := test,bench$(if $(filter 1,$(GPU)),$(comma)gpu)
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[gpu,test,bench]"
+	$(PY) -m pip install -q -e ".[$(EXTRAS)]"
 	touch $@
 
 setup: $(VENV)/.installed
@@ -25,7 +30,11 @@ test: lint
 	$(PY) -m pytest -q
 
 # On the GPU machine: no network, so no venv; the checkout is used through PYTHONPATH.
-gpu-test:
+# The kernels are compiled ahead of time for its GPUs first, as an install there does.
+kernels:
+	$(PYTHON) -m gpmetis.cuda.fatbin --arch=native
+
+gpu-test: kernels
 	PYTHONPATH=$(CURDIR):$$PYTHONPATH $(PYTHON) -m pytest -q -m gpu -p no:cacheprovider tests
 
 bench:

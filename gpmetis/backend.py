@@ -14,6 +14,8 @@ from types import ModuleType
 
 import numpy as np
 
+from gpmetis.cuda.fatbin import NVCC_FLAGS, kernel_source, prebuilt
+
 WARP_SIZE = 32
 WARPS_PER_BLOCK = 8  # as ROW_WARPS in warp_sums.cuh
 STAGED_MIN_BYTES = 4 << 20  # arrays from this size move as ``staging`` copies them
@@ -292,32 +294,19 @@ def _kernel(cu_file: Path, name: str):
 def _raw_module(path: str):
     import cupy
 
+    source = kernel_source(Path(path))
+    fatbin = prebuilt(Path(path), source)
+    if fatbin is not None:
+        module = cupy.RawModule(path=str(fatbin))
+        try:
+            module.compile()
+            return module
+        except cupy.cuda.driver.CUDADriverError:
+            pass  # built for other GPUs: compile this one's code from the source
     # One option set for every module: CuPy preprocesses an empty program once per distinct
     # option set (PreprocessCache keeps the results across processes). Headers are pasted
     # in, so that CuPy's on-disk cache, keyed by the source text, sees a change to a header.
-    return cupy.RawModule(code=kernel_source(Path(path)), options=("-std=c++17",))
-
-
-def kernel_source(cu_file: Path) -> str:
-    """The text of ``cu_file`` with each ``#include "relative/path"`` replaced by that file's
-    text (recursively, each file once)."""
-    seen: set[Path] = set()
-
-    def expand(path: Path) -> str:
-        path = path.resolve()
-        if path in seen:
-            return ""
-        seen.add(path)
-        lines = []
-        for line in path.read_text().splitlines():
-            stripped = line.strip()
-            if stripped.startswith('#include "') and stripped.endswith('"'):
-                lines.append(expand(path.parent / stripped[len('#include "'):-1]))
-            else:
-                lines.append(line)
-        return "\n".join(lines)
-
-    return expand(cu_file) + "\n"
+    return cupy.RawModule(code=source, options=NVCC_FLAGS)
 
 
 @functools.cache

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from conftest import requires_cuda
 
-from gpmetis.backend import kernel_source
+from gpmetis.cuda.fatbin import kernel_source
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = ROOT / "gpmetis" / "cuda" / "grid_sync.cuh"

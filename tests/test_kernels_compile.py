@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gpmetis.backend import kernel_source
+from gpmetis.cuda import fatbin
+from gpmetis.cuda.fatbin import kernel_source
 
 ROOT = Path(__file__).resolve().parents[1]
 CU_FILES = sorted((ROOT / "gpmetis").rglob("*.cu"))
@@ -48,3 +49,38 @@ def test_kernel_source_pastes_headers_once(tmp_path: Path):
     assert "#include" not in text
     assert text.count("int shared_helper;") == 1
     assert text.index("int shared_helper;") < text.index("int a;")
+
+
+SMALL_MODULE = ROOT / "gpmetis" / "edge_partitioning" / "split_graph.cu"
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc (CUDA toolkit) is not installed")
+def test_fatbin_built_named_by_its_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    stale = fatbin.fatbin_path(SMALL_MODULE, "older source", tmp_path)
+    tmp_path.mkdir(exist_ok=True)
+    stale.write_bytes(b"old")
+    [built] = fatbin.build(["90"], tmp_path, files=[SMALL_MODULE])
+    assert built == fatbin.fatbin_path(SMALL_MODULE, kernel_source(SMALL_MODULE), tmp_path)
+    assert built.stat().st_size > 0 and not stale.exists()
+    monkeypatch.setattr(fatbin, "FATBIN_DIR", tmp_path)
+    assert fatbin.prebuilt(SMALL_MODULE, kernel_source(SMALL_MODULE)) == built
+    assert fatbin.prebuilt(SMALL_MODULE, kernel_source(SMALL_MODULE) + "// edited\n") is None
+
+
+def test_fatbin_names_differ_by_module_and_source():
+    a, b = CU_FILES[0], CU_FILES[1]
+    names = {fatbin.fatbin_path(f, s, ROOT).name for f in (a, b) for s in ("x", "y")}
+    assert len(names) == 4
+
+
+def test_fatbin_command_refuses_unknown_arch(capsys: pytest.CaptureFixture[str]):
+    with pytest.raises(SystemExit) as exc:
+        fatbin.main(["--arch=hopper"])
+    assert exc.value.code == 2 and "--arch=hopper" in capsys.readouterr().err
+
+
+def test_fatbin_gencode_covers_each_arch_and_ptx_of_the_newest():
+    flags = fatbin.gencode_flags(["80", "100", "90"])
+    assert flags[:3] == [f"-gencode=arch=compute_{a},code=sm_{a}" for a in ("80", "100", "90")]
+    assert flags[3] == "-gencode=arch=compute_100,code=compute_100"
+    assert fatbin.gencode_flags(["native"]) == ["-arch=native"]
