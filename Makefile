@@ -30,9 +30,10 @@ test: lint
 	$(PY) -m pytest -q
 
 # On the GPU machine: no network, so no venv; the checkout is used through PYTHONPATH.
-# The kernels are compiled ahead of time for its GPUs first, as an install there does.
+# The kernels are compiled ahead of time for its GPUs and CuPy's cache filled first, as
+# preparing an installed machine does.
 kernels:
-	$(PYTHON) -m gpmetis.cuda.fatbin --arch=native
+	PYTHONPATH=$(CURDIR):$$PYTHONPATH $(PYTHON) -m gpmetis.cuda.prepare --arch=native
 
 gpu-test: kernels
 	PYTHONPATH=$(CURDIR):$$PYTHONPATH $(PYTHON) -m pytest -q -m gpu -p no:cacheprovider tests
