@@ -84,3 +84,9 @@ def test_fatbin_gencode_covers_each_arch_and_ptx_of_the_newest():
     assert flags[:3] == [f"-gencode=arch=compute_{a},code=sm_{a}" for a in ("80", "100", "90")]
     assert flags[3] == "-gencode=arch=compute_100,code=compute_100"
     assert fatbin.gencode_flags(["native"]) == ["-arch=native"]
+
+
+def test_no_fatbin_for_a_module_outside_the_package(tmp_path: Path):
+    outside = tmp_path / "probe.cu"
+    outside.write_text('extern "C" __global__ void probe() {}\n')
+    assert fatbin.prebuilt(outside, kernel_source(outside)) is None

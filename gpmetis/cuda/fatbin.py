@@ -55,7 +55,10 @@ def fatbin_path(cu_file: Path, source: str, directory: Path) -> Path:
 
 
 def prebuilt(cu_file: Path, source: str) -> Path | None:
-    """The fatbin of ``cu_file`` built from exactly ``source``, or None."""
+    """The fatbin of ``cu_file`` built from exactly ``source``, or None (always for a file
+    outside the package)."""
+    if not cu_file.resolve().is_relative_to(PACKAGE):
+        return None
     path = fatbin_path(cu_file, source, FATBIN_DIR)
     return path if path.is_file() else None
 
