@@ -174,7 +174,8 @@ def part_graph(
 
     Returns ``GraphPartition(edge_cuts, vertex_part)``: edge_cuts is METIS's objective (the
     communication volume under objtype vol), vertex_part an ``array.array`` of int64 as
-    pymetis's (a dict keyed by node for a networkx graph).
+    pymetis's, a list of zeros for nparts=1 as pymetis's (a dict keyed by node for a networkx
+    graph).
 
     Options: the graph (see ``as_graph``: ``adjacency`` or ``xadj``/``adjncy``, ``vweights``,
     ``vsize``, ``eweights``, ``mtx_weights``, ``weight``, ``warn_on_copies``; ``symmetrize``,
@@ -210,9 +211,9 @@ def part_graph(
     weights = _tpwgts(tpwgts, nparts)
     if weights is not None:
         changes["tpwgts"] = weights
-    if nparts == 1:
-        part = np.zeros(graph.nvtxs, dtype=np.int64)
-        return GraphPartition(0, dict.fromkeys(labels, 0) if labels is not None else _ids(part))
+    if nparts == 1:  # a list, as pymetis answers without calling METIS
+        return GraphPartition(0, dict.fromkeys(labels, 0) if labels is not None
+                              else [0] * graph.nvtxs)
     run = run.with_(**changes)
     result = _partition(graph, nparts, run)
     # METIS's objective value, as pymetis reports it: the volume under objtype vol
@@ -270,8 +271,8 @@ def part_mesh(
     ``connectivity``: one sequence of 0-based node ids per element (elements may differ in
     size), a 2-D array (ne, nodes per element), or a ``gpmetis.mesh.Mesh``. Returns
     ``MeshPartition(edge_cuts, element_part, vertex_part)`` (``array.array``s of int64 as
-    pymetis's; the cut is that of the
-    graph partitioned; nodes that no element holds go to the lightest parts).
+    pymetis's, lists of zeros for n_parts < 2 as pymetis's; the cut is that of the graph
+    partitioned; nodes that no element holds go to the lightest parts).
 
     Options: ``options`` (as for ``part_graph``; ptype defaults to k-way as in METIS);
     ``tpwgts`` (target fraction per part); ``gtype`` (``GType.NODAL``, the default: partition
@@ -289,8 +290,8 @@ def part_mesh(
         raise ValueError("node ids must be 0-based, non-negative integers")
     nn = int(eind.max()) + 1 if len(eind) else 0
     weights = _tpwgts(tpwgts, n_parts)
-    if n_parts < 2:
-        return MeshPartition(0, _ids(np.zeros(ne)), _ids(np.zeros(nn)))
+    if n_parts < 2:  # lists, as pymetis answers without calling METIS
+        return MeshPartition(0, [0] * ne, [0] * nn)
     gtype = GType.NODAL if gtype is None else GType(int(gtype))
     run, _ = run_options(options)
     if weights is not None:

@@ -53,8 +53,11 @@ def test_part_graph_returns_pymetis_arrays():
     assert parts.count(0) == parts.count(1) == 18
     assert np.frombuffer(parts, dtype=pymetis.zero_copy_dtype()).tolist() == parts.tolist()
     json.dumps({"cuts": cuts, "parts": parts.tolist()})
-    _, single = pymetis.part_graph(1, adjacency=grid(2, 2))
-    assert type(single) is array.array and single.tolist() == [0] * 4
+
+
+def test_one_part_is_a_list_of_zeros_as_pymetis_returns():
+    cuts, single = pymetis.part_graph(1, adjacency=grid(3, 2))
+    assert cuts == 0 and type(single) is list and single == [0] * 6
 
 
 def test_repeated_neighbours_count_once_per_entry_as_in_metis():
@@ -230,9 +233,24 @@ def test_part_mesh_ncommon_and_trivial():
     conn = quad_mesh(2, 2)
     _, epart, _ = pymetis.part_mesh(2, conn, gtype=pymetis.GType.DUAL, ncommon=2)
     assert sorted(epart) == [0, 0, 1, 1]
-    cuts, epart, npart = pymetis.part_mesh(1, conn)
-    assert cuts == 0 and epart.tolist() == [0] * 4 and npart.tolist() == [0] * 9
-    assert type(epart) is array.array and type(npart) is array.array
+
+
+@pytest.mark.parametrize("n_parts", [1, 0])
+def test_part_mesh_below_two_parts_is_lists_of_zeros_as_pymetis_returns(n_parts):
+    result = pymetis.part_mesh(n_parts, quad_mesh(3, 2).tolist())
+    assert isinstance(result, pymetis.MeshPartition) and result.edge_cuts == 0
+    assert type(result.element_part) is list and result.element_part == [0] * 6
+    assert type(result.vertex_part) is list and result.vertex_part == [0] * 12
+
+
+@pytest.mark.parametrize("gtype", [pymetis.GType.NODAL, pymetis.GType.DUAL])
+def test_part_mesh_result_is_the_named_tuple(gtype):
+    result = pymetis.part_mesh(2, quad_mesh(3, 2), gtype=gtype)
+    assert isinstance(result, pymetis.MeshPartition) and result._fields == (
+        "edge_cuts", "element_part", "vertex_part")
+    assert type(result.element_part) is array.array and len(result.element_part) == 6
+    assert type(result.vertex_part) is array.array and len(result.vertex_part) == 12
+    assert sorted(set(result.element_part)) == [0, 1] == sorted(set(result.vertex_part))
 
 
 def test_dual_and_nodal_graphs_match_metis():
