@@ -10,16 +10,19 @@ graph (``weight=`` names an edge attribute; results come back keyed by node).
 from __future__ import annotations
 
 import array
+import reprlib
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 import numpy as np
 
+from gpmetis.errors import InputError
 from gpmetis.graph import Graph
 from gpmetis.interop import from_networkx, from_scipy, is_networkx, is_scipy_sparse
-from gpmetis.io.validate import validated_graph
+from gpmetis.io.validate import INT64_MAX, validated_graph
 from gpmetis.partitioning.driver import Result
 from gpmetis.partitioning.driver import partition as _partition
 from gpmetis.pymetis_compat import (
@@ -56,18 +59,52 @@ def _warn_copy(name: str, value: Any) -> None:
                       "gpmetis.zero_copy_dtype() to avoid the copy)", BytesWarning, stacklevel=3)
 
 
-def _rows_to_csr(adjacency) -> tuple[np.ndarray, np.ndarray]:
-    """CSR of pymetis's adjacency: ``adjacency[i]`` lists vertex i's neighbours (any iterable
-    of ids: a list, an array, a set, a mapping's keys, as pymetis takes them)."""
-    n = len(adjacency)
-    rows = [adjacency[i] for i in range(n)] if isinstance(adjacency, (Sequence, Mapping)) \
-        else list(adjacency)
-    rows = [r if isinstance(r, (Sequence, np.ndarray)) else list(r) for r in rows]
-    lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=n)
+def _rows_to_csr(rows, name: str = "adjacency") -> tuple[np.ndarray, np.ndarray]:
+    """CSR of pymetis's adjacency: ``rows[i]`` lists vertex i's neighbours (any iterable of
+    integer ids: a list, an array, a set, a mapping's keys, as pymetis takes them). InputError
+    naming ``name[i]`` for the first row that holds anything else (a float, a string, a list),
+    as float xadj/adjncy are refused rather than truncated."""
+    n = len(rows)
+    rows = [rows[i] for i in range(n)] if isinstance(rows, (Sequence, Mapping)) else list(rows)
+    try:  # one bulk conversion; rows of other shapes or types are looked at one by one
+        lengths = np.fromiter(map(len, rows), dtype=np.int64, count=n)
+        if all(isinstance(r, np.ndarray) for r in rows):
+            flat = np.concatenate(rows) if n else np.zeros(0, np.int64)
+        else:
+            flat = np.array(list(chain.from_iterable(rows)))
+    except (TypeError, ValueError):
+        flat = None
+    if flat is None or not _holds_ids(flat):
+        lengths, flat = _checked_rows(rows, name)
     xadj = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths, out=xadj[1:])
-    flat = np.concatenate([np.asarray(r, dtype=np.int64).reshape(-1) for r in rows]) if n else []
-    return xadj, np.asarray(flat, dtype=np.int64)
+    return xadj, flat.astype(np.int64, copy=False)
+
+
+def _checked_rows(rows: list, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(row lengths, int64 ids) of ``rows`` converted one by one; InputError naming the first
+    row that is not a 1-D iterable of integers that int64 holds."""
+    arrays = []
+    for i, row in enumerate(rows):
+        try:
+            a = np.asarray(row if isinstance(row, (Sequence, np.ndarray)) else list(row))
+        except (TypeError, ValueError):  # not iterable, or a ragged nested list
+            a = None
+        if a is None or not _holds_ids(a):
+            raise InputError("<input>", f"{name}[{i}] must list integer ids (int64), not "
+                                        f"{reprlib.repr(row)}")
+        arrays.append(a)
+    lengths = np.fromiter(map(len, arrays), dtype=np.int64, count=len(arrays))
+    flat = np.concatenate(arrays, dtype=np.int64, casting="unsafe") if arrays else []
+    return lengths, np.asarray(flat, dtype=np.int64)
+
+
+def _holds_ids(a: np.ndarray) -> bool:
+    """Whether ``a`` is an empty row or a 1-D row of integers that int64 holds exactly (not
+    bools, floats, strings or Python ints beyond int64, which NumPy stores as objects)."""
+    if a.ndim != 1 or a.size == 0:
+        return a.ndim == 1
+    return a.dtype.kind == "i" or (a.dtype.kind == "u" and a.max() <= INT64_MAX)
 
 
 def _ids(values) -> array.array:
@@ -251,8 +288,11 @@ def _mesh_arrays(connectivity) -> tuple[np.ndarray, np.ndarray]:
         return np.asarray(connectivity.eptr, np.int64), np.asarray(connectivity.eind, np.int64)
     if isinstance(connectivity, np.ndarray) and connectivity.ndim == 2:
         ne, per = connectivity.shape
+        if ne * per and not _holds_ids(connectivity.ravel()):
+            raise InputError("<input>", "connectivity must hold integer node ids (int64), not "
+                                        f"{connectivity.dtype}")
         return np.arange(ne + 1, dtype=np.int64) * per, connectivity.astype(np.int64).ravel()
-    return _rows_to_csr(connectivity)
+    return _rows_to_csr(connectivity, "connectivity")
 
 
 def part_mesh(

@@ -91,6 +91,32 @@ def test_adjacency_rows_may_be_any_iterable():
     expected = pymetis.part_graph(2, rows)
     assert pymetis.part_graph(2, [set(r) for r in rows]) == expected
     assert pymetis.part_graph(2, [dict.fromkeys(r) for r in rows]) == expected
+    as_arrays = [np.array(r, dtype=np.uint64 if i % 2 else np.int32) for i, r in enumerate(rows)]
+    assert pymetis.part_graph(2, as_arrays) == expected
+
+
+@pytest.mark.parametrize("rows, bad", [
+    ([[1.5], [0.7]], 0),  # floats are refused, not truncated to ids 1 and 0
+    ([[1], [0.0]], 1),
+    ([["1"], ["0"]], 0),
+    (["1", "0"], 0),
+    ([[1], [0, [2]]], 1),
+    ([[1], [None]], 1),
+    ([[1], [2**70]], 1),
+    ([[1], np.array([2**63], dtype=np.uint64)], 1),
+    ([np.array([1]), np.array([0.0])], 1),
+    ([[1], 0], 1),
+])
+def test_adjacency_rows_must_hold_integer_ids(rows, bad):
+    with pytest.raises(InputError, match=rf"adjacency\[{bad}\] must list integer ids"):
+        pymetis.part_graph(2, rows)
+
+
+def test_mesh_connectivity_must_hold_integer_ids():
+    with pytest.raises(InputError, match=r"connectivity\[1\] must list integer ids"):
+        pymetis.part_mesh(2, [[0, 1, 2], [1, 2, 3.0]])
+    with pytest.raises(InputError, match="connectivity must hold integer node ids"):
+        pymetis.part_mesh(2, quad_mesh(2, 2).astype(float))
 
 
 def test_errors_are_runtime_errors_and_weights_must_be_integers():
