@@ -23,6 +23,7 @@ from gpmetis.errors import InputError
 from gpmetis.graph import Graph
 from gpmetis.interop import from_networkx, from_scipy, is_networkx, is_scipy_sparse
 from gpmetis.io.validate import INT64_MAX, validated_graph
+from gpmetis.limits import mesh_node_count
 from gpmetis.partitioning.driver import Result
 from gpmetis.partitioning.driver import partition as _partition
 from gpmetis.pymetis_compat import (
@@ -328,7 +329,7 @@ def part_mesh(
     ne = len(eptr) - 1
     if len(eind) and eind.min() < 0:
         raise ValueError("node ids must be 0-based, non-negative integers")
-    nn = int(eind.max()) + 1 if len(eind) else 0
+    nn = mesh_node_count(eptr, eind, "connectivity")
     weights = _tpwgts(tpwgts, n_parts)
     if n_parts < 2:  # lists, as pymetis answers without calling METIS
         return MeshPartition(0, [0] * ne, [0] * nn)

@@ -279,6 +279,20 @@ def test_part_mesh_result_is_the_named_tuple(gtype):
     assert sorted(set(result.element_part)) == [0, 1] == sorted(set(result.vertex_part))
 
 
+
+@pytest.mark.parametrize("n_parts", [1, 2])
+def test_part_mesh_refuses_node_ids_beyond_memory_as_mpmetis(n_parts, monkeypatch):
+    # nodes are numbered up to the largest id: one id of 2^40 makes 2^40 + 1 nodes (8 TiB)
+    with pytest.raises(InputError, match=r"connectivity\[1\]: node 1099511627776 makes the "
+                                         r"mesh 1099511627777 nodes.*GiB is available"):
+        pymetis.part_mesh(n_parts, [[0, 1, 2], [1, 2, 2**40]])
+    from gpmetis import limits
+
+    monkeypatch.setattr(limits, "available_memory", lambda: 5 * 10**6)
+    with pytest.raises(InputError, match=r"connectivity\[2\]: node 99999 makes"):
+        pymetis.part_mesh(n_parts, np.array([[0, 1], [1, 2], [2, 99999], [0, 2]]))
+    assert len(pymetis.part_mesh(n_parts, [[0, 1], [1, 2], [2, 9999]]).vertex_part) == 10000
+
 def test_dual_and_nodal_graphs_match_metis():
     from gpmetis.mesh import dual_graph, nodal_graph
 
