@@ -24,6 +24,7 @@ from gpmetis.graph import Graph
 from gpmetis.interop import from_networkx, from_scipy, is_networkx, is_scipy_sparse
 from gpmetis.io.validate import INT64_MAX, validated_graph
 from gpmetis.limits import mesh_node_count
+from gpmetis.options import Options as RunOptions
 from gpmetis.partitioning.driver import Result
 from gpmetis.partitioning.driver import partition as _partition
 from gpmetis.pymetis_compat import (
@@ -261,6 +262,16 @@ def part_graph(
     return GraphPartition(objective, _ids(result.part))
 
 
+def partition_inputs(graph: Any, options: Any, *, mtx_weights: bool = False,
+                     weight: str | None = None) -> tuple[Graph, list | None, RunOptions]:
+    """(the validated ``Graph``, a networkx input's node labels or None, the run's options) of
+    ``partition``'s and ``partition_edges``' inputs: any graph input of ``as_graph``, options
+    as ``run_options`` takes them."""
+    g, labels = as_graph(graph, mtx_weights=mtx_weights, weight=weight)
+    run, _ = run_options(options)
+    return g, labels, run
+
+
 def partition(graph: Any, nparts: int, options: Any = None, *, mtx_weights: bool = False,
               weight: str | None = None, **kwargs: Any) -> Result:
     """Partition ``graph`` (a ``Graph``, scipy.sparse matrix or array, networkx graph, or
@@ -274,8 +285,7 @@ def partition(graph: Any, nparts: int, options: Any = None, *, mtx_weights: bool
     (part, edgecut, volume, imbalance, metrics, engine, seconds, stats); for a networkx graph
     a ``NodeResult`` whose ``node_part`` is keyed by node.
     """
-    g, labels = as_graph(graph, mtx_weights=mtx_weights, weight=weight)
-    run, _ = run_options(options)
+    g, labels, run = partition_inputs(graph, options, mtx_weights=mtx_weights, weight=weight)
     result = _partition(g, nparts, run, **kwargs)
     if labels is None:
         return result
