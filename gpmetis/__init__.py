@@ -22,6 +22,7 @@ _EXPORTS = {
     "NodeResult": ("gpmetis.api", "NodeResult"),
     "partition": ("gpmetis.api", "partition"),
     "partition_edges": ("gpmetis.edge_partitioning", "partition_edges"),
+    "NodeEdgeResult": ("gpmetis.edge_partitioning", "NodeEdgeResult"),
     "part_graph": ("gpmetis.api", "part_graph"),
     "part_mesh": ("gpmetis.api", "part_mesh"),
     "nested_dissection": ("gpmetis.api", "nested_dissection"),

@@ -10,16 +10,21 @@ graph (``weight=`` names an edge attribute; results come back keyed by node).
 from __future__ import annotations
 
 import array
+import reprlib
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 import numpy as np
 
+from gpmetis.errors import InputError
 from gpmetis.graph import Graph
 from gpmetis.interop import from_networkx, from_scipy, is_networkx, is_scipy_sparse
-from gpmetis.io.validate import validated_graph
+from gpmetis.io.validate import INT64_MAX, validated_graph
+from gpmetis.limits import mesh_node_count
+from gpmetis.options import Options as RunOptions
 from gpmetis.partitioning.driver import Result
 from gpmetis.partitioning.driver import partition as _partition
 from gpmetis.pymetis_compat import (
@@ -56,18 +61,52 @@ def _warn_copy(name: str, value: Any) -> None:
                       "gpmetis.zero_copy_dtype() to avoid the copy)", BytesWarning, stacklevel=3)
 
 
-def _rows_to_csr(adjacency) -> tuple[np.ndarray, np.ndarray]:
-    """CSR of pymetis's adjacency: ``adjacency[i]`` lists vertex i's neighbours (any iterable
-    of ids: a list, an array, a set, a mapping's keys, as pymetis takes them)."""
-    n = len(adjacency)
-    rows = [adjacency[i] for i in range(n)] if isinstance(adjacency, (Sequence, Mapping)) \
-        else list(adjacency)
-    rows = [r if isinstance(r, (Sequence, np.ndarray)) else list(r) for r in rows]
-    lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=n)
+def _rows_to_csr(rows, name: str = "adjacency") -> tuple[np.ndarray, np.ndarray]:
+    """CSR of pymetis's adjacency: ``rows[i]`` lists vertex i's neighbours (any iterable of
+    integer ids: a list, an array, a set, a mapping's keys, as pymetis takes them). InputError
+    naming ``name[i]`` for the first row that holds anything else (a float, a string, a list),
+    as float xadj/adjncy are refused rather than truncated."""
+    n = len(rows)
+    rows = [rows[i] for i in range(n)] if isinstance(rows, (Sequence, Mapping)) else list(rows)
+    try:  # one bulk conversion; rows of other shapes or types are looked at one by one
+        lengths = np.fromiter(map(len, rows), dtype=np.int64, count=n)
+        if all(isinstance(r, np.ndarray) for r in rows):
+            flat = np.concatenate(rows) if n else np.zeros(0, np.int64)
+        else:
+            flat = np.array(list(chain.from_iterable(rows)))
+    except (TypeError, ValueError):
+        flat = None
+    if flat is None or not _holds_ids(flat):
+        lengths, flat = _checked_rows(rows, name)
     xadj = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths, out=xadj[1:])
-    flat = np.concatenate([np.asarray(r, dtype=np.int64).reshape(-1) for r in rows]) if n else []
-    return xadj, np.asarray(flat, dtype=np.int64)
+    return xadj, flat.astype(np.int64, copy=False)
+
+
+def _checked_rows(rows: list, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(row lengths, int64 ids) of ``rows`` converted one by one; InputError naming the first
+    row that is not a 1-D iterable of integers that int64 holds."""
+    arrays = []
+    for i, row in enumerate(rows):
+        try:
+            a = np.asarray(row if isinstance(row, (Sequence, np.ndarray)) else list(row))
+        except (TypeError, ValueError):  # not iterable, or a ragged nested list
+            a = None
+        if a is None or not _holds_ids(a):
+            raise InputError("<input>", f"{name}[{i}] must list integer ids (int64), not "
+                                        f"{reprlib.repr(row)}")
+        arrays.append(a)
+    lengths = np.fromiter(map(len, arrays), dtype=np.int64, count=len(arrays))
+    flat = np.concatenate(arrays, dtype=np.int64, casting="unsafe") if arrays else []
+    return lengths, np.asarray(flat, dtype=np.int64)
+
+
+def _holds_ids(a: np.ndarray) -> bool:
+    """Whether ``a`` is an empty row or a 1-D row of integers that int64 holds exactly (not
+    bools, floats, strings or Python ints beyond int64, which NumPy stores as objects)."""
+    if a.ndim != 1 or a.size == 0:
+        return a.ndim == 1
+    return a.dtype.kind == "i" or (a.dtype.kind == "u" and a.max() <= INT64_MAX)
 
 
 def _ids(values) -> array.array:
@@ -174,7 +213,8 @@ def part_graph(
 
     Returns ``GraphPartition(edge_cuts, vertex_part)``: edge_cuts is METIS's objective (the
     communication volume under objtype vol), vertex_part an ``array.array`` of int64 as
-    pymetis's (a dict keyed by node for a networkx graph).
+    pymetis's, a list of zeros for nparts=1 as pymetis's (a dict keyed by node for a networkx
+    graph).
 
     Options: the graph (see ``as_graph``: ``adjacency`` or ``xadj``/``adjncy``, ``vweights``,
     ``vsize``, ``eweights``, ``mtx_weights``, ``weight``, ``warn_on_copies``; ``symmetrize``,
@@ -210,9 +250,9 @@ def part_graph(
     weights = _tpwgts(tpwgts, nparts)
     if weights is not None:
         changes["tpwgts"] = weights
-    if nparts == 1:
-        part = np.zeros(graph.nvtxs, dtype=np.int64)
-        return GraphPartition(0, dict.fromkeys(labels, 0) if labels is not None else _ids(part))
+    if nparts == 1:  # a list, as pymetis answers without calling METIS
+        return GraphPartition(0, dict.fromkeys(labels, 0) if labels is not None
+                              else [0] * graph.nvtxs)
     run = run.with_(**changes)
     result = _partition(graph, nparts, run)
     # METIS's objective value, as pymetis reports it: the volume under objtype vol
@@ -220,6 +260,16 @@ def part_graph(
     if labels is not None:
         return GraphPartition(objective, dict(zip(labels, result.part.tolist())))
     return GraphPartition(objective, _ids(result.part))
+
+
+def partition_inputs(graph: Any, options: Any, *, mtx_weights: bool = False,
+                     weight: str | None = None) -> tuple[Graph, list | None, RunOptions]:
+    """(the validated ``Graph``, a networkx input's node labels or None, the run's options) of
+    ``partition``'s and ``partition_edges``' inputs: any graph input of ``as_graph``, options
+    as ``run_options`` takes them."""
+    g, labels = as_graph(graph, mtx_weights=mtx_weights, weight=weight)
+    run, _ = run_options(options)
+    return g, labels, run
 
 
 def partition(graph: Any, nparts: int, options: Any = None, *, mtx_weights: bool = False,
@@ -235,8 +285,7 @@ def partition(graph: Any, nparts: int, options: Any = None, *, mtx_weights: bool
     (part, edgecut, volume, imbalance, metrics, engine, seconds, stats); for a networkx graph
     a ``NodeResult`` whose ``node_part`` is keyed by node.
     """
-    g, labels = as_graph(graph, mtx_weights=mtx_weights, weight=weight)
-    run, _ = run_options(options)
+    g, labels, run = partition_inputs(graph, options, mtx_weights=mtx_weights, weight=weight)
     result = _partition(g, nparts, run, **kwargs)
     if labels is None:
         return result
@@ -250,8 +299,11 @@ def _mesh_arrays(connectivity) -> tuple[np.ndarray, np.ndarray]:
         return np.asarray(connectivity.eptr, np.int64), np.asarray(connectivity.eind, np.int64)
     if isinstance(connectivity, np.ndarray) and connectivity.ndim == 2:
         ne, per = connectivity.shape
+        if ne * per and not _holds_ids(connectivity.ravel()):
+            raise InputError("<input>", "connectivity must hold integer node ids (int64), not "
+                                        f"{connectivity.dtype}")
         return np.arange(ne + 1, dtype=np.int64) * per, connectivity.astype(np.int64).ravel()
-    return _rows_to_csr(connectivity)
+    return _rows_to_csr(connectivity, "connectivity")
 
 
 def part_mesh(
@@ -270,8 +322,8 @@ def part_mesh(
     ``connectivity``: one sequence of 0-based node ids per element (elements may differ in
     size), a 2-D array (ne, nodes per element), or a ``gpmetis.mesh.Mesh``. Returns
     ``MeshPartition(edge_cuts, element_part, vertex_part)`` (``array.array``s of int64 as
-    pymetis's; the cut is that of the
-    graph partitioned; nodes that no element holds go to the lightest parts).
+    pymetis's, lists of zeros for n_parts < 2 as pymetis's; the cut is that of the graph
+    partitioned; nodes that no element holds go to the lightest parts).
 
     Options: ``options`` (as for ``part_graph``; ptype defaults to k-way as in METIS);
     ``tpwgts`` (target fraction per part); ``gtype`` (``GType.NODAL``, the default: partition
@@ -287,10 +339,10 @@ def part_mesh(
     ne = len(eptr) - 1
     if len(eind) and eind.min() < 0:
         raise ValueError("node ids must be 0-based, non-negative integers")
-    nn = int(eind.max()) + 1 if len(eind) else 0
+    nn = mesh_node_count(eptr, eind, "connectivity")
     weights = _tpwgts(tpwgts, n_parts)
-    if n_parts < 2:
-        return MeshPartition(0, _ids(np.zeros(ne)), _ids(np.zeros(nn)))
+    if n_parts < 2:  # lists, as pymetis answers without calling METIS
+        return MeshPartition(0, [0] * ne, [0] * nn)
     gtype = GType.NODAL if gtype is None else GType(int(gtype))
     run, _ = run_options(options)
     if weights is not None:

@@ -18,6 +18,10 @@ mesh whose largest node id makes more nodes than fit.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import numpy as np
+
 from gpmetis.errors import InputError, PartitionError
 from gpmetis.graph import Graph
 from gpmetis.io.source import available_memory
@@ -71,15 +75,27 @@ def check_run_memory(graph: Graph, engine: str) -> None:
                              f"{graph.nedges} edges; {free / 2**30:.1f} GiB is available")
 
 
-def check_mesh_memory(path: str, nn: int, line: int | None) -> None:
-    """InputError naming the file and the ``line`` of the largest node id when the mesh's
-    ``nn`` nodes need more host memory than the process can still allocate."""
+def mesh_node_count(eptr: np.ndarray, eind: np.ndarray, name: str, *, base: int = 0,
+                    line_of: Callable[[int], int] | None = None) -> int:
+    """The number of nodes of the mesh ``(eptr, eind)`` (0-based ``eind``): its largest node id
+    + 1, as METIS numbers nodes up to the largest id, used or not. InputError when they need
+    more host memory than the process can still allocate, naming ``name`` and the element of
+    that id: ``name[e]``, or ``name`` and the element's file line ``line_of(e)``; ``base``: the
+    first node id in the input's numbering, for the message."""
+    if len(eind) == 0:
+        return 0
+    top = int(np.argmax(eind))
+    nn = int(eind[top]) + 1
     need = nn * MESH_NODE_BYTES
     free = available_memory()
     if need > free:
-        raise InputError(path, f"node {nn} makes the mesh {nn} nodes (METIS numbers them 1 to "
-                               f"the largest id), which need about {need / 2**30:.1f} GiB of "
-                               f"memory; {free / 2**30:.1f} GiB is available", line)
+        e = int(np.searchsorted(eptr, top, side="right")) - 1
+        where, line = (name, line_of(e)) if line_of is not None else (f"{name}[{e}]", None)
+        raise InputError(where, f"node {nn - 1 + base} makes the mesh {nn} nodes (numbered "
+                                f"{base} to the largest id, used or not), which need about "
+                                f"{need / 2**30:.1f} GiB of memory; {free / 2**30:.1f} GiB is "
+                                "available", line)
+    return nn
 
 
 def multilevel_fits(graph: Graph) -> bool:

@@ -196,8 +196,8 @@ class CSRAdjacency:
 
 class GraphPartition(NamedTuple):
     """``part_graph``'s result: METIS's objective (the edge cut, or the communication volume
-    under objtype vol) and each vertex's part (an ``array.array`` of int64, as pymetis's; a dict
-    keyed by node for a networkx graph)."""
+    under objtype vol) and each vertex's part (an ``array.array`` of int64, a list for nparts=1,
+    as pymetis's; a dict keyed by node for a networkx graph)."""
 
     edge_cuts: int
     vertex_part: Any
@@ -205,7 +205,8 @@ class GraphPartition(NamedTuple):
 
 class MeshPartition(NamedTuple):
     """``part_mesh``'s result: the cut of the partitioned graph (dual or nodal), each element's
-    part and each node's part (``array.array``s of int64, as pymetis's)."""
+    part and each node's part (``array.array``s of int64, lists for n_parts < 2, as
+    pymetis's)."""
 
     edge_cuts: int
     element_part: Any

@@ -208,6 +208,40 @@ def test_refused_options_and_inputs():
         partition_edges(empty, 1, engine="cpu")
 
 
+
+def test_networkx_graph_with_weights_gives_parts_keyed_by_edge():
+    nx = pytest.importorskip("networkx")
+    graph = nx.grid_2d_graph(12, 10)  # nodes are (i, j) tuples
+    rng = np.random.default_rng(5)
+    for u, v in graph.edges:
+        graph[u][v]["w"] = int(rng.integers(1, 5))
+    result = partition_edges(graph, 4, engine="cpu", weight="w")
+    assert isinstance(result, gpmetis.NodeEdgeResult) and set(result.edge_part) == set(graph.edges)
+    loads = np.zeros(4, np.int64)
+    copies = set()
+    for (u, v), p in result.edge_part.items():
+        loads[p] += graph[u][v]["w"]
+        copies |= {(u, p), (v, p)}
+    np.testing.assert_array_equal(loads, result.part_loads)
+    assert len(copies) / graph.number_of_nodes() == result.replication_factor
+    same, _ = gpmetis.from_networkx(graph, weight="w")
+    np.testing.assert_array_equal(result.part, partition_edges(same, 4, engine="cpu").part)
+
+
+def test_scipy_matrix_and_metis_style_options_as_partition_takes_them():
+    sp = pytest.importorskip("scipy.sparse")
+    graph = load_fixture("add20")
+    n = graph.nvtxs
+    weights = 1 + graph.sources() % 3 + graph.adjncy % 3  # symmetric: i%3 + j%3
+    matrix = sp.csr_array((weights.astype(float), graph.adjncy, graph.xadj), shape=(n, n))
+    expected = partition_edges(gpmetis.from_scipy(matrix, weights=True), 6, engine="cpu",
+                               seed=3)
+    got = partition_edges(matrix, 6, gpmetis.Options(seed=3), engine="cpu", mtx_weights=True)
+    assert int(got.part_loads.sum()) == int(weights.sum()) // 2
+    np.testing.assert_array_equal(got.part, expected.part)
+    unweighted = partition_edges(matrix, 6, {"engine": "cpu", "seed": 3})
+    assert int(unweighted.part_loads.sum()) == graph.nedges
+
 @pytest.fixture
 def graph_file(tmp_path: Path) -> Path:
     path = tmp_path / "add20.graph"

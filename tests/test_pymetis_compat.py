@@ -53,8 +53,11 @@ def test_part_graph_returns_pymetis_arrays():
     assert parts.count(0) == parts.count(1) == 18
     assert np.frombuffer(parts, dtype=pymetis.zero_copy_dtype()).tolist() == parts.tolist()
     json.dumps({"cuts": cuts, "parts": parts.tolist()})
-    _, single = pymetis.part_graph(1, adjacency=grid(2, 2))
-    assert type(single) is array.array and single.tolist() == [0] * 4
+
+
+def test_one_part_is_a_list_of_zeros_as_pymetis_returns():
+    cuts, single = pymetis.part_graph(1, adjacency=grid(3, 2))
+    assert cuts == 0 and type(single) is list and single == [0] * 6
 
 
 def test_repeated_neighbours_count_once_per_entry_as_in_metis():
@@ -88,6 +91,32 @@ def test_adjacency_rows_may_be_any_iterable():
     expected = pymetis.part_graph(2, rows)
     assert pymetis.part_graph(2, [set(r) for r in rows]) == expected
     assert pymetis.part_graph(2, [dict.fromkeys(r) for r in rows]) == expected
+    as_arrays = [np.array(r, dtype=np.uint64 if i % 2 else np.int32) for i, r in enumerate(rows)]
+    assert pymetis.part_graph(2, as_arrays) == expected
+
+
+@pytest.mark.parametrize("rows, bad", [
+    ([[1.5], [0.7]], 0),  # floats are refused, not truncated to ids 1 and 0
+    ([[1], [0.0]], 1),
+    ([["1"], ["0"]], 0),
+    (["1", "0"], 0),
+    ([[1], [0, [2]]], 1),
+    ([[1], [None]], 1),
+    ([[1], [2**70]], 1),
+    ([[1], np.array([2**63], dtype=np.uint64)], 1),
+    ([np.array([1]), np.array([0.0])], 1),
+    ([[1], 0], 1),
+])
+def test_adjacency_rows_must_hold_integer_ids(rows, bad):
+    with pytest.raises(InputError, match=rf"adjacency\[{bad}\] must list integer ids"):
+        pymetis.part_graph(2, rows)
+
+
+def test_mesh_connectivity_must_hold_integer_ids():
+    with pytest.raises(InputError, match=r"connectivity\[1\] must list integer ids"):
+        pymetis.part_mesh(2, [[0, 1, 2], [1, 2, 3.0]])
+    with pytest.raises(InputError, match="connectivity must hold integer node ids"):
+        pymetis.part_mesh(2, quad_mesh(2, 2).astype(float))
 
 
 def test_errors_are_runtime_errors_and_weights_must_be_integers():
@@ -230,10 +259,39 @@ def test_part_mesh_ncommon_and_trivial():
     conn = quad_mesh(2, 2)
     _, epart, _ = pymetis.part_mesh(2, conn, gtype=pymetis.GType.DUAL, ncommon=2)
     assert sorted(epart) == [0, 0, 1, 1]
-    cuts, epart, npart = pymetis.part_mesh(1, conn)
-    assert cuts == 0 and epart.tolist() == [0] * 4 and npart.tolist() == [0] * 9
-    assert type(epart) is array.array and type(npart) is array.array
 
+
+@pytest.mark.parametrize("n_parts", [1, 0])
+def test_part_mesh_below_two_parts_is_lists_of_zeros_as_pymetis_returns(n_parts):
+    result = pymetis.part_mesh(n_parts, quad_mesh(3, 2).tolist())
+    assert isinstance(result, pymetis.MeshPartition) and result.edge_cuts == 0
+    assert type(result.element_part) is list and result.element_part == [0] * 6
+    assert type(result.vertex_part) is list and result.vertex_part == [0] * 12
+
+
+@pytest.mark.parametrize("gtype", [pymetis.GType.NODAL, pymetis.GType.DUAL])
+def test_part_mesh_result_is_the_named_tuple(gtype):
+    result = pymetis.part_mesh(2, quad_mesh(3, 2), gtype=gtype)
+    assert isinstance(result, pymetis.MeshPartition) and result._fields == (
+        "edge_cuts", "element_part", "vertex_part")
+    assert type(result.element_part) is array.array and len(result.element_part) == 6
+    assert type(result.vertex_part) is array.array and len(result.vertex_part) == 12
+    assert sorted(set(result.element_part)) == [0, 1] == sorted(set(result.vertex_part))
+
+
+
+@pytest.mark.parametrize("n_parts", [1, 2])
+def test_part_mesh_refuses_node_ids_beyond_memory_as_mpmetis(n_parts, monkeypatch):
+    # nodes are numbered up to the largest id: one id of 2^40 makes 2^40 + 1 nodes (8 TiB)
+    with pytest.raises(InputError, match=r"connectivity\[1\]: node 1099511627776 makes the "
+                                         r"mesh 1099511627777 nodes.*GiB is available"):
+        pymetis.part_mesh(n_parts, [[0, 1, 2], [1, 2, 2**40]])
+    from gpmetis import limits
+
+    monkeypatch.setattr(limits, "available_memory", lambda: 5 * 10**6)
+    with pytest.raises(InputError, match=r"connectivity\[2\]: node 99999 makes"):
+        pymetis.part_mesh(n_parts, np.array([[0, 1], [1, 2], [2, 99999], [0, 2]]))
+    assert len(pymetis.part_mesh(n_parts, [[0, 1], [1, 2], [2, 9999]]).vertex_part) == 10000
 
 def test_dual_and_nodal_graphs_match_metis():
     from gpmetis.mesh import dual_graph, nodal_graph

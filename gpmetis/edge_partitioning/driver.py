@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -65,6 +66,22 @@ class EdgeResult:
         }
 
 
+@dataclass
+class NodeEdgeResult(EdgeResult):
+    """An ``EdgeResult`` for a networkx graph: ``part[i]`` is the part of the edge between the
+    nodes ``labels[ends[i, 0]]`` and ``labels[ends[i, 1]]``."""
+
+    labels: list = field(default_factory=list)
+    ends: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int32))
+
+    @property
+    def edge_part(self) -> dict:
+        """Each edge's part, keyed by its pair of nodes in ``G.nodes`` order (the orientation
+        in which ``G.edges`` lists an undirected graph's edges)."""
+        first, second = (map(self.labels.__getitem__, ends) for ends in self.ends.T.tolist())
+        return dict(zip(zip(first, second), self.part.tolist()))
+
+
 def check_edge_options(graph: Graph, nparts: int, options: Options) -> None:
     """OptionError (exit 2) for options an edge partition cannot honour, a graph with no edges,
     or more parts than edges."""
@@ -93,12 +110,21 @@ def choose_edge_engine(graph: Graph, options: Options) -> str:
     return engine
 
 
-def partition_edges(graph: Graph, nparts: int, options: Options | None = None,
-                    **kwargs) -> EdgeResult:
-    """Partition the edges of ``graph`` into ``nparts`` parts by SPAC; ``kwargs`` are METIS
-    option names (engine, ufactor, ubvec, seed, ncuts, niter, ctype, ...). Edge weights are
-    the edges' loads; vertex weights are not used."""
-    options = (options or Options()).with_(**kwargs) if kwargs else (options or Options())
+def partition_edges(graph: Any, nparts: int, options: Any = None, *, mtx_weights: bool = False,
+                    weight: str | None = None, **kwargs: Any) -> EdgeResult:
+    """Partition the edges of ``graph`` into ``nparts`` parts by SPAC. Takes what ``partition``
+    takes: ``graph`` (a ``Graph``, scipy.sparse matrix or array, networkx graph, adjacency
+    lists or ``CSRAdjacency``), ``options`` (a ``gpmetis.options.Options``, a mapping of its
+    names, or a METIS-style ``Options``), ``mtx_weights`` (scipy: |a_ij| as edge weights),
+    ``weight`` (networkx: the edge attribute of the weights) and METIS option names in
+    ``kwargs`` (engine, ufactor, ubvec, seed, ncuts, niter, ctype, ...). Edge weights are the
+    edges' loads; vertex weights are not used. For a networkx graph the result is a
+    ``NodeEdgeResult``, whose ``edge_part`` is keyed by node pair."""
+    from gpmetis.api import partition_inputs
+
+    graph, labels, options = partition_inputs(graph, options, mtx_weights=mtx_weights,
+                                              weight=weight)
+    options = options.with_(**kwargs) if kwargs else options
     options.validate()
     check_edge_options(graph, nparts, options)
     engine = choose_edge_engine(graph, options)
@@ -118,9 +144,15 @@ def partition_edges(graph: Graph, nparts: int, options: Options | None = None,
         p = int(over[np.argmax(metrics.loads[over])])
         warnings.append(f"edge part {p} carries {int(metrics.loads[p])}, above the limit "
                         f"{metrics.limit} (the heaviest edge weighs {int(graph.adjwgt.max())})")
-    return EdgeResult(part, nparts, engine, metrics.replication_factor,
-                      metrics.copies_beyond_one, metrics.edge_balance, metrics.loads,
-                      metrics.limit, seconds, stats, warnings)
+    result = EdgeResult(part, nparts, engine, metrics.replication_factor,
+                        metrics.copies_beyond_one, metrics.edge_balance, metrics.loads,
+                        metrics.limit, seconds, stats, warnings)
+    if labels is None:
+        return result
+    src = graph.sources()
+    upper = graph.adjncy > src  # each edge once, in the order of ``part``
+    return NodeEdgeResult(**{f: getattr(result, f) for f in EdgeResult.__dataclass_fields__},
+                          labels=labels, ends=np.stack([src[upper], graph.adjncy[upper]], 1))
 
 
 def _run(be, engine: str, graph: Graph, nparts: int, options: Options):

@@ -22,7 +22,7 @@ from gpmetis.errors import InputError
 from gpmetis.graph import Graph
 from gpmetis.io.source import read_bytes
 from gpmetis.io.tokens import tokenize
-from gpmetis.limits import check_mesh_memory
+from gpmetis.limits import mesh_node_count
 
 
 @dataclass
@@ -94,9 +94,7 @@ def read_mesh(path: str | os.PathLike) -> Mesh:
         raise InputError(name, f"element {e + 1}: node {vals[low[0]]} is out of bounds (node "
                                f"ids start at 1)", int(tok.rows[e + 1]) + 1)
     eind = vals - 1
-    top = int(np.argmax(eind))
-    nn = int(eind[top]) + 1
-    check_mesh_memory(name, nn, int(tok.rows[np.searchsorted(start, top, side="right")]) + 1)
+    nn = mesh_node_count(start, eind, name, base=1, line_of=lambda e: int(tok.rows[e + 1]) + 1)
     return Mesh(start, eind, nn, ewgt, name)
 
 
