@@ -145,7 +145,7 @@ def main(graphfile: str, nparts: int, show_time: bool, json_file: str | None, **
         edgepart = opts.pop("edgepart")
         options = Options(json=json_file, **opts).validate()
         if edgepart:
-            from gpmetis.edge_partitioning.command import run_edgepart
+            from cli.edgepart import run_edgepart
 
             run_edgepart(graphfile, nparts, options, _same_file, _print)
             return

@@ -9,9 +9,11 @@ from collections.abc import Callable
 
 import click
 
-from gpmetis.edge_partitioning.driver import EdgeResult
+from gpmetis.edge_partitioning.driver import EdgeResult, partition_edges
 from gpmetis.errors import OptionError
 from gpmetis.graph import Graph
+from gpmetis.io import read_graph
+from gpmetis.io.partfile import partition_bytes, staged_files
 from gpmetis.options import Options
 from gpmetis.report import REPORT_FORMAT_VERSION
 
@@ -26,10 +28,6 @@ def run_edgepart(graphfile: str, nparts: int, options: Options,
                  same_file: Callable[[str, str], bool], show: Callable[[str], None]) -> None:
     """The whole command; ``same_file(a, b)``: whether writing a replaces b; ``show`` prints
     the summary."""
-    from gpmetis.edge_partitioning.driver import partition_edges
-    from gpmetis.io import read_graph
-    from gpmetis.io.partfile import partition_bytes, staged_files
-
     output = edge_output_path(graphfile, nparts, options)
     for name, path in (("o", output), ("json", options.json)):
         if path is not None and same_file(path, graphfile):
