@@ -38,9 +38,8 @@ from gpmetis.refinement.jet import (
     best_moves,
     launch_score,
     partition_state,
-    refine,
-    refiner,
 )
+from gpmetis.refinement.jet_refiner import refine, refiner
 from gpmetis.refinement.rebalance import cap_inflow, fill_empty_parts, rebalance_step
 
 pytestmark = [pytest.mark.gpu, requires_cuda]

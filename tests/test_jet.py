@@ -9,8 +9,9 @@ from conftest import load_fixture
 from gpmetis.backend import get_backend
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.metrics import edgecut, part_weights
-from gpmetis.refinement import rebalance
-from gpmetis.refinement.jet import IMPROVEMENT, refine
+from gpmetis.refinement import jet_refiner
+from gpmetis.refinement.jet import IMPROVEMENT
+from gpmetis.refinement.jet_refiner import refine
 
 CPU = get_backend("cpu")
 
@@ -20,7 +21,7 @@ def test_label_propagation_is_loose_only_after_a_strict_step_that_stalled(monkey
     g = DeviceGraph.upload(CPU, load_fixture("3elt"))
     maxpwgt = np.full(nparts, int(1.03 * g.vwgt.sum() / nparts), np.int64)
     steps = []  # (loose, cut before, cut after, part weights before, after)
-    cap_inflow = rebalance.cap_inflow
+    cap_inflow = jet_refiner.cap_inflow
 
     def recording(be, g, part, moved, gain, nparts, maxpwgt, pwgts, *, loose):
         keep, capped = cap_inflow(be, g, part, moved, gain, nparts, maxpwgt, pwgts, loose=loose)
@@ -29,7 +30,7 @@ def test_label_propagation_is_loose_only_after_a_strict_step_that_stalled(monkey
         steps.append((loose, *cuts, pwgts.copy(), after))
         return keep, capped
 
-    monkeypatch.setattr(rebalance, "cap_inflow", recording)
+    monkeypatch.setattr(jet_refiner, "cap_inflow", recording)
     start = (np.arange(g.nvtxs) * nparts // g.nvtxs).astype(np.int32)
     refine(CPU, g, start, nparts, maxpwgt, finest=True, patience=12)
     loose = [s[0] for s in steps]

@@ -17,7 +17,7 @@ from gpmetis.options import Options
 from gpmetis.partitioning.multilevel import fill_empty_halves, multilevel_bisections
 from gpmetis.refinement import minconn
 from gpmetis.refinement.contiguity import make_contiguous, rebalance_connected
-from gpmetis.refinement.jet import refiner
+from gpmetis.refinement.jet_refiner import refiner
 from gpmetis.refinement.minconn import minimize_connectivity
 from gpmetis.refinement.rebalance import rebalance_step
 

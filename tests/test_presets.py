@@ -24,7 +24,7 @@ from gpmetis.partitioning.multilevel import (
     multilevel_partition,
     vcycle,
 )
-from gpmetis.refinement.jet import score_state
+from gpmetis.refinement.jet_refiner import score_state
 
 CPU = get_backend("cpu")
 

@@ -25,7 +25,7 @@ from gpmetis.partitioning.multilevel import (
     multilevel_copies,
     multilevel_partition,
 )
-from gpmetis.refinement.jet import refiner
+from gpmetis.refinement.jet_refiner import refiner
 from gpmetis.refinement.rebalance import rebalance_step
 
 pytestmark = [pytest.mark.gpu, requires_cuda]

@@ -21,7 +21,7 @@ from gpmetis.metrics import part_weights
 from gpmetis.options import Options
 from gpmetis.partitioning import multilevel, recursive
 from gpmetis.partitioning.multilevel import fill_empty_halves, multilevel_bisections
-from gpmetis.refinement.jet import refine, refiner
+from gpmetis.refinement.jet_refiner import refine, refiner
 from gpmetis.refinement.rebalance import rebalance_step
 
 CPU = get_backend("cpu")

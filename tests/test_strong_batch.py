@@ -18,7 +18,7 @@ from gpmetis.metrics import part_weights
 from gpmetis.options import STRONG_RUNS, Options
 from gpmetis.partitioning import driver, multilevel
 from gpmetis.partitioning.multilevel import copy_scores, disjoint_copies, multilevel_copies
-from gpmetis.refinement.jet import refine, refiner, score_state
+from gpmetis.refinement.jet_refiner import refine, refiner, score_state
 from gpmetis.refinement.rebalance import fallback_parts, rebalance_step, roomiest_parts
 
 CPU = get_backend("cpu")

@@ -28,7 +28,7 @@ from gpmetis.initial_partitioning.metis_trials import (
 from gpmetis.initial_partitioning.workers import start_workers
 from gpmetis.metrics import cut_edges, part_weights
 from gpmetis.options import Options
-from gpmetis.refinement.jet import refiner, score_state
+from gpmetis.refinement.jet_refiner import refiner, score_state
 from gpmetis.refinement.minconn import REFINE_ROUNDS, minimize_connectivity
 from gpmetis.refinement.rebalance import fill_empty_parts
 from gpmetis.refinement.volume import refine_volume

@@ -238,7 +238,7 @@ def run_phases_on_grid(be: Backend) -> PartitionMetrics:
     from gpmetis.device_graph import DeviceGraph
     from gpmetis.graph import Graph
     from gpmetis.metrics import compute_metrics
-    from gpmetis.refinement.jet import refine
+    from gpmetis.refinement.jet_refiner import refine
     from gpmetis.refinement.rebalance import fill_empty_parts
 
     side = WARM_GRID

@@ -15,12 +15,7 @@ import numpy as np
 
 from gpmetis.backend import Backend, loop_blocks
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.refinement.jet import (
-    IMPROVEMENT,
-    MAX_ITERATIONS,
-    MAX_SHARED_PARTS,
-    score_shared_mem,
-)
+from gpmetis.refinement.jet import IMPROVEMENT, MAX_ITERATIONS, MAX_SHARED_PARTS, score_shared_mem
 from gpmetis.refinement.rebalance import (
     INFLOW_SLACK,
     NUM_DIGITS,
