@@ -20,9 +20,8 @@ from typing import Any
 import numpy as np
 
 from gpmetis.errors import InputError
-from gpmetis.graph import Graph
+from gpmetis.graph import Graph, validated_graph
 from gpmetis.interop import from_networkx, from_scipy, is_networkx, is_scipy_sparse
-from gpmetis.io.validate import INT64_MAX, validated_graph
 from gpmetis.limits import mesh_node_count
 from gpmetis.options import Options as RunOptions
 from gpmetis.partitioning.driver import Result
@@ -37,6 +36,7 @@ from gpmetis.pymetis_compat import (
     run_options,
     zero_copy_dtype,
 )
+from gpmetis.validation import INT64_MAX
 
 # pymetis's part_graph bisects recursively up to this many parts unless told otherwise.
 RECURSIVE_MAX_NPARTS = 8

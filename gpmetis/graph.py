@@ -3,21 +3,25 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+
+from gpmetis.validation import validated_csr
 
 
 @dataclass
 class Graph:
     """An undirected graph in CSR form with 0-based ids.
 
-    Guarantees (checked by the readers and by ``Graph.from_csr``): ``xadj`` is int64 of length
-    n + 1, ``adjncy`` int32 with every edge stored in both directions, no self loops, no duplicate
-    neighbours, ``adjwgt`` (same length as adjncy, > 0, symmetric) and ``vwgt`` (shape (n, ncon),
-    >= 0) are int64; ``has_vwgt``/``has_adjwgt`` False means those weights are all ones. ``vsize``
-    (communication size of each vertex) is int64 or None. ``device``, set by the GPU reader, holds
-    the same xadj, adjncy and (with has_adjwgt) adjwgt as CuPy arrays; the gpu engine's upload
-    takes them over instead of copying the host arrays back.
+    Guarantees (checked by ``validated_graph``, which the readers and ``Graph.from_csr`` use):
+    ``xadj`` is int64 of length n + 1, ``adjncy`` int32 with every edge stored in both
+    directions, no self loops, no duplicate neighbours, ``adjwgt`` (same length as adjncy, > 0,
+    symmetric) and ``vwgt`` (shape (n, ncon), >= 0) are int64; ``has_vwgt``/``has_adjwgt``
+    False means those weights are all ones. ``vsize`` (communication size of each vertex) is
+    int64 or None. ``device``, set by the GPU reader, holds the same xadj, adjncy and (with
+    has_adjwgt) adjwgt as CuPy arrays; the gpu engine's upload takes them over instead of
+    copying the host arrays back.
     """
 
     xadj: np.ndarray
@@ -63,6 +67,11 @@ class Graph:
         vsize=None,
     ) -> Graph:
         """Build a graph from CSR arrays given by a program; validated like the readers."""
-        from gpmetis.io.validate import validated_graph
-
         return validated_graph(xadj, adjncy, vwgt, adjwgt, vsize=vsize, name=name)
+
+
+def validated_graph(xadj, adjncy, vwgt=None, adjwgt=None, *, name: str = "graph",
+                    **checks: Any) -> Graph:
+    """The ``Graph`` of CSR arrays checked and made canonical by ``validated_csr`` (``checks``:
+    its keyword arguments); raises InputError naming the first fault."""
+    return Graph(**vars(validated_csr(xadj, adjncy, vwgt, adjwgt, **checks)), name=name)

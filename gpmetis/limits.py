@@ -1,6 +1,6 @@
 """What each engine can add up without wrapping, checked exactly before it runs.
 
-The graph's own totals fit an int64 (``gpmetis.io.validate`` refuses the rest); each engine
+The graph's own totals fit an int64 (``gpmetis.validation`` refuses the rest); each engine
 holds less or more:
 
 - ``gpu``/``cpu``: vertex and edge weights, per-vertex sums and degrees in int32, part weights in
@@ -25,7 +25,7 @@ import numpy as np
 from gpmetis.errors import InputError, PartitionError
 from gpmetis.graph import Graph
 from gpmetis.io.source import available_memory
-from gpmetis.io.validate import INT64_MAX, check_weight_totals, weight_totals
+from gpmetis.validation import INT64_MAX, check_weight_totals, weight_totals
 
 MULTILEVEL_MAX = 2**31 - 1  # the gpu and cpu engines' int32 sums
 ENGINE_MAX = {"gpu": MULTILEVEL_MAX, "cpu": MULTILEVEL_MAX, "metis": INT64_MAX}

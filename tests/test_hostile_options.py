@@ -23,10 +23,10 @@ from gpmetis.backend import get_backend
 from gpmetis.errors import InputError, OptionError, PartitionError
 from gpmetis.graph import Graph
 from gpmetis.io import read_graph
-from gpmetis.io.validate import INT64_MAX, exact_total
 from gpmetis.limits import check_limits
 from gpmetis.metrics import part_weights
 from gpmetis.options import NPARTS_SPARE, Options, check_nparts
+from gpmetis.validation import INT64_MAX, exact_total
 
 ROOT = Path(__file__).resolve().parents[1]
 

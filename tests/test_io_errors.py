@@ -12,8 +12,8 @@ import pytest
 from conftest import FIXTURES
 
 from gpmetis.errors import InputError
+from gpmetis.graph import validated_graph
 from gpmetis.io import read_graph
-from gpmetis.io.validate import validated_graph
 
 
 def check(path, line, *words, **options):

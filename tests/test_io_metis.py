@@ -12,10 +12,9 @@ import pytest
 from conftest import FIXTURES
 
 from gpmetis.errors import InputError
-from gpmetis.graph import Graph
+from gpmetis.graph import Graph, validated_graph
 from gpmetis.io import read_graph
 from gpmetis.io.tokens import tokenize
-from gpmetis.io.validate import validated_graph
 
 # n and m from shared/graphs/README.md
 README = {

@@ -22,10 +22,10 @@ from gpmetis.multiconstraint.refinement import (
     cap_inflow,
     order_key,
     rebalance_step,
-    refine,
     score_state,
     swap_step,
 )
+from gpmetis.multiconstraint.refiner import refine
 from gpmetis.multiconstraint.weights import Balance, guide_weights
 
 CPU = get_backend("cpu")

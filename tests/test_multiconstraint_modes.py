@@ -17,7 +17,8 @@ from gpmetis.balance import uniform_tpwgts
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.graph import Graph
 from gpmetis.multiconstraint.pipeline import upload
-from gpmetis.multiconstraint.refinement import rebalance_step, refine
+from gpmetis.multiconstraint.refinement import rebalance_step
+from gpmetis.multiconstraint.refiner import refine
 from gpmetis.multiconstraint.weights import Balance
 from gpmetis.refinement.contiguity import make_contiguous
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpmetis.cuda.prepare import grid3d, power_law
-from gpmetis.io.validate import validated_graph
+from gpmetis.graph import validated_graph
 
 
 def test_grid3d_is_the_seven_point_grid():

@@ -74,7 +74,7 @@ def test_repeated_neighbours_count_once_per_entry_as_in_metis():
 
 
 def test_validation_sums_repeats_in_sorted_and_unsorted_rows():
-    from gpmetis.io.validate import validated_graph
+    from gpmetis.graph import validated_graph
 
     # row 1 sorted with a repeat, row 2 unsorted with one, no weights given
     graph = validated_graph([0, 1, 4, 7, 8], [1, 0, 2, 2, 3, 1, 1, 2], sum_repeats=True)

@@ -29,10 +29,9 @@ from __future__ import annotations
 import numpy as np
 
 from gpmetis.errors import InputError
-from gpmetis.graph import Graph
+from gpmetis.graph import Graph, validated_graph
 from gpmetis.io.source import require_memory
 from gpmetis.io.tokens import Tokens, tokenize
-from gpmetis.io.validate import validated_graph
 
 FMT_CODES = (0, 1, 10, 11, 100, 101, 110, 111)
 VERTEX_BYTES = 24  # per vertex: xadj, unit vertex weights, one array of validation's

@@ -29,7 +29,7 @@ from gpmetis.device_graph import DeviceGraph
 from gpmetis.initial_partitioning.metis_trials import IPTYPE_GROW, PARALLEL_MIN_NNZ, metis_trial
 from gpmetis.initial_partitioning.workers import run_jobs
 from gpmetis.multiconstraint import metis_ncon
-from gpmetis.multiconstraint.refinement import refine_on_host
+from gpmetis.multiconstraint.refiner import refine_on_host
 from gpmetis.multiconstraint.weights import Balance, part_weights, scalarised
 
 # a trial's refinement stops after this many iterations without improvement (at most

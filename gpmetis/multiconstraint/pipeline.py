@@ -22,7 +22,7 @@ from gpmetis.graph import Graph
 from gpmetis.initial_partitioning.metis_trials import IPTYPE_GROW, IPTYPE_RANDOM
 from gpmetis.initial_partitioning.workers import start_workers
 from gpmetis.multiconstraint.initial import initial_partition
-from gpmetis.multiconstraint.refinement import refine
+from gpmetis.multiconstraint.refiner import refine
 from gpmetis.multiconstraint.weights import (
     Balance,
     coarse_weights,

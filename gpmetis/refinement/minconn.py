@@ -123,7 +123,7 @@ def _rebalance(be: Backend, g: DeviceGraph, part, nparts: int, limits: np.ndarra
     if balance is None:
         moved = rebalance_step(be, g, part, nparts, limits[0], pw[0])
         return None if moved is part else moved
-    from gpmetis.multiconstraint.refinement import refine  # (only multi-constraint runs load it)
+    from gpmetis.multiconstraint.refiner import refine  # (only multi-constraint runs load it)
 
     moved, _ = refine(be, g, weights, part, nparts, replace(balance, adjacent_only=True),
                       finest=True, patience=REBALANCE_PATIENCE)

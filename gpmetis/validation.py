@@ -1,13 +1,14 @@
 """Checks and canonical form shared by the file readers and the Python API.
 
-``validated_graph`` returns a ``Graph`` that meets every guarantee in its docstring or raises
-``InputError``. What it does beyond the dtype and range checks:
+``validated_csr`` returns CSR arrays that meet every guarantee of ``gpmetis.graph.Graph`` (whose
+``validated_graph`` wraps them) or raises ``InputError``. What it does beyond the dtype and
+range checks:
 
 - **Self loops and duplicate neighbours** (which METIS accepts silently) are dropped, keeping
   the first occurrence of a duplicate (and its weight; with ``sum_repeats``, the Python
   API's choice, the first occurrence takes the sum of the repeats' weights, so every cut and
   volume is the one METIS computes on the entries as given); a warning naming the file and the
-  first offending line is appended to ``graph.warnings``.
+  first offending line is appended to the ``warnings``.
 - **Symmetry** is checked exactly: every entry (u, v) needs a reverse entry (v, u) of the same
   weight. A missing or mismatched reverse entry is an error naming the first such vertex, unless
   ``symmetrize`` is set: then missing reverse entries are added at the end of their rows, both
@@ -33,7 +34,6 @@ import numpy as np
 
 from gpmetis.backend import sorted_unique
 from gpmetis.errors import InputError
-from gpmetis.graph import Graph
 
 _THREADS = min(8, os.cpu_count() or 1)  # the blocks are independent; NumPy releases the GIL
 MIN_BLOCK_SHIFT = 14
@@ -69,20 +69,33 @@ class _Where:
         return f"{self.path}:{line}: {message}" if line is not None else f"{self.path}: {message}"
 
 
-def validated_graph(
+@dataclass
+class CheckedCSR:
+    """A graph's arrays as ``validated_csr`` guarantees them (``Graph``'s fields but its name)."""
+
+    xadj: np.ndarray
+    adjncy: np.ndarray
+    vwgt: np.ndarray
+    adjwgt: np.ndarray
+    vsize: np.ndarray | None
+    has_vwgt: bool
+    has_adjwgt: bool
+    warnings: list[str]
+
+
+def validated_csr(
     xadj,
     adjncy,
     vwgt=None,
     adjwgt=None,
     *,
     vsize=None,
-    name: str = "graph",
     path: str | None = None,
     vertex_line: Callable[[int], int] | np.ndarray | None = None,
     symmetrize: bool = False,
     sum_repeats: bool = False,
-) -> Graph:
-    """Check CSR arrays and return them as a canonical ``Graph`` (see the module docstring).
+) -> CheckedCSR:
+    """Check CSR arrays and return them in canonical form (see the module docstring).
     ``sum_repeats``: the first of an edge's repeated entries takes the sum of their weights
     (else it keeps its own).
 
@@ -102,13 +115,12 @@ def validated_graph(
     xadj, adjncy, adjwgt_arr = _canonical(xadj, adjncy, adjwgt_arr, where, warnings, symmetrize,
                                           sum_repeats)
     check_weight_totals(weight_totals(xadj, vwgt_arr, adjwgt_arr, vsize_arr), where.path)
-    return Graph(
+    return CheckedCSR(
         xadj=xadj,
         adjncy=adjncy,
         vwgt=vwgt_arr if vwgt_arr is not None else np.ones((n, 1), np.int64),
         adjwgt=adjwgt_arr if adjwgt_arr is not None else np.ones(len(adjncy), np.int64),
         vsize=vsize_arr,
-        name=name,
         has_vwgt=vwgt is not None,
         has_adjwgt=adjwgt_arr is not None,
         warnings=warnings,
