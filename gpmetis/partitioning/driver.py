@@ -13,6 +13,7 @@ import numpy as np
 
 from gpmetis.backend import cuda_available
 from gpmetis.balance import column_sums, max_part_weights, uniform_tpwgts
+from gpmetis.c_output import trial_prints
 from gpmetis.errors import OptionError, PartitionError
 from gpmetis.graph import Graph
 from gpmetis.limits import check_limits, multilevel_fits
@@ -147,30 +148,8 @@ def partition(graph: Graph, nparts: int, options: Options | None = None, **kwarg
     tpwgts = load_tpwgts(options, nparts, graph.ncon)
     seed = options.seed if options.seed >= 0 else DEFAULT_SEED
     start = time.perf_counter()
-    stats: dict = {}
-    metrics = None
-    if nparts == 1 or graph.nvtxs == 0:
-        part = np.zeros(graph.nvtxs, dtype=np.int32)
-    elif engine == "metis":
-        metis_options = options
-        if options.contig and not _connected(graph):
-            # METIS refuses -contig on such a graph; its gpmetis ignores it with a warning
-            metis_options, stats = options.with_(contig=False), {"contig": CONTIG_IGNORED}
-        part = _metis(graph, nparts, metis_options, tpwgts)
-        if options.engine == "auto" and options.ptype != "rb" and multilevel_runs(graph, options):
-            engine, part, found, metrics = _within_limits(graph, nparts, options, tpwgts, seed,
-                                                          part)
-            stats |= found
-    else:
-        try:
-            part, stats, metrics = _best_of_cuts(graph, nparts, options, tpwgts, engine, seed)
-        except PartitionError as exc:
-            if options.engine != "auto":
-                raise
-            # auto chose the GPU and it ran out of memory: METIS on the CPU still answers.
-            stats = {"fallback": str(exc)}
-            engine = "metis"
-            part = _metis(graph, nparts, options, tpwgts)
+    with trial_prints(options.dbglvl > 0):  # the METIS trials of our engines print nothing
+        engine, part, stats, metrics = _run_engine(graph, nparts, options, tpwgts, engine, seed)
     seconds = time.perf_counter() - start
     if metrics is None:
         metrics = compute_metrics(graph.xadj, graph.adjncy, graph.vwgt, graph.adjwgt, part,
@@ -196,6 +175,36 @@ def partition(graph: Graph, nparts: int, options: Options | None = None, **kwarg
     if options.minconn and options.ptype == "rb":
         warnings.insert(0, MINCONN_IGNORED)
     return Result(part, nparts, engine, metrics, seconds, stats, warnings)
+
+
+def _run_engine(graph: Graph, nparts: int, options: Options, tpwgts: np.ndarray, engine: str,
+                seed: int) -> tuple[str, np.ndarray, dict, PartitionMetrics | None]:
+    """(the engine that answered, part, stats, metrics or None where not computed yet)."""
+    stats: dict = {}
+    metrics = None
+    if nparts == 1 or graph.nvtxs == 0:
+        part = np.zeros(graph.nvtxs, dtype=np.int32)
+    elif engine == "metis":
+        metis_options = options
+        if options.contig and not _connected(graph):
+            # METIS refuses -contig on such a graph; its gpmetis ignores it with a warning
+            metis_options, stats = options.with_(contig=False), {"contig": CONTIG_IGNORED}
+        part = _metis(graph, nparts, metis_options, tpwgts)
+        if options.engine == "auto" and options.ptype != "rb" and multilevel_runs(graph, options):
+            engine, part, found, metrics = _within_limits(graph, nparts, options, tpwgts, seed,
+                                                          part)
+            stats |= found
+    else:
+        try:
+            part, stats, metrics = _best_of_cuts(graph, nparts, options, tpwgts, engine, seed)
+        except PartitionError as exc:
+            if options.engine != "auto":
+                raise
+            # auto chose the GPU and it ran out of memory: METIS on the CPU still answers.
+            stats = {"fallback": str(exc)}
+            engine = "metis"
+            part = _metis(graph, nparts, options, tpwgts)
+    return engine, part, stats, metrics
 
 
 def _within_limits(graph: Graph, nparts: int, options: Options, tpwgts: np.ndarray, seed: int,
