@@ -190,6 +190,8 @@ def _run_engine(graph: Graph, nparts: int, options: Options, tpwgts: np.ndarray,
             # METIS refuses -contig on such a graph; its gpmetis ignores it with a warning
             metis_options, stats = options.with_(contig=False), {"contig": CONTIG_IGNORED}
         part = _metis(graph, nparts, metis_options, tpwgts)
+        if metis_options.contig:
+            part = _metis_contiguous(graph, part, nparts, options, tpwgts)
         if options.engine == "auto" and options.ptype != "rb" and multilevel_runs(graph, options):
             engine, part, found, metrics = _within_limits(graph, nparts, options, tpwgts, seed,
                                                           part)
@@ -255,6 +257,27 @@ def _metis(graph: Graph, nparts: int, options: Options, tpwgts: np.ndarray) -> n
     cpu = get_backend("cpu")
     host = DeviceGraph(cpu, graph.xadj, graph.adjncy, graph.adjwgt, graph.vwgt[:, 0])
     return fill(cpu, host, part, nparts)
+
+
+def _metis_contiguous(graph: Graph, part: np.ndarray, nparts: int, options: Options,
+                      tpwgts: np.ndarray) -> np.ndarray:
+    """METIS's ``part`` of the connected ``graph`` with every part connected
+    (``make_contiguous`` within the k-way limits), as -contig promises on every engine:
+    METIS's recursive bisection ignores -contig, and its k-way -contig can leave a part split.
+    ``part`` itself where every part is connected already."""
+    from gpmetis.backend import get_backend
+    from gpmetis.device_graph import DeviceGraph
+    from gpmetis.metrics import connected_components
+    from gpmetis.refinement.contiguity import main_components, make_contiguous
+
+    cpu = get_backend("cpu")
+    host = DeviceGraph(cpu, graph.xadj, graph.adjncy, graph.adjwgt, graph.vwgt[:, 0])
+    label = connected_components(cpu, host.xadj, host.adjncy, part)
+    if bool(main_components(cpu, host, part, label, nparts).all()):
+        return part
+    limits = max_part_weights(column_sums(graph.vwgt), tpwgts, options.ubfactors(graph.ncon))
+    weights = None if graph.ncon == 1 else np.ascontiguousarray(graph.vwgt.T)
+    return make_contiguous(cpu, host, part, nparts, limits.T, weights=weights)[0]
 
 
 def _weights_and_limits(graph: Graph, metrics: PartitionMetrics, tpwgts: np.ndarray,
