@@ -243,21 +243,11 @@ def _run(graphfile: str, nparts: int, options, shown: Progress | None = None) ->
 def _c_stdout_to_stderr() -> Iterator[None]:
     """File descriptor 1 on stderr while METIS runs in this process: its own prints (-dbglvl,
     its warnings) go there, so stdout carries the summary alone (nothing with -quiet, JSON
-    alone with -json=/dev/stdout). C's buffered output is flushed on both sides of the swap."""
-    import ctypes
+    alone with -json=/dev/stdout)."""
+    from gpmetis.c_output import redirected
 
-    if sys.stdout is not None:
-        sys.stdout.flush()
-    libc = ctypes.CDLL(None)
-    libc.fflush(None)
-    saved = os.dup(1)
-    os.dup2(2, 1)
-    try:
+    with redirected((1,), 2):
         yield
-    finally:
-        libc.fflush(None)
-        os.dup2(saved, 1)
-        os.close(saved)
 
 
 def _stdout_error(why: str):

@@ -120,9 +120,10 @@ class Options:
     def trial_ufactor(self) -> int:
         """The imbalance, in ufactor's units, that the METIS runs inside a partition allow:
         the tightest -ubvec entry where given (in METIS ubvec wins over ufactor), else
-        ``effective_ufactor``."""
+        ``effective_ufactor``; at least 1, the least METIS accepts (an entry below 1.0005 would
+        round to 0): the limits themselves are ``ubfactors``, which refinement enforces."""
         if self.ubvec is not None:
-            return round((min(self.ubvec) - 1.0) * 1000)
+            return max(1, round((min(self.ubvec) - 1.0) * 1000))
         return self.effective_ufactor
 
     def effective_ctype(self, engine: str) -> str:

@@ -257,6 +257,31 @@ def test_metis_prints_go_to_stderr_and_json_to_stdout_stays_json(graph_file, tmp
     assert proc.returncode == 0 and proc.stdout == "", proc.stdout
 
 
+@pytest.mark.parametrize("graph", ["4elt", "small"])
+def test_our_engines_metis_trials_print_nothing_unless_dbglvl(tmp_path, graph):
+    # tpwgts giving part 0 almost everything make METIS's trials warn ("Cannot bisect a graph
+    # with 0 vertices") on the workers (4elt) and in this process (a small graph): the trials
+    # are the engine's, so nothing reaches the user but with -dbglvl
+    path = FIXTURES / "4elt.graph"
+    if graph == "small":
+        path = tmp_path / "grid.graph"  # 6 x 6
+        rows = [" ".join(str(u + 1) for u, ok in ((i - 6, i >= 6), (i + 6, i < 30),
+                                                  (i - 1, i % 6 > 0), (i + 1, i % 6 < 5)) if ok)
+                for i in range(36)]
+        path.write_text("36 60\n" + "\n".join(rows) + "\n")
+    tpwgts = tmp_path / "tpwgts"
+    tpwgts.write_text("0 = 0.999\n")
+    command = [sys.executable, "-m", "cli.main", str(path), "4", "-engine=cpu",
+               f"-tpwgts={tpwgts}", "-nooutput"]
+    proc = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    for line in ("***Cannot bisect", "***You are trying"):
+        assert line not in proc.stdout + proc.stderr, proc.stderr
+    shown = subprocess.run([*command, "-dbglvl=1"], capture_output=True, text=True, cwd=ROOT)
+    assert shown.returncode == 0 and "***Cannot bisect" in shown.stderr, shown.stderr
+    assert "***Cannot bisect" not in shown.stdout
+
+
 def test_program_exit_leaves_no_worker_running(graph_file):
     # the program leaves through os._exit: its METIS workers must be stopped, not orphaned
     proc = subprocess.Popen(

@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from conftest import FIXTURES
 
 from cli.main import main
+from gpmetis import partition
 from gpmetis.backend import get_backend
 from gpmetis.errors import InputError, OptionError, PartitionError
 from gpmetis.graph import Graph
@@ -225,6 +226,24 @@ def test_option_ranges_hold_for_the_api():
         with pytest.raises(OptionError, match=next(iter(kwargs))):
             Options.from_kwargs(**kwargs)
     Options.from_kwargs(seed=-5, ncuts=1000, ufactor=2**31 - 1, ubvec="1.5")
+
+
+@pytest.mark.parametrize("engine", ["cpu", "metis"])
+@pytest.mark.parametrize("ptype", ["kway", "rb"])
+@pytest.mark.parametrize("ubvec", ["1.0001", "1.0005"])
+def test_ubvec_just_above_one_is_honoured(tmp_path, engine, ptype, ubvec):
+    # METIS's ufactor for these rounds to 0, which METIS refuses: its runs take 1, the limit
+    # stays -ubvec's, and every part within it is kept or named in a warning
+    path = grid_file(tmp_path / "g.graph", side=12)
+    out = tmp_path / "g.part"
+    result = run(path, 6, f"-engine={engine}", f"-ptype={ptype}", f"-ubvec={ubvec}", "-o", out)
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output and "error" not in result.output
+    pwgts = np.bincount(np.loadtxt(out, dtype=np.int64), minlength=6)
+    assert (pwgts <= 24).all() or " above " in result.output, pwgts
+    graph = read_graph(str(path))
+    api = partition(graph, 6, engine=engine, ptype=ptype, ubvec=[float(ubvec)])
+    assert len(np.unique(api.part)) == 6
 
 
 def test_negative_seed_and_bounds_are_accepted(tmp_path):

@@ -402,3 +402,39 @@ def test_minconn_ignored_with_recursive_bisection():
     kway = Options(minconn=True, engine="cpu")
     summary = format_summary(graph, partition(graph, 8, kway), kway, Timing(0.0, 0.0))
     assert "minconn=YES" in summary
+
+
+
+# connected 13-vertex weighted graphs (xadj, adjncy, vwgt, adjwgt) on which METIS (pymetis's
+# METIS 5.2) with -contig at k=5 leaves a part split: its k-way scheme (and a part empty, whose
+# fill happens to join the split part), its recursive bisection (which ignores -contig)
+CONTIG_SPLIT = {
+    "kway": ([0, 3, 6, 9, 13, 14, 15, 19, 21, 26, 28, 30, 31, 32],
+             [7, 8, 12, 3, 7, 9, 3, 6, 9, 1, 2, 6, 10, 8, 8, 2, 3, 8, 11, 0, 1, 0, 4, 5, 6, 10,
+              1, 2, 3, 8, 6, 0],
+             [5, 1, 3, 2, 4, 3, 3, 4, 4, 5, 3, 4, 5],
+             [1, 2, 2, 4, 2, 4, 3, 4, 5, 4, 3, 3, 5, 1, 1, 4, 3, 2, 1, 1, 2, 2, 1, 1, 2, 4, 4, 5,
+              5, 4, 1, 2]),
+    "rb": ([0, 3, 7, 12, 17, 20, 23, 25, 28, 32, 33, 37, 43, 44],
+           [1, 3, 5, 0, 3, 5, 7, 4, 5, 9, 10, 11, 0, 1, 4, 10, 11, 2, 3, 10, 0, 1, 2, 8, 11, 1,
+            8, 11, 6, 7, 10, 11, 2, 2, 3, 4, 8, 2, 3, 6, 7, 8, 12, 11],
+           [1, 2, 2, 4, 4, 4, 5, 2, 2, 2, 3, 1, 5],
+           [2, 5, 3, 2, 5, 4, 4, 2, 2, 2, 3, 4, 5, 5, 1, 5, 3, 2, 1, 2, 3, 4, 2, 2, 2, 4, 1, 3,
+            2, 1, 3, 1, 2, 3, 5, 2, 3, 4, 3, 2, 3, 1, 5, 5]),
+}
+
+
+@pytest.mark.parametrize("engine", ["metis", "auto"])
+@pytest.mark.parametrize("ptype", ["kway", "rb"])
+def test_metis_engine_contig_gives_connected_parts(engine, ptype):
+    import pymetis
+
+    xadj, adjncy, vwgt, adjwgt = (np.array(a) for a in CONTIG_SPLIT[ptype])
+    graph = Graph.from_csr(xadj, adjncy, vwgt, adjwgt)
+    metis = pymetis.part_graph(5, pymetis.CSRAdjacency(xadj, adjncy), vweights=vwgt,
+                               eweights=adjwgt, recursive=ptype == "rb",
+                               options=pymetis.Options(contig=1))
+    assert part_components(graph, np.asarray(metis.vertex_part), 5).max() > 1  # the premise
+    result = partition(graph, 5, engine=engine, ptype=ptype, contig=True)
+    assert (part_components(graph, result.part, 5) == 1).all()
+    assert (np.bincount(result.part, minlength=5) > 0).all()

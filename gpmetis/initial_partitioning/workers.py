@@ -8,7 +8,10 @@ arrays among a job's arguments reach the workers through memory they share with 
 take it: only their places go through the pipes. On the workers those arrays are read-only
 views, shared by the jobs that take the same array: a job only reads its arrays. Each worker
 imports PRELOAD as soon as it is forked, while this process goes on, so that the first job does
-not wait for it; this module imports ``multiprocessing`` only when it forks.
+not wait for it; this module imports ``multiprocessing`` only when it forks. METIS's own
+prints during the jobs (C's printf: warnings such as "Cannot bisect a graph with 0 vertices")
+are discarded, here and on the workers, unless ``trial_prints`` shows them (-dbglvl): the
+trials are the engine's business, not the user's.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from gpmetis.c_output import silenced, trials_quiet
 from gpmetis.errors import PartitionError
 
 Job = tuple[Callable[[Any], Any], Any]  # (function, argument), picklable
@@ -105,15 +109,16 @@ class _Workers:
             self.processes.append(process)
             self.pipes.append(ours)
 
-    def submit(self, jobs: list[Job]) -> _Pending:
-        """Send job i to worker i mod count now; the arena holds the jobs' arrays until the
-        results are in (the next submission overwrites them)."""
+    def submit(self, jobs: list[Job], quiet: bool) -> _Pending:
+        """Send job i to worker i mod count now, its METIS prints discarded where ``quiet``;
+        the arena holds the jobs' arrays until the results are in (the next submission
+        overwrites them)."""
         count = len(self.pipes)
         jobs = _share(jobs, self.arena)
         batches = [(pipe, jobs[w::count]) for w, pipe in enumerate(self.pipes) if jobs[w::count]]
         for pipe, batch in batches:
             try:
-                pipe.send(batch)
+                pipe.send((quiet, batch))
             except OSError as exc:
                 raise _died() from exc
         return _Pending([pipe for pipe, _ in batches], count, len(jobs))
@@ -144,7 +149,7 @@ class _Pending:
 def _serve(pipe, parent_ends: list, arena: mmap.mmap) -> None:
     """A worker's loop: a batch of jobs in, their results (or the error) out. Ctrl-C is the
     parent's to handle; the worker ends when the parent's pipe end closes. METIS's own prints
-    go to stderr: stdout is the parent's to write."""
+    go to stderr (stdout is the parent's to write), or nowhere for a batch sent ``quiet``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.dup2(2, 1)
     for end in parent_ends:
@@ -156,11 +161,13 @@ def _serve(pipe, parent_ends: list, arena: mmap.mmap) -> None:
             pass
     while True:
         try:
-            batch = pipe.recv()
+            quiet, batch = pipe.recv()
         except EOFError:
             return
         try:
-            pipe.send([function(_unshare(argument, arena)) for function, argument in batch])
+            with silenced(quiet):
+                results = [function(_unshare(argument, arena)) for function, argument in batch]
+            pipe.send(results)
         except Exception as exc:  # the caller re-raises it
             pipe.send(exc)
 
@@ -203,14 +210,16 @@ def stop_workers() -> None:
 
 def run_jobs(jobs: list[Job], meanwhile: Iterator[None], parallel: bool) -> list:
     """Each job's result, in order: on the workers where ``parallel`` and there are any, else
-    here. While the workers compute, steps of ``meanwhile`` run here (one ``next`` each), as
-    long as answers are missing and steps are left. Where a job fails or a worker dies, the
-    workers are stopped (answers may be left unread; fresh ones are forked next time) and the
-    error raised (a dead worker is a PartitionError)."""
+    here; METIS's prints as ``trial_prints`` says. While the workers compute, steps of
+    ``meanwhile`` run here (one ``next`` each), as long as answers are missing and steps are
+    left. Where a job fails or a worker dies, the workers are stopped (answers may be left
+    unread; fresh ones are forked next time) and the error raised (a dead worker is a
+    PartitionError)."""
     if not (parallel and _workers is not None):
-        return [function(argument) for function, argument in jobs]
+        with silenced(trials_quiet()):
+            return [function(argument) for function, argument in jobs]
     try:
-        pending = _workers.submit(jobs)
+        pending = _workers.submit(jobs, trials_quiet())
         while not pending.ready() and next(meanwhile, _DONE) is not _DONE:
             pass
         return pending.results()

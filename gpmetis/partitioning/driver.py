@@ -13,6 +13,7 @@ import numpy as np
 
 from gpmetis.backend import cuda_available
 from gpmetis.balance import column_sums, max_part_weights, uniform_tpwgts
+from gpmetis.c_output import trial_prints
 from gpmetis.errors import OptionError, PartitionError
 from gpmetis.graph import Graph
 from gpmetis.limits import check_limits, multilevel_fits
@@ -147,30 +148,8 @@ def partition(graph: Graph, nparts: int, options: Options | None = None, **kwarg
     tpwgts = load_tpwgts(options, nparts, graph.ncon)
     seed = options.seed if options.seed >= 0 else DEFAULT_SEED
     start = time.perf_counter()
-    stats: dict = {}
-    metrics = None
-    if nparts == 1 or graph.nvtxs == 0:
-        part = np.zeros(graph.nvtxs, dtype=np.int32)
-    elif engine == "metis":
-        metis_options = options
-        if options.contig and not _connected(graph):
-            # METIS refuses -contig on such a graph; its gpmetis ignores it with a warning
-            metis_options, stats = options.with_(contig=False), {"contig": CONTIG_IGNORED}
-        part = _metis(graph, nparts, metis_options, tpwgts)
-        if options.engine == "auto" and options.ptype != "rb" and multilevel_runs(graph, options):
-            engine, part, found, metrics = _within_limits(graph, nparts, options, tpwgts, seed,
-                                                          part)
-            stats |= found
-    else:
-        try:
-            part, stats, metrics = _best_of_cuts(graph, nparts, options, tpwgts, engine, seed)
-        except PartitionError as exc:
-            if options.engine != "auto":
-                raise
-            # auto chose the GPU and it ran out of memory: METIS on the CPU still answers.
-            stats = {"fallback": str(exc)}
-            engine = "metis"
-            part = _metis(graph, nparts, options, tpwgts)
+    with trial_prints(options.dbglvl > 0):  # the METIS trials of our engines print nothing
+        engine, part, stats, metrics = _run_engine(graph, nparts, options, tpwgts, engine, seed)
     seconds = time.perf_counter() - start
     if metrics is None:
         metrics = compute_metrics(graph.xadj, graph.adjncy, graph.vwgt, graph.adjwgt, part,
@@ -196,6 +175,38 @@ def partition(graph: Graph, nparts: int, options: Options | None = None, **kwarg
     if options.minconn and options.ptype == "rb":
         warnings.insert(0, MINCONN_IGNORED)
     return Result(part, nparts, engine, metrics, seconds, stats, warnings)
+
+
+def _run_engine(graph: Graph, nparts: int, options: Options, tpwgts: np.ndarray, engine: str,
+                seed: int) -> tuple[str, np.ndarray, dict, PartitionMetrics | None]:
+    """(the engine that answered, part, stats, metrics or None where not computed yet)."""
+    stats: dict = {}
+    metrics = None
+    if nparts == 1 or graph.nvtxs == 0:
+        part = np.zeros(graph.nvtxs, dtype=np.int32)
+    elif engine == "metis":
+        metis_options = options
+        if options.contig and not _connected(graph):
+            # METIS refuses -contig on such a graph; its gpmetis ignores it with a warning
+            metis_options, stats = options.with_(contig=False), {"contig": CONTIG_IGNORED}
+        part = _metis(graph, nparts, metis_options, tpwgts)
+        if metis_options.contig:
+            part = _metis_contiguous(graph, part, nparts, options, tpwgts)
+        if options.engine == "auto" and options.ptype != "rb" and multilevel_runs(graph, options):
+            engine, part, found, metrics = _within_limits(graph, nparts, options, tpwgts, seed,
+                                                          part)
+            stats |= found
+    else:
+        try:
+            part, stats, metrics = _best_of_cuts(graph, nparts, options, tpwgts, engine, seed)
+        except PartitionError as exc:
+            if options.engine != "auto":
+                raise
+            # auto chose the GPU and it ran out of memory: METIS on the CPU still answers.
+            stats = {"fallback": str(exc)}
+            engine = "metis"
+            part = _metis(graph, nparts, options, tpwgts)
+    return engine, part, stats, metrics
 
 
 def _within_limits(graph: Graph, nparts: int, options: Options, tpwgts: np.ndarray, seed: int,
@@ -246,6 +257,27 @@ def _metis(graph: Graph, nparts: int, options: Options, tpwgts: np.ndarray) -> n
     cpu = get_backend("cpu")
     host = DeviceGraph(cpu, graph.xadj, graph.adjncy, graph.adjwgt, graph.vwgt[:, 0])
     return fill(cpu, host, part, nparts)
+
+
+def _metis_contiguous(graph: Graph, part: np.ndarray, nparts: int, options: Options,
+                      tpwgts: np.ndarray) -> np.ndarray:
+    """METIS's ``part`` of the connected ``graph`` with every part connected
+    (``make_contiguous`` within the k-way limits), as -contig promises on every engine:
+    METIS's recursive bisection ignores -contig, and its k-way -contig can leave a part split.
+    ``part`` itself where every part is connected already."""
+    from gpmetis.backend import get_backend
+    from gpmetis.device_graph import DeviceGraph
+    from gpmetis.metrics import connected_components
+    from gpmetis.refinement.contiguity import main_components, make_contiguous
+
+    cpu = get_backend("cpu")
+    host = DeviceGraph(cpu, graph.xadj, graph.adjncy, graph.adjwgt, graph.vwgt[:, 0])
+    label = connected_components(cpu, host.xadj, host.adjncy, part)
+    if bool(main_components(cpu, host, part, label, nparts).all()):
+        return part
+    limits = max_part_weights(column_sums(graph.vwgt), tpwgts, options.ubfactors(graph.ncon))
+    weights = None if graph.ncon == 1 else np.ascontiguousarray(graph.vwgt.T)
+    return make_contiguous(cpu, host, part, nparts, limits.T, weights=weights)[0]
 
 
 def _weights_and_limits(graph: Graph, metrics: PartitionMetrics, tpwgts: np.ndarray,
