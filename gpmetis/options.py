@@ -14,6 +14,9 @@ CTYPES = ("rm", "shem", "lp")  # lp: gpmetis's label-propagation clusters, not M
 IPTYPES = ("grow", "random", "edge", "node", "metisrb")
 RTYPES = ("fm", "greedy", "sep2sided", "sep1sided")
 ENGINES = ("auto", "gpu", "cpu", "metis")
+# auto: the gpu engine from this many vertices plus edges, where its whole command (CuPy's
+# import and the CUDA start-up included) is shorter than METIS's; small graphs never import CuPy
+AUTO_GPU_MIN_SIZE = 1_250_000
 # Quality presets: "default" is the fast headline setting; "strong" spends more time (several
 # whole runs, combined by V-cycles on the gpu/cpu engines) for a lower cut.
 PRESETS = ("default", "strong")

@@ -18,13 +18,9 @@ from gpmetis.errors import OptionError, PartitionError
 from gpmetis.graph import Graph
 from gpmetis.limits import check_limits, multilevel_fits
 from gpmetis.metrics import PartitionMetrics, compute_metrics
-from gpmetis.options import MIN_TPWGT, Options, check_nparts
+from gpmetis.options import AUTO_GPU_MIN_SIZE, MIN_TPWGT, Options, check_nparts
 from gpmetis.partitioning import warmup
 
-# From about 1.25M vertices plus edges the gpu engine's whole command, CuPy's import and the
-# CUDA start-up included, is shorter than the metis engine's; below, METIS's run is shorter
-# than that start-up. Small graphs never import CuPy.
-AUTO_GPU_MIN_SIZE = 1_250_000
 # METIS 5.1's gpmetis drops -contig on a graph of several components, and so do we, saying so
 CONTIG_IGNORED = "the input graph is not connected: -contig is ignored, as in METIS 5.1"
 # METIS 5.1 lowers subdomain degrees in its k-way refinement only

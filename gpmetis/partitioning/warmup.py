@@ -26,6 +26,8 @@ import sys
 import threading
 from typing import TYPE_CHECKING
 
+from gpmetis.options import AUTO_GPU_MIN_SIZE
+
 if TYPE_CHECKING:
     from gpmetis.backend import Backend
     from gpmetis.graph import Graph
@@ -53,7 +55,6 @@ def start(path: str | os.PathLike, options: Options) -> PendingGraph | GpuRead |
         return None
     if options.engine == "auto":
         from gpmetis.io.peek import peek_size
-        from gpmetis.partitioning.driver import AUTO_GPU_MIN_SIZE
 
         if (peek_size(path) or 0) < AUTO_GPU_MIN_SIZE:
             return None
