@@ -140,6 +140,11 @@ def test_mesh_reader_weights_and_graph_writer_round_trip(tmp_path: Path):
     path.write_text("2 1\n5 1 2 3\n7 2 3 4\n")
     mesh = read_mesh(path)
     assert mesh.ewgt.ravel().tolist() == [5, 7] and mesh.eind.tolist() == [0, 1, 2, 1, 2, 3]
+    # a '%' after a line's values starts a comment, as METIS 5.1's ReadMesh reads it
+    path.write_text("2 1 % two\n5 1 2 3 % first\n7 2 3 4%\n")
+    commented = read_mesh(path)
+    assert np.array_equal(commented.eind, mesh.eind)
+    assert np.array_equal(commented.ewgt, mesh.ewgt)
     graph = gpmetis.read_graph(FIXTURES / "4elt.graph")
     weighted = gpmetis.Graph.from_csr(graph.xadj, graph.adjncy,
                                       (np.arange(graph.nvtxs) % 4 + 1)[:, None],

@@ -6,6 +6,9 @@
     n m [fmt [ncon]]
     [size] [w_1 ... w_ncon] v_1 [ew_1] v_2 [ew_2] ...      one line per vertex, n lines
 
+A '%' after a line's values starts a comment running to the line end (``2 % x`` is the line
+``2``), as METIS 5.1's reader stops a line at the first text that is not an integer.
+
 ``fmt`` is read as three digits ``abc`` (missing leading digits are 0): a = vertex sizes,
 b = vertex weights (``ncon`` of them, default 1), c = edge weights; so fmt is one of 0, 1, 10,
 11, 100, 101, 110, 111. Neighbours are 1-based; an empty line is a vertex without neighbours
@@ -40,7 +43,7 @@ VERTEX_BYTES = 24  # per vertex: xadj, unit vertex weights, one array of validat
 
 def read_metis(data: bytes, path: str, *, symmetrize: bool = False) -> Graph:
     """Parse a METIS graph file's bytes (see the module docstring)."""
-    tok = tokenize(data, path)
+    tok = tokenize(data, path, trailing_comments=True)
     del data  # the tokens hold what is needed; let the file go as early as possible
     h, n, m, readvs, readvw, readew, ncon = _header(tok, path)
     xadj, vertex_line = _vertex_lines(tok, h, n, path)
