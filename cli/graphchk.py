@@ -10,7 +10,7 @@ from cli.main import CONTEXT, MetisStyleCommand, _same_file
 from gpmetis.report import SHORT_RULE, banner, section
 
 
-@click.command(cls=MetisStyleCommand, context_settings=CONTEXT)
+@click.command("graphchk", cls=MetisStyleCommand, context_settings=CONTEXT)
 @click.argument("graphfile", type=click.Path(dir_okay=False))
 @click.argument("fixedfile", type=click.Path(dir_okay=False), required=False)
 @click.option("-quiet", is_flag=True, help="print nothing but errors")

@@ -156,6 +156,15 @@ def test_mesh_whose_node_ids_need_more_memory_than_there_is(tmp_path: Path, prog
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.mesh"]
 
 
+@pytest.mark.parametrize("program", ["mpmetis", "ndmetis", "m2gmetis", "graphchk"])
+@pytest.mark.parametrize("args", [["-bogus", "quad.mesh"], []])
+def test_usage_errors_are_one_line_with_one_hint(quads: Path, program, args):
+    out = run(program, *args, cwd=quads.parent)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.count("\n") == 1 and out.stderr.startswith(f"{program}: error: ")
+    assert out.stderr.rstrip().endswith(f"(see '{program} -help')") and "Try" not in out.stderr
+
+
 def test_version_option():
     out = subprocess.run([sys.executable, "-m", "cli.main", "--version"], cwd=ROOT,
                          capture_output=True, text=True)
