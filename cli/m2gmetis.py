@@ -12,7 +12,7 @@ from cli.main import CONTEXT, MetisInt, MetisStyleCommand, _choice, _int, _same_
 from gpmetis.report import RULE, banner, memory_lines, section, timing_lines
 
 
-@click.command(cls=MetisStyleCommand, context_settings=CONTEXT)
+@click.command("m2gmetis", cls=MetisStyleCommand, context_settings=CONTEXT)
 @click.argument("meshfile", type=click.Path(dir_okay=False))
 @click.argument("graphfile", type=click.Path(dir_okay=False))
 @click.option("-gtype", type=_choice(("dual", "nodal")), default="dual",

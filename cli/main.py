@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from cli.help import GPMETIS_HELP
 from gpmetis.options import (
     CTYPES,
     ENGINES,
@@ -73,8 +74,28 @@ def _strip_equals(ctx: click.Context, param: click.Parameter, value: str | None)
     return value[1:] if value and value.startswith("=") else value
 
 
+class MetisUsageError(click.UsageError):
+    """A usage error shown as the programs' other errors are: one line on stderr,
+    ``PROGRAM: error: MESSAGE (see 'PROGRAM -help')``, exit status 2."""
+
+    def show(self, file=None) -> None:
+        program = self.ctx.command.name if self.ctx else "gpmetis"
+        message = self.format_message().rstrip(".")
+        click.echo(f"{program}: error: {message} (see '{program} -help')", file=file,
+                   err=file is None)
+
+
 class MetisStyleCommand(click.Command):
-    """Names an unknown ``-option`` whole (click would split it into one-letter options)."""
+    """Names an unknown ``-option`` whole (click would split it into one-letter options),
+    reports usage errors as MetisUsageError, and prints ``metis_help`` (when given) for -help.
+    """
+
+    def __init__(self, *args, metis_help: str | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.metis_help = metis_help
+
+    def get_help(self, ctx: click.Context) -> str:
+        return self.metis_help if self.metis_help is not None else super().get_help(ctx)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         known = {opt.split("=")[0] for p in self.params for opt in getattr(p, "opts", [])}
@@ -86,13 +107,17 @@ class MetisStyleCommand(click.Command):
                 continue
             name = arg.split("=", 1)[0]
             if name.lstrip("-").isdigit():
-                raise click.UsageError(f"NPARTS must be a positive integer, got {arg}", ctx)
+                raise MetisUsageError(f"NPARTS must be a positive integer, got {arg}", ctx)
             if name not in known and name[:2] not in known:
-                raise click.UsageError(f"No such option: {name} (see -help)", ctx)
-        return super().parse_args(ctx, args)
+                raise MetisUsageError(f"No such option: {name}", ctx)
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            raise MetisUsageError(exc.format_message(), exc.ctx or ctx) from None
 
 
-@click.command(cls=MetisStyleCommand, context_settings=CONTEXT)
+@click.command("gpmetis", cls=MetisStyleCommand, context_settings=CONTEXT,
+               metis_help=GPMETIS_HELP)
 @click.argument("graphfile", type=click.Path(dir_okay=True, readable=False))
 @click.argument("nparts", type=MetisInt(1, NPARTS_MAX))
 @click.option("-ptype", type=_choice(PTYPES), default="kway",

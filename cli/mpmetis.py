@@ -21,7 +21,7 @@ from gpmetis.report import (
 )
 
 
-@click.command(cls=MetisStyleCommand, context_settings=CONTEXT)
+@click.command("mpmetis", cls=MetisStyleCommand, context_settings=CONTEXT)
 @click.argument("meshfile", type=click.Path(dir_okay=False))
 @click.argument("nparts", type=MetisInt(1, NPARTS_MAX))
 @click.option("-gtype", type=_choice(("dual", "nodal")), default="dual",

@@ -15,7 +15,7 @@ from gpmetis.report import RULE, banner, memory_lines, section, timing_lines, ye
 _RTYPES = {"2sided": 2, "1sided": 3}
 
 
-@click.command(cls=MetisStyleCommand, context_settings=CONTEXT)
+@click.command("ndmetis", cls=MetisStyleCommand, context_settings=CONTEXT)
 @click.argument("graphfile", type=click.Path(dir_okay=False))
 @click.option("-ctype", type=_choice(("rm", "shem")), default="shem", help="rm | shem (default)")
 @click.option("-iptype", type=_choice(("edge", "node")), default="node",

@@ -205,7 +205,6 @@ def format_summary(graph: Graph, result: Result, options: Options, timing: Timin
         f" - Subdomain connectivity: max: {m.maxndom}, min: {m.minndom}, avg: {m.avgndom:.2f}",
         "",
         *_contiguity_lines(m, result.nparts),
-        "",
         *timing_lines(timing.io, timing.partitioning, "Partitioning", f"{result.engine} engine",
                       timing.reporting),
         "",
@@ -227,13 +226,16 @@ def format_summary(graph: Graph, result: Result, options: Options, timing: Timin
 
 
 def _contiguity_lines(m, nparts: int) -> list[str]:
+    """The contiguity report and the blank line METIS 5.1 prints after it; its report of a
+    disconnected graph ends without a line break, so no blank line follows that one."""
     if m.part_components == nparts:
-        return [" - Each partition is contiguous."]
+        return [" - Each partition is contiguous.", ""]
     if m.ncomponents == 1:
         return [
             f" - There are {m.noncontiguous} non-contiguous partitions.",
             f"   Total components after removing the cut edges: {m.part_components},",
             f"   max components: {m.max_part_components} for pid: {m.max_components_pid}.",
+            "",
         ]
     return [
         f" - The original graph had {m.ncomponents} connected components and the resulting",

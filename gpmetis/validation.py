@@ -104,13 +104,9 @@ def validated_csr(
     from 0 and the file "<input>" (or ``path``). The given arrays may be reused, not copied.
     """
     where = _Where(path, vertex_line)
-    xadj = _as_xadj(xadj, where)
+    xadj, adjncy, vwgt_arr, adjwgt_arr, vsize_arr = _checked(xadj, adjncy, vwgt, adjwgt, vsize,
+                                                             where)
     n = len(xadj) - 1
-    adjncy = _as_adjncy(adjncy, xadj, where)
-    vwgt_arr = _as_vwgt(vwgt, n, where)
-    adjwgt_arr = None if adjwgt is None else _as_adjwgt(adjwgt, xadj, where)
-    vsize_arr = None if vsize is None else _as_vsize(vsize, n, where)
-
     warnings: list[str] = []
     xadj, adjncy, adjwgt_arr = _canonical(xadj, adjncy, adjwgt_arr, where, warnings, symmetrize,
                                           sum_repeats)
@@ -125,6 +121,30 @@ def validated_csr(
         has_adjwgt=adjwgt_arr is not None,
         warnings=warnings,
     )
+
+
+def entries_as_written(xadj, adjncy, vwgt=None, adjwgt=None, *, vsize=None,
+                       path: str | None = None,
+                       vertex_line: Callable[[int], int] | np.ndarray | None = None,
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """``validated_csr``'s checks of types, ranges, weights and weight totals, without its
+    canonical form: xadj (int64), adjncy (int32) and adjwgt (int64, or None) with the self
+    loops, repeated neighbours and one-way entries as written, for METIS's graphchk to list."""
+    where = _Where(path, vertex_line)
+    xadj, adjncy, vwgt, adjwgt, vsize = _checked(xadj, adjncy, vwgt, adjwgt, vsize, where)
+    check_weight_totals(weight_totals(xadj, vwgt, adjwgt, vsize), where.path)
+    return xadj, adjncy, adjwgt
+
+
+def _checked(xadj, adjncy, vwgt, adjwgt, vsize, where: _Where):
+    """The arrays in validated_csr's types, their shapes, ranges and weights checked."""
+    xadj = _as_xadj(xadj, where)
+    n = len(xadj) - 1
+    adjncy = _as_adjncy(adjncy, xadj, where)
+    vwgt = _as_vwgt(vwgt, n, where)
+    adjwgt = None if adjwgt is None else _as_adjwgt(adjwgt, xadj, where)
+    vsize = None if vsize is None else _as_vsize(vsize, n, where)
+    return xadj, adjncy, vwgt, adjwgt, vsize
 
 
 # ----------------------------------------------------------------------------- weight totals

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -137,11 +138,41 @@ def test_options_that_cannot_be_honoured_fail_clearly(graph_file, args, needle):
     assert part_file.read_text() == "keep me\n"
 
 
-def test_help_lists_metis_options():
+def test_help_is_metis_option_reference():
+    """METIS 5.1's layout: usage, required parameters, then each option (gpmetis's own too)
+    on a line of its own, each value of a choice with what it does, the defaults marked."""
+    import click
+
     result = run("-help")
     assert result.exit_code == 0, result.output
-    for option in ("-ptype", "-ufactor", "-tpwgts", "-ubvec", "-nooutput", "-engine", "-json"):
-        assert option in result.output
+    text = result.output
+    assert text.startswith("\nUsage: gpmetis [options] graphfile nparts\n\n Required parameters\n")
+    assert "\n Optional parameters\n" in text and "[OPTIONS]" not in text
+    lines = text.splitlines()
+    headers = [ln for ln in lines if ln.startswith("  -")]
+    for param in main.params:
+        if isinstance(param, click.Option):
+            for opt in (o for o in param.opts if not o.startswith("--")):  # click's aliases
+                assert any(re.match(rf"  (.*, )?{opt}(=\w+)?(,| |$)", h) for h in headers), opt
+        if isinstance(param.type, click.Choice):
+            for value in param.type.choices:
+                assert any(re.match(rf" {{8}}{value} +- ", ln) for ln in lines), value
+    for default in ("Direct k-way partitioning [default]", "Default is 10.", "Default is 1.",
+                    "30 for", "[default of -engine=metis]", "graphfile.part.nparts"):
+        assert default in text
+
+
+@pytest.mark.parametrize("args", [["G", "8", "-foo"], ["G", "8", "-ptype=xx"], [],
+                                  ["G", "8", "-ufactor=-5"], ["G", "-5"], ["G", "8", "extra"],
+                                  ["G", "8", "-ptype"]])
+def test_usage_errors_are_one_line_with_one_hint(graph_file, args):
+    args = [graph_file if a == "G" else a for a in args]
+    out = subprocess.run([sys.executable, "-m", "cli.main", *map(str, args)], cwd=ROOT,
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.count("\n") == 1 and out.stderr.startswith("gpmetis: error: ")
+    assert out.stderr.rstrip().endswith("(see 'gpmetis -help')") and "Try" not in out.stderr
+    assert not list(graph_file.parent.glob("*.part.*"))
 
 
 @pytest.mark.parametrize("nparts", ["0", "-3", "x"])

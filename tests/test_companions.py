@@ -99,6 +99,35 @@ def test_graphchk_exit_status_and_fixed_copy(tmp_path: Path):
     assert run("graphchk", cwd=tmp_path).returncode == 2
 
 
+def test_graphchk_lists_each_error_as_metis_does(tmp_path: Path):
+    """METIS 5.1 graphchk: the Name line with the header's counts, each error CheckGraph finds,
+    then their total."""
+    (tmp_path / "g.graph").write_text("4 3\n2 3\n3\n1 4\n3\n")
+    out = run("graphchk", "g.graph", cwd=tmp_path)
+    lines = out.stdout.splitlines()
+    assert out.returncode == 1
+    assert lines[6:14] == [
+        "  Name: g.graph, #Vertices: 4, #Edges: 3",
+        "",
+        "Checking Graph... " + "-" * 51,
+        "Missing edge: (2 1)!",
+        "Missing edge: (3 2)!",
+        "A total of 2 errors exist in the input file. Correct them, and run again!",
+        "   The format of the graph is incorrect!",
+        "",
+    ]
+    # a self loop, a repeated edge and a weight that differs each way
+    (tmp_path / "w.graph").write_text("3 3 1\n1 5 2 4 2 4\n1 4 3 1\n2 2\n")
+    lines = run("graphchk", "w.graph", cwd=tmp_path).stdout.splitlines()
+    assert lines[9:14] == [
+        "Vertex 1 contains a self-loop (i.e., diagonal entry in the matrix)!",
+        "Edge 2 from vertex 1 is repeated 1 times",
+        "Edges (u:2 v:3 wgt:1) and (v:3 u:2 wgt:2) do not have the same weight!",
+        "Edges (u:3 v:2 wgt:2) and (v:2 u:3 wgt:1) do not have the same weight!",
+        "A total of 4 errors exist in the input file. Correct them, and run again!",
+    ]
+
+
 @pytest.mark.parametrize("header,lines,fmt", [
     ("3 1 100", ["5 2", "6", "7 2"], "100"),
     ("3 1 111 2", ["5 1 4 2 3", "6 2 2", "7 3 1 2 3"], "111"),
@@ -127,6 +156,15 @@ def test_mesh_whose_node_ids_need_more_memory_than_there_is(tmp_path: Path, prog
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.mesh"]
 
 
+@pytest.mark.parametrize("program", ["mpmetis", "ndmetis", "m2gmetis", "graphchk"])
+@pytest.mark.parametrize("args", [["-bogus", "quad.mesh"], []])
+def test_usage_errors_are_one_line_with_one_hint(quads: Path, program, args):
+    out = run(program, *args, cwd=quads.parent)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.count("\n") == 1 and out.stderr.startswith(f"{program}: error: ")
+    assert out.stderr.rstrip().endswith(f"(see '{program} -help')") and "Try" not in out.stderr
+
+
 def test_version_option():
     out = subprocess.run([sys.executable, "-m", "cli.main", "--version"], cwd=ROOT,
                          capture_output=True, text=True)
@@ -140,6 +178,11 @@ def test_mesh_reader_weights_and_graph_writer_round_trip(tmp_path: Path):
     path.write_text("2 1\n5 1 2 3\n7 2 3 4\n")
     mesh = read_mesh(path)
     assert mesh.ewgt.ravel().tolist() == [5, 7] and mesh.eind.tolist() == [0, 1, 2, 1, 2, 3]
+    # a '%' after a line's values starts a comment, as METIS 5.1's ReadMesh reads it
+    path.write_text("2 1 % two\n5 1 2 3 % first\n7 2 3 4%\n")
+    commented = read_mesh(path)
+    assert np.array_equal(commented.eind, mesh.eind)
+    assert np.array_equal(commented.ewgt, mesh.ewgt)
     graph = gpmetis.read_graph(FIXTURES / "4elt.graph")
     weighted = gpmetis.Graph.from_csr(graph.xadj, graph.adjncy,
                                       (np.arange(graph.nvtxs) % 4 + 1)[:, None],

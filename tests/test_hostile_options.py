@@ -271,6 +271,19 @@ def test_tpwgts_fractions_are_decimals_as_strtod_reads_them(tmp_path):
     assert run(path, 2, f"-tpwgts={tp}", "-quiet").exit_code == 0
 
 
+@pytest.mark.parametrize("line", ["1 0 = 0.5", "0 = 0. 2 5"])
+def test_tpwgts_white_space_inside_a_number_is_an_input_error(tmp_path, line):
+    """METIS 5.1 drops every space of the line, reading part 10 or the fraction 0.25."""
+    path = grid_file(tmp_path / "g.graph", side=5)
+    tp = tmp_path / "tp"
+    tp.write_text(f"% targets\n{line}\n")
+    result = run(path, 16, f"-tpwgts={tp}")
+    assert result.exit_code == 1, result.output
+    assert f"{tp}:2" in result.output and "white space inside" in result.output
+    assert result.output.count("\n") == 1 and "Traceback" not in result.output
+    assert not list(tmp_path.glob("g.graph.part.*"))
+
+
 def test_tpwgts_ids_of_thousands_of_digits_are_an_input_error(tmp_path):
     path = grid_file(tmp_path / "g.graph", side=3)
     tp = tmp_path / "tp"

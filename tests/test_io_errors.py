@@ -47,7 +47,7 @@ METIS_CASES = {
     "fewer lines with comments": ("4 2\n2\n% c\n1 3\n2\n", 5, ["only 3"]),
     "more vertex lines": ("2 1\n2\n1\n\n1\n", 5, ["more vertex lines"]),
     "non-numeric token": ("3 2\n2\n1 x3\n2\n", 3, ["'x3'"]),
-    "non-numeric after comment": ("3 2\n2\n% 1 2 3\n1 3\n2 %\n", 5, ["'%'"]),
+    "non-numeric after comment": ("3 2\n2\n% 1 2 3\n1 3\n2 #\n", 5, ["'#'"]),
     "float neighbour": ("2 1\n2.0\n1\n", 2, ["'2.0'"]),
     "too long integer": ("2 1\n2\n1234567890123456789012\n", 3, ["'1234567890123456789012'"]),
     "odd tokens with edge weights": ("2 1 1\n2 5 7\n1 5\n", 2, ["odd number", "pairs"]),

@@ -13,7 +13,7 @@ from conftest import FIXTURES
 
 from gpmetis.errors import InputError
 from gpmetis.graph import Graph, validated_graph
-from gpmetis.io import read_graph
+from gpmetis.io import read_graph, tokens
 from gpmetis.io.tokens import tokenize
 
 # n and m from shared/graphs/README.md
@@ -421,3 +421,49 @@ def test_tokenizer_matches_python_split_across_chunks():
     assert int(tok.line_of(int(tok.bad[0]))) == 30_001
     with pytest.raises(InputError, match="t:30001: expected an integer, found '2x'"):
         tok.require_ints(0, len(values))
+
+
+# --- '%' after a line's values (trailing comments)
+
+TRAILING = ["7", "-12", "+3", "123456789", "%", "% 5 6", "%x", "3%y", "44%", "-%", "x%",
+            "%" + "z" * 40, "6%" + "z" * 40]
+
+
+@pytest.mark.parametrize("chunk", [16, 64, 1 << 20])
+def test_trailing_comments_match_a_line_cut_at_its_first_percent(monkeypatch, chunk):
+    """With trailing_comments, a '%' on a line whose first token does not start with one ends
+    the line (the tokens before it stay, '3%y' reads 3), in lines of every length whatever
+    chunks cut them; without, the same '%' tokens are bad tokens."""
+    monkeypatch.setattr(tokens, "CHUNK", chunk)
+    rng = np.random.default_rng(chunk)
+    lines = [" ".join(rng.choice(TRAILING, rng.integers(0, 12))) + " " * rng.integers(0, 3)
+             for _ in range(3000)]
+    text = "\n".join(lines) + "\n"
+    tok = tokenize(text.encode(), "t", trailing_comments=True)
+    comment = [bool(ln.split()) and ln.split()[0].startswith("%") for ln in lines]
+    fields = [[] if c else ln.split("%")[0].split() for c, ln in zip(comment, lines)]
+    assert tok.nlines == len(lines)
+    assert tok.comment_lines.tolist() == [i for i, c in enumerate(comment) if c]
+    assert tok.rows.tolist() == [i for i, f in enumerate(fields) if f]
+    assert tok.row_cnt.tolist() == [len(f) for f in fields if f]
+    flat = [f for fs in fields for f in fs]
+    bad = [i for i, f in enumerate(flat) if not re.fullmatch(r"[+-]?[0-9]+", f)]
+    assert tok.bad.tolist() == bad and bad  # '-%' and 'x%' leave '-' and 'x'
+    assert [tok.text(i) for i in range(len(bad))] == [flat[i] for i in bad]
+    assert tok.values.tolist() == [0 if i in set(bad) else int(f) for i, f in enumerate(flat)]
+    monkeypatch.undo()  # 1 MiB chunks: the 42-byte tokens are no error
+    strict = tokenize(text.encode(), "t")
+    assert any("%" in strict.text(i) for i in range(len(strict.bad)))
+
+
+def test_a_percent_after_a_vertex_lines_values_starts_a_comment(tmp_path):
+    """METIS 5.1 reads a vertex line up to its first text that is not an integer."""
+    plain = "4 4 1\n2 5 3 2\n1 5 3 7\n1 2 2 7 4 1\n3 1\n"
+    commented = ("4 4 1 % four vertices\n2 5 3 2 % x\n1 5 3 7%7\n1 2 2 7 4 1 %% 9 9\n"
+                 "3 1%\n")
+    (tmp_path / "a.graph").write_text(plain)
+    (tmp_path / "b.graph").write_text(commented)
+    a, b = read_graph(tmp_path / "a.graph"), read_graph(tmp_path / "b.graph")
+    for x, y in ((a.xadj, b.xadj), (a.adjncy, b.adjncy), (a.adjwgt, b.adjwgt)):
+        np.testing.assert_array_equal(x, y)
+    assert not b.warnings

@@ -32,7 +32,7 @@ def test_header_of_the_fast_path(text, expected):
 @pytest.mark.parametrize(
     "text",
     [b"3 2 10\n", b"3 2 11 1\n", b"3 2 1 2\n", b"0 0\n", b"3\n", b"3 2 1 0 5\n", b"3 +2\n",
-     b"3 2", b"% only\n", b"3 x\n", b"3 2\x0b\n", b"3 1234567890\n"],
+     b"3 2", b"% only\n", b"3 x\n", b"3 2\x0b\n", b"3 1234567890\n", b"3 2 % c\n"],
 )
 def test_header_outside_the_fast_path(text):
     assert _header(text) is None
@@ -97,6 +97,8 @@ REJECTED = {  # inputs the CPU reader rejects or warns about
 OTHER_SYNTAX = {  # valid files outside the fast path
     "sign": b"3 2\n+2\n1 3\n2\n",
     "comment in the body": b"3 2\n2\n% c\n1 3\n2\n",
+    "comment after a vertex's neighbours": b"3 2\n2 % c\n1 3%\n2\n",
+    "comment after the header": b"3 2 % c\n2\n1 3\n2\n",
     "long number": b"3 2\n0000000002\n1 3\n2\n",
     "vertex weights": b"3 2 10\n1 2\n1 1 3\n1 2\n",
 }

@@ -187,6 +187,12 @@ TPWGTS_ERRORS = [
     ("0 = nan\n", 1, "is not a number"),
     ("0 = inf\n", 1, "is not a number"),
     ("0 = 0.1_5\n", 1, "is not a number"),
+    ("0 = 0.5 % half\n", 1, "is not a number"),
+    # white space inside a number: METIS 5.1 drops it (part 10, fraction 0.25)
+    ("1 0 = 0.5\n", 1, "white space inside a part or constraint id"),
+    ("0:0 1 = 0.5\n", 1, "white space inside a part or constraint id"),
+    ("0 = 0.1\n0 = 0. 2 5\n", 2, "'0. 2 5' has white space inside the number"),
+    ("0 = 2 e-1\n", 1, "white space inside the number"),
     ("0 = 1e-30\n1-3 = 0.9\n", None, "target weight comes to"),  # rescaled: 3.7e-31
     ("0 = 0.7\n1 = 0.4\n", None, "add up to 1.1"),
     ("0 = 0.5\n1 = 0.5\n", None, "leaving nothing for the 2 parts"),

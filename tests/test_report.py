@@ -45,11 +45,11 @@ def summary(*args: object) -> list[str]:
     return result.stdout.splitlines()
 
 
-def metis_layout(heading: str, ufactor: str, ncon: int, contiguity: int) -> dict[int, str]:
+def metis_layout(heading: str, ufactor: str, ncon: int, contiguity: list[str]) -> dict[int, str]:
     """METIS 5.1 gpmetis's summary as it prints it (`gpmetis 4elt.graph 8 -nooutput`, with
     -ptype=rb, and with a two-constraint graph): 1-based line number -> the line or its start.
-    ``contiguity`` is the number of lines of the contiguity report (1 when every part is
-    contiguous, 3 otherwise); the lines after it move with it, as METIS's do."""
+    ``contiguity``: the contiguity report's lines up to the timing heading (contiguity_report);
+    the lines after it move with it, as METIS's do."""
     c = ncon - 1  # METIS adds " Balancing constraints" and one line per constraint
     lines = {
         1: RULE,
@@ -75,26 +75,34 @@ def metis_layout(heading: str, ufactor: str, ncon: int, contiguity: int) -> dict
     if ncon == 1:  # METIS prints the most overweight partition of one constraint only
         lines.update({n + 1: " - Most overweight partition:", n + 2: "     pid: ", n + 3: ""})
         n += 3
-    lines.update({n + 1: " - Subdomain connectivity: max: ", n + 2: "", n + 3: " - "})
-    n += 2 + contiguity
+    lines.update({n + 1: " - Subdomain connectivity: max: ", n + 2: ""})
+    n += 2
+    lines.update({n + 1 + k: line for k, line in enumerate(contiguity)})
+    n += len(contiguity)
     lines.update({
-        n + 1: "",
-        n + 2: section("Timing Information"),
-        n + 3: "  I/O:          \t\t ",
-        n + 4: "  Partitioning: \t\t ",
-        n + 5: "  Reporting:    \t\t ",
-        n + 6: "",
-        n + 7: section("Memory Information"),
-        n + 8: "  Max memory used:\t\t ",
+        n + 1: section("Timing Information"),
+        n + 2: "  I/O:          \t\t ",
+        n + 3: "  Partitioning: \t\t ",
+        n + 4: "  Reporting:    \t\t ",
+        n + 5: "",
+        n + 6: section("Memory Information"),
+        n + 7: "  Max memory used:\t\t ",
     })
     return lines
 
 
-def contiguity_lines(lines: list[str], ncon: int) -> int:
-    """How many lines the contiguity report of ``lines`` takes (its first line is on METIS's
-    line 20 + 2 ncon, three lines later with the most overweight partition of one constraint)."""
-    first = 20 + 2 * ncon + (3 if ncon == 1 else 0)
-    return 1 if lines[first - 1] == " - Each partition is contiguous." else 3
+def contiguity_report(lines: list[str], ncon: int) -> list[str]:
+    """METIS 5.1's contiguity report for the case ``lines`` shows (its first line is on METIS's
+    line 20 + 2 ncon, three lines later with the most overweight partition of one constraint),
+    up to the timing heading: a blank line ends it, but for a disconnected graph, whose
+    report METIS ends without a line break."""
+    first = lines[20 + 2 * ncon + (3 if ncon == 1 else 0) - 1]
+    if first == " - Each partition is contiguous.":
+        return [first, ""]
+    if first.startswith(" - There are "):
+        return [" - There are ", "   Total components after removing the cut edges: ",
+                "   max components: ", ""]
+    return [" - The original graph had ", "   partitioning after removing the cut edges has "]
 
 
 def check_layout(lines: list[str], expected: dict[int, str]) -> None:
@@ -110,7 +118,7 @@ def check_layout(lines: list[str], expected: dict[int, str]) -> None:
 ])
 def test_summary_has_metis_lines_on_metis_line_numbers(graph_file, ptype, heading, ufactor):
     lines = summary(graph_file, 8, f"-ptype={ptype}", "-engine=cpu", "-nooutput")
-    expected = metis_layout(heading, ufactor, 1, contiguity_lines(lines, 1))
+    expected = metis_layout(heading, ufactor, 1, contiguity_report(lines, 1))
     assert lines[6] == f" Name: {graph_file}, #Vertices: 15606, #Edges: 45878, #Parts: 8"
     check_layout(lines, expected)
     last = max(expected)
@@ -129,7 +137,21 @@ def test_multi_constraint_summary_on_metis_line_numbers(tmp_path: Path):
     lines = summary(path, 8, "-engine=cpu", "-nooutput")
     assert lines[7] == " Balancing constraints: 2"
     check_layout(lines, metis_layout("Direct k-way Partitioning", "1.030", 2,
-                                     contiguity_lines(lines, 2)))
+                                     contiguity_report(lines, 2)))
+
+
+def test_disconnected_graph_summary_on_metis_line_numbers(tmp_path: Path):
+    """Three components in two parts: METIS 5.1 prints its two-line report of the original
+    graph's components, then the timing heading on the next line (27)."""
+    path = tmp_path / "pairs.graph"
+    path.write_text("6 3\n2\n1\n4\n3\n6\n5\n")
+    lines = summary(path, 2, "-engine=cpu", "-nooutput")
+    assert lines[24] == " - The original graph had 3 connected components and the resulting"
+    assert re.fullmatch(r"   partitioning after removing the cut edges has \d+ components\.",
+                        lines[25])
+    assert lines[26] == section("Timing Information")
+    check_layout(lines, metis_layout("Direct k-way Partitioning", "1.030", 1,
+                                     contiguity_report(lines, 1)))
 
 
 def test_banner_and_rules_have_metis_widths(graph_file):

@@ -6,6 +6,9 @@
     n m [fmt [ncon]]
     [size] [w_1 ... w_ncon] v_1 [ew_1] v_2 [ew_2] ...      one line per vertex, n lines
 
+A '%' after a line's values starts a comment running to the line end (``2 % x`` is the line
+``2``), as METIS 5.1's reader stops a line at the first text that is not an integer.
+
 ``fmt`` is read as three digits ``abc`` (missing leading digits are 0): a = vertex sizes,
 b = vertex weights (``ncon`` of them, default 1), c = edge weights; so fmt is one of 0, 1, 10,
 11, 100, 101, 110, 111. Neighbours are 1-based; an empty line is a vertex without neighbours
@@ -26,27 +29,82 @@ Differences from METIS 5.1, which exits (sometimes with status 0) on most bad in
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NamedTuple
+
 import numpy as np
 
 from gpmetis.errors import InputError
 from gpmetis.graph import Graph, validated_graph
 from gpmetis.io.source import require_memory
 from gpmetis.io.tokens import Tokens, tokenize
+from gpmetis.validation import entries_as_written
+
+if TYPE_CHECKING:
+    from gpmetis.io.checkgraph import GraphCheck
 
 FMT_CODES = (0, 1, 10, 11, 100, 101, 110, 111)
 VERTEX_BYTES = 24  # per vertex: xadj, unit vertex weights, one array of validation's
 
 
+class _Entries(NamedTuple):
+    """A METIS graph file's vertex lines as written: CSR arrays (0-based neighbours), the
+    header's edge count m, the header's 0-based line and the vertex -> file line map."""
+
+    xadj: np.ndarray
+    adjncy: np.ndarray
+    vwgt: np.ndarray | None
+    adjwgt: np.ndarray | None
+    vsize: np.ndarray | None
+    m: int
+    header: int
+    vertex_line: Callable[[int], int]
+
+
 def read_metis(data: bytes, path: str, *, symmetrize: bool = False) -> Graph:
     """Parse a METIS graph file's bytes (see the module docstring)."""
-    tok = tokenize(data, path)
-    del data  # the tokens hold what is needed; let the file go as early as possible
+    held = [data]
+    del data  # _entries holds the file alone: it goes as soon as it is tokenized
+    e = _entries(held, path, symmetrize)
+    nentries = len(e.adjncy)
+    graph = validated_graph(
+        e.xadj,
+        e.adjncy,
+        e.vwgt,
+        e.adjwgt,
+        vsize=e.vsize,
+        name=path,
+        path=path,
+        vertex_line=e.vertex_line,
+        symmetrize=symmetrize,
+    )
+    if nentries != 2 * e.m and len(graph.adjncy) != 2 * e.m:
+        raise InputError(path, _edge_count_message(e.m, nentries), e.header + 1)
+    return graph
+
+
+def check_metis(data: bytes, path: str) -> GraphCheck:
+    """METIS 5.1 graphchk's check of a METIS graph file's bytes: InputError where its reader
+    stops (format, ranges, weights, the edge count), else the findings of METIS's CheckGraph
+    on the entries as written."""
+    from gpmetis.io.checkgraph import check_graph  # graphchk's alone
+
+    e = _entries([data], path, symmetrize=False)
+    xadj, adjncy, adjwgt = entries_as_written(e.xadj, e.adjncy, e.vwgt, e.adjwgt, vsize=e.vsize,
+                                              path=path, vertex_line=e.vertex_line)
+    return check_graph(xadj, adjncy, adjwgt)
+
+
+def _entries(held: list, path: str, symmetrize: bool) -> _Entries:
+    """The vertex lines of the file whose bytes ``held`` holds (and gives up); InputError on a
+    format error and, unless ``symmetrize``, on an entry count other than the header's 2m."""
+    tok = tokenize(held.pop(), path, trailing_comments=True)
     h, n, m, readvs, readvw, readew, ncon = _header(tok, path)
     xadj, vertex_line = _vertex_lines(tok, h, n, path)
     t0 = int(tok.row_cnt[0])  # the header is the first line with tokens
     tok.require_ints(t0, t0 + int(xadj[-1]))
     vals = tok.values[t0 : t0 + int(xadj[-1])]
-    del tok
+    del tok  # the tokens held the file's bytes: both go now
 
     nvd = readvs + readvw * ncon  # vertex data values at the start of each line
     cnt = np.diff(xadj) if nvd or readew else None
@@ -86,24 +144,9 @@ def read_metis(data: bytes, path: str, *, symmetrize: bool = False) -> Graph:
         adjncy = vals  # a view of the tokens: made 0-based in place
         adjncy -= 1
     del vals
-    nentries = len(adjncy)
-    if nentries != 2 * m and not symmetrize:
-        raise InputError(path, _edge_count_message(m, nentries), h + 1)
-
-    graph = validated_graph(
-        xadj,
-        adjncy,
-        vwgt,
-        adjwgt,
-        vsize=vsize,
-        name=path,
-        path=path,
-        vertex_line=vertex_line,
-        symmetrize=symmetrize,
-    )
-    if nentries != 2 * m and len(graph.adjncy) != 2 * m:
-        raise InputError(path, _edge_count_message(m, nentries), h + 1)
-    return graph
+    if len(adjncy) != 2 * m and not symmetrize:
+        raise InputError(path, _edge_count_message(m, len(adjncy)), h + 1)
+    return _Entries(xadj, adjncy, vwgt, adjwgt, vsize, m, h, vertex_line)
 
 
 def _header(tok: Tokens, path: str):

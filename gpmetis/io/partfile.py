@@ -251,14 +251,17 @@ def _new_file_mode(name: str) -> int:
         return 0o666 & ~umask
 
 
-_TPWGTS_LINE = re.compile(r"(\d+)(?:-(\d+))?(?::(\d+)(?:-(\d+))?)?=(.*)")
+# White space may stand around the fields, never inside an id or the fraction (the line's
+# white space at the ends is stripped first).
+_TPWGTS_LINE = re.compile(r"(\d+)\s*(?:-\s*(\d+)\s*)?(?::\s*(\d+)\s*(?:-\s*(\d+)\s*)?)?=\s*(.*)")
 
 
 def read_tpwgts(path: str | os.PathLike, nparts: int, ncon: int = 1) -> np.ndarray:
     """Target part weights from a METIS 5.1 ``-tpwgts`` file, as float64 (nparts, ncon).
 
     Each line is ``part[-part][:constraint[-constraint]] = fraction`` (ids 0-based, ranges
-    inclusive, no constraint = all of them; white space ignored; blank and ``%`` lines skipped)
+    inclusive, no constraint = all of them; white space around the fields, never inside a number
+    (METIS reads '1 0' as 10); blank and ``%`` lines skipped)
     with MIN_TPWGT <= fraction < 1; a later line overrides an earlier one. As in METIS, the
     parts left out of a constraint share what the listed ones leave of 1 equally, and a
     constraint that lists every part is rescaled to sum to 1. Every resulting target is at
@@ -271,15 +274,18 @@ def read_tpwgts(path: str | os.PathLike, nparts: int, ncon: int = 1) -> np.ndarr
         raise InputError(name, "a tpwgts file must be plain ASCII text") from None
     tpwgts = np.full((nparts, ncon), -1.0)
     for lineno, raw in enumerate(text.split("\n"), 1):
-        line = "".join(raw.split())
+        line = raw.strip()
         if not line or line.startswith("%"):
             continue
         match = _TPWGTS_LINE.fullmatch(line)
+        if match is None and _TPWGTS_LINE.fullmatch("".join(line.split())):
+            raise InputError(name, f"white space inside a part or constraint id in '{line}'",
+                             lineno)
         if match is None:
             raise InputError(
                 name,
                 f"expected 'part[-part][:constraint[-constraint]] = fraction', found "
-                f"'{raw.strip()}'",
+                f"'{line}'",
                 lineno,
             )
         first, last, c_first, c_last, value = match.groups()
@@ -304,7 +310,11 @@ def read_tpwgts(path: str | os.PathLike, nparts: int, ncon: int = 1) -> np.ndarr
         try:
             fraction = parse_decimal(value)
         except ValueError:
-            raise InputError(name, f"'{value}' is not a number", lineno) from None
+            why = "is not a number"
+            with contextlib.suppress(ValueError):
+                parse_decimal("".join(value.split()))
+                why = "has white space inside the number"
+            raise InputError(name, f"'{value}' {why}", lineno) from None
         if not MIN_TPWGT <= fraction < 1.0:
             raise InputError(
                 name, f"the fraction {value} is not between {MIN_TPWGT:g} and 1 (1 excluded)",

@@ -7,6 +7,10 @@ Python code runs per line or per token. Definitions shared by both formats:
   control characters) is white space; a NUL byte is an error naming its line;
 - a token is a run of non-blank bytes;
 - a comment line is a line whose first token starts with ``%``; its tokens are dropped;
+- with ``trailing_comments`` (the METIS graph and mesh formats, whose METIS 5.1 readers stop a
+  line at the first thing that is not an integer), a ``%`` on any other line also starts a
+  comment running to the line end: the line keeps the tokens before it, and the text of a
+  token up to the ``%`` (``2%x`` reads 2);
 - an integer token is an optional ``+``/``-`` followed by decimal digits whose value, leading
   zeros aside, has at most 18 digits (so it fits in int64). Other tokens are listed in
   ``Tokens.bad`` (their value reads 0), so a format can reject them or read them some other way
@@ -152,7 +156,7 @@ def token_text(b: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarr
     return text.view(f"S{width}").ravel()
 
 
-def tokenize(data: bytes, path: str) -> Tokens:
+def tokenize(data: bytes, path: str, *, trailing_comments: bool = False) -> Tokens:
     """Split ``data`` (bytes, or a bytes-like object with ``find`` and ``rfind`` such as an
     mmap) into lines and tokens and parse the integer tokens (see the module docstring)."""
     b = np.frombuffer(data, np.uint8)
@@ -163,16 +167,19 @@ def tokenize(data: bytes, path: str) -> Tokens:
 
     out = _Output(nbytes, path)
     if nbytes <= SERIAL_CHUNKS * CHUNK:  # at most two chunks: scanned here, sooner than the
-        for lo, hi, state in _chunks(data, b, path):  # threads' import and start-up
-            out.add(lo > 0 and b[lo - 1] != _NEWLINE, _scan_chunk(b, win, lo, hi, pos_t, state))
+        # threads' import and start-up
+        for lo, hi, state in _chunks(data, b, path, trailing_comments):
+            out.add(lo > 0 and b[lo - 1] != _NEWLINE,
+                    _scan_chunk(b, win, lo, hi, pos_t, state, trailing_comments))
         return out.finish(b)
     from concurrent.futures import ThreadPoolExecutor  # imported by large files only
 
     with ThreadPoolExecutor(THREADS) as pool:
         pending: deque = deque()
-        for lo, hi, state in _chunks(data, b, path):
+        for lo, hi, state in _chunks(data, b, path, trailing_comments):
             cont = lo > 0 and b[lo - 1] != _NEWLINE
-            pending.append((cont, pool.submit(_scan_chunk, b, win, lo, hi, pos_t, state)))
+            pending.append((cont, pool.submit(_scan_chunk, b, win, lo, hi, pos_t, state,
+                                              trailing_comments)))
             if len(pending) > 2 * THREADS:
                 cont, job = pending.popleft()
                 out.add(cont, job.result())
@@ -182,34 +189,41 @@ def tokenize(data: bytes, path: str) -> Tokens:
     return out.finish(b)
 
 
-def _chunks(data, b: np.ndarray, path: str):
+def _chunks(data, b: np.ndarray, path: str, trailing: bool):
     """(lo, hi, state) of each chunk in file order: about CHUNK bytes, ending after a newline
-    (or, in a longer line, before a blank byte; in a comment line, anywhere); ``state`` is what
-    the chunk starts in."""
+    (or, in a longer line, before a blank byte; in a comment, anywhere); ``state`` is what the
+    chunk starts in; ``trailing``: a '%' after a line's tokens starts a comment."""
     nbytes, lo, state = len(b), 0, _FRESH
     while lo < nbytes:
         target = min(lo + CHUNK, nbytes)
         hi = nbytes if target == nbytes else data.find(b"\n", target - 1, target + CHUNK) + 1
         if hi == 0:  # no newline within a chunk's length: cut the line at a blank byte
             blank = b[target : target + CHUNK] <= 32
+            if trailing:  # or before a '%', where a token ends too
+                blank |= b[target : target + CHUNK] == _PERCENT
             i = int(np.argmax(blank))
             if blank[i]:
                 hi = target + i
-            elif _state_at(data, b, lo, target, state) == _COMMENT:
+            elif _state_at(data, b, lo, target, state, trailing) == _COMMENT:
                 hi = target
             else:
                 raise InputError(path, f"a token longer than {CHUNK} bytes", _line_at(b, target))
         yield lo, hi, state
-        state = _FRESH if b[hi - 1] == _NEWLINE else _state_at(data, b, lo, hi, state)
+        state = _FRESH if b[hi - 1] == _NEWLINE else _state_at(data, b, lo, hi, state, trailing)
         lo = hi
 
 
-def _state_at(data, b: np.ndarray, lo: int, hi: int, state: int) -> int:
-    """What position ``hi`` is in (a _FRESH, _DATA or _COMMENT line), given ``state`` at lo."""
+def _state_at(data, b: np.ndarray, lo: int, hi: int, state: int, trailing: bool) -> int:
+    """What position ``hi`` is in (a _FRESH or _DATA line, or a _COMMENT), given ``state`` at
+    lo; with ``trailing``, any '%' in the line before hi puts it in a comment."""
     newline = data.rfind(b"\n", lo, hi)
-    if newline < 0 and state != _FRESH:
+    if newline < 0 and state == _COMMENT:
         return state
     seg = b[max(newline + 1, lo) : hi]
+    if trailing and (seg == _PERCENT).any():
+        return _COMMENT
+    if newline < 0 and state == _DATA:
+        return state
     i = int(np.argmax(seg > 32))
     if len(seg) == 0 or seg[i] <= 32:
         return _FRESH
@@ -317,21 +331,22 @@ class _Output:
         )
 
 
-def _scan_chunk(b, win, lo: int, hi: int, pos_t, state: int) -> _Chunk:
-    """Tokenize b[lo:hi], which starts in ``state`` and ends at a line end or a blank byte."""
+def _scan_chunk(b, win, lo: int, hi: int, pos_t, state: int, trailing: bool) -> _Chunk:
+    """Tokenize b[lo:hi], which starts in ``state`` and ends at a line end or a blank byte;
+    ``trailing``: a '%' after a line's tokens starts a comment."""
     seg = b[lo:hi]
     if seg.min() == 0:
         nul = int(np.argmin(seg))
         return _Chunk(_NONE, _NONE, _NONE32, 0, _NONE, _NONE, _NONE, _NONE, False,
                       int(np.count_nonzero(seg[:nul] == _NEWLINE)))
-    if state == _COMMENT:  # the rest of a comment line holds no tokens
+    if state == _COMMENT:  # the rest of a line in a comment holds no tokens
         newline = seg == _NEWLINE
         i = int(np.argmax(newline))
         if not newline[i]:
             return _Chunk(_NONE, _NONE, _NONE32, 1, _NONE, _NONE, _NONE, _NONE, False)
         if lo + i + 1 == hi:
             return _Chunk(_NONE, _NONE, _NONE32, 1, _NONE, _NONE, _NONE, _NONE, False)
-        return _scan_chunk(b, win, lo + i + 1, hi, pos_t, _FRESH).after_lines(1)
+        return _scan_chunk(b, win, lo + i + 1, hi, pos_t, _FRESH, trailing).after_lines(1)
     start, end, nonblank = token_bounds(seg, pos_t)
     length = end - start
 
@@ -358,9 +373,15 @@ def _scan_chunk(b, win, lo: int, hi: int, pos_t, state: int) -> _Chunk:
         is_comment &= line > 0
     comment = sorted_unique(line[is_comment])
     keep = _outside(comment, tok_before, len(start))
-    odd_kept = keep[tok]
-    tok, odd, at_start = tok[odd_kept], odd[odd_kept], at_start[odd_kept]
     cnt[comment] = 0
+    if trailing:
+        cut = _cut_trailing_comments(seg, odd, tok, line, keep, start, end, cnt, tok_before)
+        if len(cut):
+            length[cut] = end[cut] - start[cut]
+            vals[cut] = _parse_unsigned(b, win, start[cut] + lo, length[cut])
+            long_tok = length > _MAX_DIGITS
+    odd_kept = keep[tok] & (odd < end[tok])
+    tok, odd, at_start = tok[odd_kept], odd[odd_kept], at_start[odd_kept]
 
     # an integer: digits, or a leading '+'/'-' (its only odd byte) and digits
     utok, first, nodd = _unique_first_counts(tok)
@@ -388,6 +409,27 @@ def _scan_chunk(b, win, lo: int, hi: int, pos_t, state: int) -> _Chunk:
     rows = np.flatnonzero(cnt)
     return _Chunk(vals[keep], rows, cnt[rows], nlines, comment, new_index[bad], start[bad] + lo,
                   end[bad] + lo, True)
+
+
+def _cut_trailing_comments(seg, odd, tok, line, keep, start, end, cnt, tok_before) -> np.ndarray:
+    """Drop what follows the first '%' of each line of a chunk outside its comment lines: the
+    tokens after it leave ``keep`` and ``cnt``, the token holding it ends before it (leaving
+    ``keep`` too when nothing is left of it). The cut tokens still kept, whose values must
+    be read again."""
+    pct = np.flatnonzero((seg[odd] == _PERCENT) & keep[tok])
+    if len(pct) == 0:
+        return pct
+    first = pct[np.concatenate(([True], line[pct[1:]] != line[pct[:-1]]))]  # odd is in order
+    t, ln = tok[first], line[first]
+    end[t] = odd[first]
+    empty = end[t] == start[t]
+    drop_from, drop_to = t + ~empty, tok_before[ln + 1]  # an empty cut token goes too
+    cnt[ln] -= (drop_to - drop_from).astype(cnt.dtype)
+    depth = np.zeros(len(keep) + 1, np.int32)
+    np.add.at(depth, drop_from, 1)
+    np.add.at(depth, drop_to, -1)
+    keep &= np.cumsum(depth[:-1]) == 0
+    return t[~empty]
 
 
 def token_bounds(seg: np.ndarray, pos_t) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

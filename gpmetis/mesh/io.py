@@ -6,6 +6,8 @@ Mesh file (METIS 5.1 ``mpmetis``/``m2gmetis``)::
     ne [ncon]
     [w_1 .. w_ncon] n_1 n_2 ...      one line per element: ncon weights, then its 1-based nodes
 
+A '%' after a line's values starts a comment running to the line end, as in METIS 5.1.
+
 Elements may have different numbers of nodes (mixed meshes). The number of nodes is the largest
 node id. Lines are tokenized by ``gpmetis.io.tokens`` (vectorised); compressed files are read
 as ``read_graph`` reads them.
@@ -46,7 +48,7 @@ def read_mesh(path: str | os.PathLike) -> Mesh:
     for a missing or bad header, a wrong number of element lines, tokens that are not
     integers, negative weights, elements without nodes and node ids below 1."""
     name = os.fspath(path)
-    tok = tokenize(read_bytes(name), name)
+    tok = tokenize(read_bytes(name), name, trailing_comments=True)
     if len(tok.rows) == 0:
         raise InputError(name, "no header line 'ne [ncon]': the file has no data")
     line = int(tok.rows[0]) + 1
