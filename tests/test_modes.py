@@ -179,11 +179,11 @@ def test_make_contiguous_merges_pieces_and_rebalances():
 
 
 def test_filling_an_empty_part_keeps_the_donor_connected():
-    # a path 0-1-2-3-4 whose middle vertex is the second lightest: the plain fill takes it (the
-    # lightest spare vertex; the lightest stays) and splits the part; -contig's takes an end
+    # a path 0-1-2-3-4 whose middle vertex is the lightest: the plain fill takes it and splits
+    # the part; -contig's takes an end
     xadj = np.array([0, 1, 3, 5, 7, 8])
     adjncy = np.array([1, 0, 2, 1, 3, 2, 4, 3])
-    graph = Graph.from_csr(xadj, adjncy, np.array([3, 3, 2, 3, 1]), None)
+    graph = Graph.from_csr(xadj, adjncy, np.array([3, 3, 1, 3, 3]), None)
     part = np.zeros(5, dtype=np.int32)
     plain = fill_empty_parts(get_backend("cpu"), DeviceGraph.upload(get_backend("cpu"), graph),
                              part, 2)

@@ -170,6 +170,19 @@ def test_fill_empty_parts_takes_weights_beyond_32_bits():
     filled = fill_empty_parts(CPU, DeviceGraph(CPU, ring.xadj, ring.adjncy, ring.adjwgt, vwgt),
                               part, nparts)
     assert sorted(np.bincount(filled, minlength=nparts)) == [1] * nparts
-    # part 0 keeps its lightest (vertex 0, before 5 of equal weight), its spares 5 and 2 go to
-    # parts 2 and 3; part 1 keeps vertex 1, its spares 4 and 3 go to parts 4 and 5
-    assert filled.tolist() == [0, 1, 3, 5, 4, 2]
+    # the lightest move first (1, 4, then 0 before 5: equal weight and cost, by id) into parts
+    # 2 to 5; each part keeps its heaviest (0: vertex 2, 1: vertex 3)
+    assert filled.tolist() == [4, 2, 0, 1, 3, 5]
+
+
+def test_fill_empty_parts_moves_the_vertex_that_cuts_least():
+    # a hub 1 joined to leaves 0, 2, 3 and to 4, which also joins 3: every vertex weighs 1;
+    # moving a leaf (0 or 2) cuts one edge, the hub four
+    xadj = np.array([0, 1, 5, 6, 8, 10])
+    adjncy = np.array([1, 0, 2, 3, 4, 1, 1, 4, 1, 3])
+    g = DeviceGraph.upload(CPU, Graph.from_csr(xadj, adjncy))
+    part = np.zeros(5, dtype=np.int32)
+    filled = fill_empty_parts(CPU, g, part, 2)
+    assert filled.tolist() == [1, 0, 0, 0, 0]  # leaf 0: the cut is 1, its least
+    three = fill_empty_parts(CPU, g, part, 3)
+    assert sorted(np.flatnonzero(three)) == [0, 2]  # both leaves, then the cut is 2

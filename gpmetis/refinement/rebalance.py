@@ -249,8 +249,9 @@ def _select_numpy(g: DeviceGraph, part, nparts: int, room, dest, gain, roomiest:
 
 
 def fill_empty_parts(be: Backend, g: DeviceGraph, part, nparts: int):
-    """Give every empty part one vertex (when n >= nparts): the lightest spare vertices of the
-    heaviest parts move, one per empty part. Returns a new part array."""
+    """Give every empty part one vertex (when n >= nparts), leaving every other part at least
+    one: the lightest vertices move, of those the ones whose edges into their own part weigh
+    least (the cut grows by just that), then those of the heaviest parts. Returns a new array."""
     xp = be.xp
     empty = be.counts(part, nparts) == 0
     if g.nvtxs < nparts or not bool(empty.any()):  # one reduction read back, the common case
@@ -259,11 +260,19 @@ def fill_empty_parts(be: Backend, g: DeviceGraph, part, nparts: int):
     pw = part_weights(be, g.vwgt[:, None], part, nparts)[:, 0]
     part_rank = xp.empty(nparts, dtype=xp.int64)
     part_rank[be.argsort_stable(-pw)] = xp.arange(nparts, dtype=xp.int64)
-    order = be.argsort_stable(g.vwgt)  # lightest first within each part, whatever the weights
-    order = order[be.argsort_stable(part_rank[part[order]])]
-    grouped = part[order]
-    spare = xp.concatenate([xp.zeros(1, dtype=bool), grouped[1:] == grouped[:-1]])
-    movers = order[xp.flatnonzero(spare)[: len(empty)]]
+    src = g.src  # built for this rare call on the GPU too
+    adjwgt = 1 if g.adjwgt is None else g.adjwgt  # dropped while all ones
+    cost = be.bin_sums(src, g.nvtxs, xp.where(part[src] == part[g.adjncy], adjwgt, 0)
+                       .astype(xp.int32))
+    order = be.argsort_stable(part_rank[part])  # ties: the heaviest parts' vertices first
+    order = order[be.argsort_stable(cost[order])]
+    order = order[be.argsort_stable(g.vwgt[order])]
+    # each part keeps the last of its vertices in that order
+    grouped = order[be.argsort_stable(part[order])]
+    last = xp.concatenate([part[grouped][1:] != part[grouped][:-1], xp.ones(1, dtype=bool)])
+    spare = xp.ones(g.nvtxs, dtype=bool)
+    spare[grouped[last]] = False
+    movers = order[xp.flatnonzero(spare[order])[: len(empty)]]
     part = part.copy()
     part[movers] = empty
     return part
