@@ -365,7 +365,7 @@ def part_mesh_graph(mesh: Any, nparts: int, options: Any, *, gtype: str = "dual"
     ``vweights`` (weights of the partitioned graph's vertices, instead of the element weights).
     """
     from gpmetis.mesh.graphs import dual_graph, induce_partition, nodal_graph
-    from gpmetis.partitioning.driver import load_tpwgts
+    from gpmetis.partitioning.problem import load_tpwgts
 
     eptr, eind, nn, ne = mesh.eptr, mesh.eind, mesh.nn, mesh.ne
     if gtype == "dual":

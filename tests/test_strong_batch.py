@@ -16,7 +16,8 @@ from gpmetis.device_graph import DeviceGraph
 from gpmetis.initial_partitioning.metis_trials import initial_copies, initial_partition
 from gpmetis.metrics import part_weights
 from gpmetis.options import STRONG_RUNS, Options
-from gpmetis.partitioning import driver, multilevel
+from gpmetis.partitioning import multilevel
+from gpmetis.partitioning.modes import strong as strong_mode
 from gpmetis.partitioning.multilevel import copy_scores, disjoint_copies, multilevel_copies
 from gpmetis.refinement.jet_refiner import refine, refiner, score_state
 from gpmetis.refinement.rebalance import fallback_parts, rebalance_step, roomiest_parts
@@ -160,9 +161,9 @@ def test_batched_strong_is_balanced_and_no_worse_than_default(name, k):
 
 def test_large_graphs_keep_sequential_runs(monkeypatch):
     graph = load_fixture("add20")
-    assert driver.batches(graph, STRONG_RUNS)
-    monkeypatch.setattr(driver, "STRONG_BATCH_MAX_VERTICES", STRONG_RUNS * graph.nvtxs - 1)
-    assert not driver.batches(graph, STRONG_RUNS)
+    assert strong_mode.batches(graph, STRONG_RUNS)
+    monkeypatch.setattr(strong_mode, "STRONG_BATCH_MAX_VERTICES", STRONG_RUNS * graph.nvtxs - 1)
+    assert not strong_mode.batches(graph, STRONG_RUNS)
     calls = []
     copies = multilevel.multilevel_copies
     monkeypatch.setattr(multilevel, "multilevel_copies",

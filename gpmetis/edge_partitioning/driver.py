@@ -19,11 +19,11 @@ from gpmetis.balance import max_part_weights, uniform_tpwgts
 from gpmetis.errors import OptionError, PartitionError
 from gpmetis.graph import Graph
 from gpmetis.options import Options
+from gpmetis.partitioning.problem import CUT_SEED_STRIDE, DEFAULT_SEED
 
 # auto runs the gpu engine from this many split-graph edges (about 3m); below, METIS.
 AUTO_GPU_MIN_SPLIT_EDGES = 2_000_000
-DEFAULT_SEED = 4321
-CUT_SEED_STRIDE = 7919
+
 REFUSED = (
     ("ptype", lambda o: o.ptype == "rb", "'rb': the split graph is partitioned k-way"),
     ("objtype", lambda o: o.objtype == "vol", "'vol': edge partitioning minimises vertex copies"),

@@ -4,9 +4,22 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpmetis.backend import get_backend
+from gpmetis.device_graph import DeviceGraph
 from gpmetis.errors import OptionError, PartitionError
 from gpmetis.graph import Graph
+from gpmetis.metrics import connected_components
 from gpmetis.options import CTYPES, IPTYPES, OBJTYPES, RTYPES, Options, check_ubvec_ncon
+from gpmetis.partitioning.modes.contig import CONTIG_IGNORED
+from gpmetis.partitioning.problem import PartitionProblem
+from gpmetis.refinement.contiguity import (
+    fill_empty_parts_connected,
+    main_components,
+    make_contiguous,
+)
+from gpmetis.refinement.rebalance import fill_empty_parts
+
+CPU = get_backend("cpu")
 
 
 def metis_index(a: np.ndarray | None) -> np.ndarray | None:
@@ -71,3 +84,35 @@ def metis_partition(graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
     except (RuntimeError, MemoryError) as exc:  # METIS's error codes, as pymetis raises them
         raise PartitionError(f"METIS failed on this graph and options ({exc})") from None
     return np.asarray(result.vertex_part, dtype=np.int32)
+
+
+def metis_engine(problem: PartitionProblem) -> tuple[np.ndarray, dict]:
+    """(part, stats) of the metis engine: METIS's partition, with one vertex moved into each
+    part it left empty (n >= nparts: no empty part is our contract, not METIS's) and, under
+    -contig on a connected graph, every part connected (METIS's recursive bisection ignores
+    -contig, and its k-way -contig can leave a part split). On a graph of several components
+    -contig is ignored, as METIS 5.1's gpmetis does (METIS itself refuses it)."""
+    graph, nparts, options = problem.graph, problem.nparts, problem.options
+    stats: dict = {}
+    if options.contig and bool(connected_components(CPU, graph.xadj, graph.adjncy).any()):
+        options, stats = options.with_(contig=False), {"contig": CONTIG_IGNORED}
+    part = metis_partition(graph, nparts, options,
+                           None if options.tpwgts is None else problem.tpwgts)
+    host = None
+    if graph.nvtxs >= nparts and not np.bincount(part, minlength=nparts).all():
+        host = _host_graph(graph)
+        # under -contig the vertex that fills a part must not split its own
+        fill = fill_empty_parts_connected if options.contig else fill_empty_parts
+        part = fill(CPU, host, part, nparts)
+    if options.contig:
+        host = _host_graph(graph) if host is None else host
+        label = connected_components(CPU, host.xadj, host.adjncy, part)
+        if not bool(main_components(CPU, host, part, label, nparts).all()):
+            weights = None if graph.ncon == 1 else np.ascontiguousarray(graph.vwgt.T)
+            part = make_contiguous(CPU, host, part, nparts, problem.limits.T,
+                                   weights=weights)[0]
+    return part, stats
+
+
+def _host_graph(graph: Graph) -> DeviceGraph:
+    return DeviceGraph(CPU, graph.xadj, graph.adjncy, graph.adjwgt, graph.vwgt[:, 0])

@@ -1,0 +1,69 @@
+"""-preset=strong's k-way runs: each run after the first combined with the best so far by a
+V-cycle that coarsens within both partitions; where the copies of the graph together are small,
+the runs run at once, as one multilevel run over the disjoint union of the copies, combined by
+one V-cycle over all of them (``multilevel.multilevel_copies``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpmetis.graph import Graph
+from gpmetis.partitioning.modes import Mode
+from gpmetis.partitioning.multilevel import multilevel_copies, vcycle
+from gpmetis.partitioning.problem import COMBINE_SEED, CUT_SEED_STRIDE
+
+# The copies run at once while their union stays this small (vertices, adjacency entries): on
+# small graphs a GPU run is bound by latency (launches, syncs, METIS's trials), not work
+STRONG_BATCH_MAX_VERTICES = 1 << 20
+STRONG_BATCH_MAX_ENTRIES = 1 << 25
+
+
+def batches(graph: Graph, runs: int) -> bool:
+    """Whether ``runs`` runs of ``graph`` run at once, as copies in one multilevel run: the
+    union within STRONG_BATCH_MAX_VERTICES and _ENTRIES, its total weights below 2^31 (as the
+    engines need of any graph)."""
+    total_vwgt = int(graph.vwgt.sum()) if graph.has_vwgt else graph.nvtxs
+    total_adjwgt = int(graph.adjwgt.sum()) if graph.has_adjwgt else len(graph.adjncy)
+    return (runs > 1 and runs * graph.nvtxs <= STRONG_BATCH_MAX_VERTICES
+            and runs * len(graph.adjncy) <= STRONG_BATCH_MAX_ENTRIES
+            and runs * max(total_vwgt, total_adjwgt) <= np.iinfo(np.int32).max)
+
+
+class Strong(Mode):
+    @classmethod
+    def applies(cls, run) -> bool:
+        # k-way cut runs only: a combined partition may split a part, recursive bisection
+        # scores by bisection, and a V-cycle's refinement does not lower subdomain degrees
+        options = run.options
+        return (options.preset == "strong" and run.problem.ncon == 1 and options.ptype == "kway"
+                and not options.minconn and not options.contig)
+
+    def __init__(self, run) -> None:
+        super().__init__(run)
+        self.copies = run.options.runs
+        self.batched = (run.options.objtype == "cut"
+                        and batches(run.problem.graph, self.copies))
+        if self.batched:
+            run.notes["batched_runs"] = self.copies
+            run.runs = 1
+
+    def pipeline(self, seed: int):
+        if not self.batched:
+            return None
+        run, p = self.run, self.run.problem
+        g = run.scheme.graph
+        seeds = [seed + c * CUT_SEED_STRIDE for c in range(self.copies)]  # as runs' seeds
+        parts, stats = multilevel_copies(g, p.nparts, run.options, p.tpwgts, seeds)
+        child, child_stats = vcycle(g, p.nparts, run.options, p.tpwgts, seed + COMBINE_SEED,
+                                    *parts)
+        stats.coarsening += child_stats.coarsening
+        stats.refinement += child_stats.refinement
+        return (child if run.score(child) < run.score(parts[0]) else parts[0]), stats
+
+    def combine(self, best, part, seed: int, stats):
+        run, p = self.run, self.run.problem
+        child, child_stats = vcycle(run.scheme.graph, p.nparts, run.options, p.tpwgts, seed,
+                                    best, part)
+        stats.coarsening += child_stats.coarsening
+        stats.refinement += child_stats.refinement
+        return child
