@@ -250,6 +250,25 @@ def _digit_count(w: np.ndarray, nbytes: np.ndarray) -> np.ndarray:
     return np.bitwise_count(digit)
 
 
+def _marks(w: list, nwords: int, length, ndots: int, nexps: int):
+    """(offset of each token's first '.', of its first 'e' or 'E' (24: none), its digits),
+    from its ``nwords`` 8-byte words ``w``; ``ndots``/``nexps``: whether to look for them."""
+    n = len(length)
+    dot = np.full(n, 24, np.uint8)
+    exp = np.full(n, 24, np.uint8)
+    ndigit = np.zeros(n, np.int64)
+    for k in range(nwords - 1, -1, -1):  # a word without one (8) goes on to the next word's
+        inside = np.clip(length - 8 * k, 0, 8)
+        ndigit += _digit_count(w[k], inside)
+        if ndots:
+            found = _first_byte(w[k], _DOTS)
+            dot = found + (found == 8) * dot
+        if nexps:
+            found = _first_byte(w[k] | _CASE, _ES)
+            exp = found + (found == 8) * exp
+    return dot.astype(np.int64), exp.astype(np.int64), ndigit
+
+
 def _values(b, words: _Words, seg, at, length, field: str, weights: bool):
     """The weights of the value tokens (ones when not asked for), or None when a token is not a
     finite number (an integer in an integer matrix) or a weight reaches 2^62."""
@@ -265,19 +284,7 @@ def _values(b, words: _Words, seg, at, length, field: str, weights: bool):
     w = [words.at(at + 8 * k) if k < nwords else None for k in range(3)]
     first = b[at]
     sign = (first == _PLUS) | (first == _MINUS)
-    dot = np.full(n, 24, np.uint8)  # offsets of the first '.' and 'e' (24: none)
-    exp = np.full(n, 24, np.uint8)
-    ndigit = np.zeros(n, np.int64)
-    for k in range(nwords - 1, -1, -1):  # a word without one (8) goes on to the next word's
-        inside = np.clip(length - 8 * k, 0, 8)
-        ndigit += _digit_count(w[k], inside)
-        if ndots:
-            found = _first_byte(w[k], _DOTS)
-            dot = found + (found == 8) * dot
-        if nexps:
-            found = _first_byte(w[k] | _CASE, _ES)
-            exp = found + (found == 8) * exp
-    dot, exp = dot.astype(np.int64), exp.astype(np.int64)
+    dot, exp, ndigit = _marks(w, nwords, length, ndots, nexps)
     has_dot, has_exp = dot < length, exp < length
     # at most one '.' and one 'e' in each token: the chunk holds no others (the indices are
     # digits only, blanks are neither)

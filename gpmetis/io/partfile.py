@@ -275,53 +275,63 @@ def read_tpwgts(path: str | os.PathLike, nparts: int, ncon: int = 1) -> np.ndarr
     tpwgts = np.full((nparts, ncon), -1.0)
     for lineno, raw in enumerate(text.split("\n"), 1):
         line = raw.strip()
-        if not line or line.startswith("%"):
-            continue
-        match = _TPWGTS_LINE.fullmatch(line)
-        if match is None and _TPWGTS_LINE.fullmatch("".join(line.split())):
-            raise InputError(name, f"white space inside a part or constraint id in '{line}'",
-                             lineno)
-        if match is None:
-            raise InputError(
-                name,
-                f"expected 'part[-part][:constraint[-constraint]] = fraction', found "
-                f"'{line}'",
-                lineno,
-            )
-        first, last, c_first, c_last, value = match.groups()
-        if any(len(d.lstrip("0")) > MAX_INT_DIGITS for d in (first, last, c_first, c_last) if d):
-            raise InputError(name, "a part or constraint id has more than "
-                             f"{MAX_INT_DIGITS} digits", lineno)
-        first = int(first)
-        last = first if last is None else int(last)
-        if c_first is None:
-            c_first, c_last = 0, ncon - 1
-        else:
-            c_first = int(c_first)
-            c_last = c_first if c_last is None else int(c_last)
-        if not 0 <= first <= last < nparts:
-            raise InputError(
-                name, f"part range {first}-{last} is not within 0-{nparts - 1}", lineno
-            )
-        if not 0 <= c_first <= c_last < ncon:
-            raise InputError(
-                name, f"constraint range {c_first}-{c_last} is not within 0-{ncon - 1}", lineno
-            )
-        try:
-            fraction = parse_decimal(value)
-        except ValueError:
-            why = "is not a number"
-            with contextlib.suppress(ValueError):
-                parse_decimal("".join(value.split()))
-                why = "has white space inside the number"
-            raise InputError(name, f"'{value}' {why}", lineno) from None
-        if not MIN_TPWGT <= fraction < 1.0:
-            raise InputError(
-                name, f"the fraction {value} is not between {MIN_TPWGT:g} and 1 (1 excluded)",
-                lineno,
-            )
-        tpwgts[first : last + 1, c_first : c_last + 1] = fraction
+        if line and not line.startswith("%"):
+            first, last, c_first, c_last, fraction = _tpwgts_line(name, lineno, line, nparts,
+                                                                  ncon)
+            tpwgts[first : last + 1, c_first : c_last + 1] = fraction
+    return _complete_tpwgts(name, tpwgts)
 
+
+def _tpwgts_line(name: str, lineno: int, line: str, nparts: int, ncon: int
+                 ) -> tuple[int, int, int, int, float]:
+    """(first part, last part, first constraint, last constraint, fraction) of a tpwgts line;
+    InputError naming the line for anything else."""
+    match = _TPWGTS_LINE.fullmatch(line)
+    if match is None and _TPWGTS_LINE.fullmatch("".join(line.split())):
+        raise InputError(name, f"white space inside a part or constraint id in '{line}'",
+                         lineno)
+    if match is None:
+        raise InputError(
+            name,
+            f"expected 'part[-part][:constraint[-constraint]] = fraction', found '{line}'",
+            lineno,
+        )
+    first, last, c_first, c_last, value = match.groups()
+    if any(len(d.lstrip("0")) > MAX_INT_DIGITS for d in (first, last, c_first, c_last) if d):
+        raise InputError(name, "a part or constraint id has more than "
+                         f"{MAX_INT_DIGITS} digits", lineno)
+    first = int(first)
+    last = first if last is None else int(last)
+    if c_first is None:
+        c_first, c_last = 0, ncon - 1
+    else:
+        c_first = int(c_first)
+        c_last = c_first if c_last is None else int(c_last)
+    if not 0 <= first <= last < nparts:
+        raise InputError(name, f"part range {first}-{last} is not within 0-{nparts - 1}", lineno)
+    if not 0 <= c_first <= c_last < ncon:
+        raise InputError(
+            name, f"constraint range {c_first}-{c_last} is not within 0-{ncon - 1}", lineno
+        )
+    try:
+        fraction = parse_decimal(value)
+    except ValueError:
+        why = "is not a number"
+        with contextlib.suppress(ValueError):
+            parse_decimal("".join(value.split()))
+            why = "has white space inside the number"
+        raise InputError(name, f"'{value}' {why}", lineno) from None
+    if not MIN_TPWGT <= fraction < 1.0:
+        raise InputError(
+            name, f"the fraction {value} is not between {MIN_TPWGT:g} and 1 (1 excluded)", lineno,
+        )
+    return first, last, c_first, c_last, fraction
+
+
+def _complete_tpwgts(name: str, tpwgts: np.ndarray) -> np.ndarray:
+    """``tpwgts`` (-1 where no line gave a target) with each constraint's unlisted parts
+    sharing what the listed ones leave of 1, or rescaled where every part is listed."""
+    nparts, ncon = tpwgts.shape
     for c in range(ncon):
         given = tpwgts[:, c] > 0
         total = float(tpwgts[given, c].sum())

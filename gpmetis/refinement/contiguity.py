@@ -320,19 +320,7 @@ def _connected_round(be: Backend, g: DeviceGraph, part, nparts: int, limits: np.
     e = xp.flatnonzero(over[ps] & toward)
     if not len(e):
         return None
-    uniq, inverse = xp.unique(src[e].astype(xp.int64) * nparts + pd[e], return_inverse=True)
-    conn = be.bin_sums(inverse.astype(xp.int32).ravel(), len(uniq), g.adjwgt[e].astype(xp.int32))
-    v, q = uniq // nparts, (uniq % nparts).astype(xp.int32)
-    order = be.argsort_stable(-conn)
-    order = order[be.argsort_stable(~has_room[q[order]])]
-    order = order[be.argsort_stable(v[order])]
-    vo = v[order]
-    first = order[xp.concatenate((xp.ones(1, dtype=xp.bool_), vo[1:] != vo[:-1]))]
-    cand_v = v[first].astype(xp.int32)
-    dest = xp.full(n, -1, dtype=xp.int32)
-    dest[cand_v] = q[first]
-    loss = xp.zeros(n, dtype=xp.int64)
-    loss[cand_v] = own[cand_v] - conn[first]
+    dest, loss = _destinations(be, g, src[e], pd[e], g.adjwgt[e], has_room, own, nparts)
     cand = (dest >= 0) & (own > 0)  # a vertex alone in its part never leaves it
     if refine:
         cand &= loss < 0
@@ -358,6 +346,39 @@ def _connected_round(be: Backend, g: DeviceGraph, part, nparts: int, limits: np.
         return None
     moved = part.copy()
     moved[movers] = dest[movers]
+    return _connected_moves(be, g, part, moved, movers, nparts, src, None if refine else -room,
+                            weights)
+
+
+def _destinations(be: Backend, g: DeviceGraph, src, pd, adjwgt, has_room, own, nparts: int):
+    """(dest, loss) per vertex for the candidate entries (``src`` -> part ``pd``, weight
+    ``adjwgt``): its adjacent destination part, one with room first, then the most connected
+    (ties: smaller part id), -1 where none; and the cut its move adds (``own``: its edges into
+    its part)."""
+    xp, n = be.xp, g.nvtxs
+    uniq, inverse = xp.unique(src.astype(xp.int64) * nparts + pd, return_inverse=True)
+    conn = be.bin_sums(inverse.astype(xp.int32).ravel(), len(uniq), adjwgt.astype(xp.int32))
+    v, q = uniq // nparts, (uniq % nparts).astype(xp.int32)
+    order = be.argsort_stable(-conn)
+    order = order[be.argsort_stable(~has_room[q[order]])]
+    order = order[be.argsort_stable(v[order])]
+    vo = v[order]
+    first = order[xp.concatenate((xp.ones(1, dtype=xp.bool_), vo[1:] != vo[:-1]))]
+    cand_v = v[first].astype(xp.int32)
+    dest = xp.full(n, -1, dtype=xp.int32)
+    dest[cand_v] = q[first]
+    loss = xp.zeros(n, dtype=xp.int64)
+    loss[cand_v] = own[cand_v] - conn[first]
+    return dest, loss
+
+
+def _connected_moves(be: Backend, g: DeviceGraph, part, moved, movers, nparts: int, src,
+                     excess, weights):
+    """``moved`` where every part stays connected; else, where ``excess`` (per part, under
+    rebalancing) is given, the pieces that movers cut off their old parts follow them
+    (``_follow``) where that works; else the movers that cut a piece off go back (None where
+    that is every mover)."""
+    xp, n = be.xp, g.nvtxs
     label = connected_components(be, g.xadj, g.adjncy, moved)
     main = main_components(be, g, moved, label, nparts)
     if bool(main.all()):
@@ -367,8 +388,8 @@ def _connected_round(be: Backend, g: DeviceGraph, part, nparts: int, limits: np.
     is_mover[movers] = True
     e = xp.flatnonzero(~main[src] & is_mover[g.adjncy] & (part[g.adjncy] == moved[src]))
     piece, m = label[src[e]], g.adjncy[e]
-    if not refine:
-        with_pieces = _follow(be, g, part, moved, label, piece, m, -room, weights)
+    if excess is not None:
+        with_pieces = _follow(be, g, part, moved, label, piece, m, excess, weights)
         if with_pieces is not None:
             return with_pieces
     back = movers[be.counts(m, n)[movers] > 0]
