@@ -34,6 +34,7 @@ from gpmetis.multiconstraint import metis_ncon
 from gpmetis.multiconstraint.pipeline import refine_levels
 from gpmetis.multiconstraint.weights import Balance, coarse_weights
 from gpmetis.options import Options
+from gpmetis.partitioning.bisection_tree import Piece, bisection_targets
 from gpmetis.partitioning.multilevel import (
     INITIAL_TRIALS,
     PIECE_TRIALS,
@@ -41,12 +42,7 @@ from gpmetis.partitioning.multilevel import (
     fill_empty_halves,
     piece_coarsen_to,
 )
-from gpmetis.partitioning.recursive import (
-    DEPTH_SEED_STRIDE,
-    Piece,
-    bisect_depths,
-    bisection_targets,
-)
+from gpmetis.partitioning.recursive import DEPTH_SEED_STRIDE, bisect_depths
 
 
 def multiconstraint_recursive(wg, nparts: int, options: Options, tpwgts: np.ndarray,

@@ -21,12 +21,11 @@ from gpmetis.metrics import PartitionMetrics, compute_metrics
 from gpmetis.multiconstraint import metis_ncon
 from gpmetis.options import AUTO_GPU_MIN_SIZE, Options
 from gpmetis.partitioning import warmup
-from gpmetis.partitioning.engine import multilevel_engine
+from gpmetis.partitioning.bisection_tree import bisection_balance
 from gpmetis.partitioning.metis_engine import metis_engine
 from gpmetis.partitioning.modes.contig import CONTIG_IGNORED
 from gpmetis.partitioning.modes.minconn import MINCONN_IGNORED
 from gpmetis.partitioning.problem import PartitionProblem
-from gpmetis.partitioning.recursive import bisection_balance
 
 # per constraint, the bisections over their limits named one by one (METIS's multi-constraint
 # recursive bisection leaves many a vertex over), then how many more
@@ -146,7 +145,7 @@ def _run_engine(problem: PartitionProblem, engine: str
             return engine, part, stats | found, metrics
         return engine, part, stats, None
     try:
-        part, stats, metrics = multilevel_engine(problem, engine)
+        part, stats, metrics = _multilevel_engine(problem, engine)
     except PartitionError as exc:
         if options.engine != "auto":
             raise
@@ -154,6 +153,15 @@ def _run_engine(problem: PartitionProblem, engine: str
         part, stats = metis_engine(problem)
         return "metis", part, {**stats, "fallback": str(exc)}, None
     return engine, part, stats, metrics
+
+
+def _multilevel_engine(problem: PartitionProblem, engine: str
+                       ) -> tuple[np.ndarray, dict, PartitionMetrics]:
+    # the gpu/cpu engines' modules load only when they run: a small graph's METIS run
+    # imports none of the multilevel pipeline (its start-up is most of its time)
+    from gpmetis.partitioning.engine import multilevel_engine
+
+    return multilevel_engine(problem, engine)
 
 
 def _within_limits(problem: PartitionProblem, part: np.ndarray
@@ -168,7 +176,7 @@ def _within_limits(problem: PartitionProblem, part: np.ndarray
     if excess > 0:
         ours = "gpu" if cuda_available() else "cpu"
         try:
-            found, stats, found_metrics = multilevel_engine(problem, ours)
+            found, stats, found_metrics = _multilevel_engine(problem, ours)
         except PartitionError:  # the GPU ran out of memory: METIS's stands
             return "metis", part, {}, metrics
         if overweight(problem, found_metrics) < excess:

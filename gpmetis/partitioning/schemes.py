@@ -15,9 +15,10 @@ from gpmetis.multiconstraint.recursive import multiconstraint_recursive
 from gpmetis.multiconstraint.refinement import score_state
 from gpmetis.multiconstraint.weights import Balance
 from gpmetis.options import Options
+from gpmetis.partitioning.bisection_tree import bisection_balance
 from gpmetis.partitioning.multilevel import multilevel_partition
 from gpmetis.partitioning.problem import PartitionProblem
-from gpmetis.partitioning.recursive import bisection_balance, recursive_partition
+from gpmetis.partitioning.recursive import recursive_partition
 from gpmetis.refinement.contiguity import make_contiguous
 from gpmetis.refinement.jet import partition_state
 
