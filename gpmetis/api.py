@@ -23,9 +23,13 @@ from gpmetis.errors import InputError
 from gpmetis.graph import Graph, validated_graph
 from gpmetis.interop import from_networkx, from_scipy, is_networkx, is_scipy_sparse
 from gpmetis.limits import mesh_node_count
+from gpmetis.mesh import Mesh
+from gpmetis.mesh.graphs import dual_graph, induce_partition, nodal_graph
 from gpmetis.options import Options as RunOptions
 from gpmetis.partitioning.driver import Result
 from gpmetis.partitioning.driver import partition as _partition
+from gpmetis.partitioning.metis_engine import metis_index
+from gpmetis.partitioning.problem import load_tpwgts
 from gpmetis.pymetis_compat import (
     CSRAdjacency,
     GraphPartition,
@@ -332,8 +336,6 @@ def part_mesh(
     adjacent); ``vweights`` (weights of the partitioned graph's vertices: elements for dual,
     nodes for nodal).
     """
-    from gpmetis.mesh import Mesh
-
     check_numbering(options)
     eptr, eind = _mesh_arrays(connectivity)
     ne = len(eptr) - 1
@@ -364,9 +366,6 @@ def part_mesh_graph(mesh: Any, nparts: int, options: Any, *, gtype: str = "dual"
     element a part); ``ncommon`` (dual graph: nodes two elements share to be adjacent);
     ``vweights`` (weights of the partitioned graph's vertices, instead of the element weights).
     """
-    from gpmetis.mesh.graphs import dual_graph, induce_partition, nodal_graph
-    from gpmetis.partitioning.problem import load_tpwgts
-
     eptr, eind, nn, ne = mesh.eptr, mesh.eind, mesh.nn, mesh.ne
     if gtype == "dual":
         graph = dual_graph(eptr, eind, nn, ncommon, name=mesh.name)
@@ -415,8 +414,6 @@ def nested_dissection(
     edge weights).
     """
     import pymetis
-
-    from gpmetis.partitioning.metis_engine import metis_index
 
     check_numbering(options)
     graph, labels = as_graph(adjacency, xadj, adjncy, vweights=vweights,

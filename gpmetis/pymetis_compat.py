@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from gpmetis.errors import OptionError
 from gpmetis.options import CTYPES, IPTYPES, OBJTYPES, RTYPES
 from gpmetis.options import Options as RunOptions
 
@@ -288,8 +289,6 @@ def run_options(options: Any) -> tuple[RunOptions, bool]:
 
 
 def _code(name: str, code: int, names: tuple[str, ...]) -> str:
-    from gpmetis.errors import OptionError
-
     if not 0 <= code < len(names) or (name == "ctype" and names[code] == "lp"):
         raise OptionError(name, f"METIS code {code} is not a {name}")
     return names[code]

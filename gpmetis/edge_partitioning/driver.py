@@ -14,11 +14,15 @@ from typing import Any
 
 import numpy as np
 
-from gpmetis.backend import cuda_available
+from gpmetis.api import partition_inputs
+from gpmetis.backend import cuda_available, get_backend
 from gpmetis.balance import max_part_weights, uniform_tpwgts
+from gpmetis.edge_partitioning.assign import EdgeSlots, edge_metrics, edge_parts
+from gpmetis.edge_partitioning.split_graph import build_split_graph
 from gpmetis.errors import OptionError, PartitionError
 from gpmetis.graph import Graph
 from gpmetis.options import Options
+from gpmetis.partitioning.driver import check_engine, partition
 from gpmetis.partitioning.problem import CUT_SEED_STRIDE, DEFAULT_SEED
 
 # auto runs the gpu engine from this many split-graph edges (about 3m); below, METIS.
@@ -104,7 +108,6 @@ def choose_edge_engine(graph: Graph, options: Options) -> str:
     if engine == "auto":
         large = 3 * graph.nedges >= AUTO_GPU_MIN_SPLIT_EDGES
         engine = "gpu" if large and cuda_available() else "metis"
-    from gpmetis.partitioning.driver import check_engine
 
     check_engine(graph, options, engine)
     return engine
@@ -120,15 +123,12 @@ def partition_edges(graph: Any, nparts: int, options: Any = None, *, mtx_weights
     ``kwargs`` (engine, ufactor, ubvec, seed, ncuts, niter, ctype, ...). Edge weights are the
     edges' loads; vertex weights are not used. For a networkx graph the result is a
     ``NodeEdgeResult``, whose ``edge_part`` is keyed by node pair."""
-    from gpmetis.api import partition_inputs
-
     graph, labels, options = partition_inputs(graph, options, mtx_weights=mtx_weights,
                                               weight=weight)
     options = options.with_(**kwargs) if kwargs else options
     options.validate()
     check_edge_options(graph, nparts, options)
     engine = choose_edge_engine(graph, options)
-    from gpmetis.backend import get_backend
 
     be = get_backend("cpu" if engine == "metis" else engine)
     start = time.perf_counter()
@@ -158,9 +158,6 @@ def partition_edges(graph: Any, nparts: int, options: Any = None, *, mtx_weights
 def _run(be, engine: str, graph: Graph, nparts: int, options: Options):
     """(edge parts on the host, stats, EdgeMetrics) of the best of ``ncuts`` runs: the fewest
     load above the limits, then the fewest copies."""
-    from gpmetis.edge_partitioning.assign import EdgeSlots, edge_metrics, edge_parts
-    from gpmetis.edge_partitioning.split_graph import build_split_graph
-
     t0 = time.perf_counter()
     xadj, adjncy, loads = _upload(be, graph)
     split = build_split_graph(be, xadj, adjncy, loads)
@@ -210,8 +207,6 @@ def _upload(be, graph: Graph):
 def _split_partitioner(be, engine: str, split, nparts: int, options: Options):
     """seed -> int32 part of every split-graph vertex, on ``be``."""
     if engine == "metis":
-        from gpmetis.partitioning.driver import partition
-
         g = split.graph
         host = Graph(g.xadj, g.adjncy, g.vwgt.astype(np.int64)[:, None],
                      g.adjwgt.astype(np.int64), name="split graph", has_vwgt=True,

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 from gpmetis.errors import InputError
 from gpmetis.graph import Graph
-from gpmetis.io.metis_format import read_metis
+from gpmetis.io.checkgraph import check_graph
+from gpmetis.io.metis_format import check_metis, read_metis
 from gpmetis.io.partfile import read_tpwgts, write_partition
 from gpmetis.io.source import (
     COMPRESSED_SUFFIXES,
@@ -54,9 +55,6 @@ def check_graph_file(path: str | os.PathLike) -> GraphCheck:
     graph's entries as written (self loops, repeated neighbours, one-way entries, reverse
     entries of another weight). A Matrix Market graph, symmetric without loops by
     construction, has none."""
-    from gpmetis.io.checkgraph import check_graph
-    from gpmetis.io.metis_format import check_metis
-
     name = os.fspath(path)
     with _reading(name):
         data = read_bytes(name)

@@ -18,6 +18,7 @@ import numpy as np
 
 from gpmetis.errors import InputError
 from gpmetis.graph import Graph
+from gpmetis.io import read_graph
 from gpmetis.io.source import rereadable
 
 PIPE_BYTES = 1 << 20
@@ -64,8 +65,6 @@ class PendingGraph:
 
 
 def _read(path: str, symmetrize: bool) -> Graph:
-    from gpmetis.io import read_graph
-
     return read_graph(path, symmetrize=symmetrize)
 
 

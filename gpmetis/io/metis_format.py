@@ -36,6 +36,7 @@ import numpy as np
 
 from gpmetis.errors import InputError
 from gpmetis.graph import Graph, validated_graph
+from gpmetis.io.checkgraph import check_graph
 from gpmetis.io.source import require_memory
 from gpmetis.io.tokens import Tokens, tokenize
 from gpmetis.validation import entries_as_written
@@ -87,8 +88,6 @@ def check_metis(data: bytes, path: str) -> GraphCheck:
     """METIS 5.1 graphchk's check of a METIS graph file's bytes: InputError where its reader
     stops (format, ranges, weights, the edge count), else the findings of METIS's CheckGraph
     on the entries as written."""
-    from gpmetis.io.checkgraph import check_graph  # graphchk's alone
-
     e = _entries([data], path, symmetrize=False)
     xadj, adjncy, adjwgt = entries_as_written(e.xadj, e.adjncy, e.vwgt, e.adjwgt, vsize=e.vsize,
                                               path=path, vertex_line=e.vertex_line)
@@ -206,7 +205,6 @@ def _vertex_lines(tok: Tokens, h: int, n: int, path: str):
     xadj[vertex + 1] = cnt
     np.cumsum(xadj, out=xadj)
     if len(comments) == 0:
-
         def vertex_line(v: int) -> int:
             return h + 2 + v
     else:

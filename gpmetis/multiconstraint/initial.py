@@ -29,6 +29,7 @@ from gpmetis.device_graph import DeviceGraph
 from gpmetis.initial_partitioning.metis_trials import IPTYPE_GROW, PARALLEL_MIN_NNZ, metis_trial
 from gpmetis.initial_partitioning.workers import run_jobs
 from gpmetis.multiconstraint import metis_ncon
+from gpmetis.multiconstraint.refinement_device import refine_each
 from gpmetis.multiconstraint.refiner import refine_on_host
 from gpmetis.multiconstraint.weights import Balance, part_weights, scalarised
 
@@ -154,8 +155,6 @@ class _Trials:
                       key=lambda t: (unbalanced[t], trials[t][1], t))[:REFINED_TRIALS]
         parts = [trials[t][0] for t in kept]
         if self.graph.be.gpu:
-            from gpmetis.multiconstraint.refinement_device import refine_each
-
             return refine_each(self.graph, self.weights, parts, self.nparts, self.balance,
                                patience=self.patience, tolerance=self.near)
         xadj, adjncy, _, adjwgt = self.host

@@ -9,6 +9,7 @@ from gpmetis.device_graph import DeviceGraph
 from gpmetis.errors import OptionError, PartitionError
 from gpmetis.graph import Graph
 from gpmetis.metrics import connected_components
+from gpmetis.multiconstraint import metis_ncon
 from gpmetis.options import CTYPES, IPTYPES, OBJTYPES, RTYPES, Options, check_ubvec_ncon
 from gpmetis.partitioning.modes.contig import CONTIG_IGNORED
 from gpmetis.partitioning.problem import PartitionProblem
@@ -62,8 +63,6 @@ def metis_partition(graph: Graph, nparts: int, options: Options, tpwgts: np.ndar
     if options.rtype is not None:
         settings["rtype"] = RTYPES.index(options.rtype)
     if graph.ncon > 1 or graph.vsize is not None:
-        from gpmetis.multiconstraint import metis_ncon
-
         part, _ = metis_ncon.part_graph(
             graph.xadj, graph.adjncy, graph.adjwgt if graph.has_adjwgt else None, graph.vwgt.T,
             nparts, tpwgts, None if options.ubvec is None else np.asarray(options.ubvec),

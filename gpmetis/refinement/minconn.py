@@ -32,6 +32,7 @@ import numpy as np
 from gpmetis.backend import Backend
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.metrics import connected_components
+from gpmetis.multiconstraint.refiner import refine
 from gpmetis.multiconstraint.weights import part_weights
 from gpmetis.refinement.contiguity import (
     constraint_arrays,
@@ -123,7 +124,6 @@ def _rebalance(be: Backend, g: DeviceGraph, part, nparts: int, limits: np.ndarra
     if balance is None:
         moved = rebalance_step(be, g, part, nparts, limits[0], pw[0])
         return None if moved is part else moved
-    from gpmetis.multiconstraint.refiner import refine  # (only multi-constraint runs load it)
 
     moved, _ = refine(be, g, weights, part, nparts, replace(balance, adjacent_only=True),
                       finest=True, patience=REBALANCE_PATIENCE)
