@@ -438,3 +438,24 @@ def test_metis_engine_contig_gives_connected_parts(engine, ptype):
     result = partition(graph, 5, engine=engine, ptype=ptype, contig=True)
     assert (part_components(graph, result.part, 5) == 1).all()
     assert (np.bincount(result.part, minlength=5) > 0).all()
+
+
+@pytest.mark.parametrize("engine", ["cpu", "metis"])
+@pytest.mark.parametrize("mode", [{}, {"objtype": "vol"}, {"contig": True}, {"minconn": True},
+                                  {"preset": "strong"}])
+def test_every_engine_and_mode_warns_of_a_part_over_its_limit(engine, mode):
+    # a 40-vertex cycle whose vertex 0 weighs 100 of the 139: its part is over any limit at
+    # k = 4; the one check of every part against its limit says so, naming the part
+    n = 40
+    xadj = np.arange(0, 2 * n + 1, 2)
+    adjncy = np.stack([(np.arange(n) - 1) % n, (np.arange(n) + 1) % n], axis=1).reshape(-1)
+    vwgt = np.ones(n, dtype=np.int64)
+    vwgt[0] = 100
+    graph = Graph.from_csr(xadj, adjncy, vwgt)
+    result = partition(graph, 4, engine=engine, **mode)
+    heavy = int(result.part[0])
+    weight = int(vwgt[result.part == heavy].sum())
+    limit = int(np.floor(1.03 * 139 / 4))
+    assert weight > limit
+    [line] = [w for w in result.warnings if "above its limit" in w]
+    assert f"part {heavy} weighs {weight}, {weight - limit} above its limit {limit}" in line
