@@ -6,11 +6,13 @@ from __future__ import annotations
 import click
 
 from cli.companions import emit, fail, run_program
+from cli.help import GRAPHCHK_HELP
 from cli.main import CONTEXT, MetisStyleCommand, _same_file
 from gpmetis.report import SHORT_RULE, banner, section
 
 
-@click.command("graphchk", cls=MetisStyleCommand, context_settings=CONTEXT)
+@click.command("graphchk", cls=MetisStyleCommand, context_settings=CONTEXT,
+               metis_help=GRAPHCHK_HELP)
 @click.argument("graphfile", type=click.Path(dir_okay=False))
 @click.argument("fixedfile", type=click.Path(dir_okay=False), required=False)
 @click.option("-quiet", is_flag=True, help="print nothing but errors")

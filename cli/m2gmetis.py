@@ -8,11 +8,13 @@ import time
 import click
 
 from cli.companions import emit, fail, run_program
+from cli.help import M2GMETIS_HELP
 from cli.main import CONTEXT, MetisInt, MetisStyleCommand, _choice, _int, _same_file
 from gpmetis.report import RULE, banner, memory_lines, section, timing_lines
 
 
-@click.command("m2gmetis", cls=MetisStyleCommand, context_settings=CONTEXT)
+@click.command("m2gmetis", cls=MetisStyleCommand, context_settings=CONTEXT,
+               metis_help=M2GMETIS_HELP)
 @click.argument("meshfile", type=click.Path(dir_okay=False))
 @click.argument("graphfile", type=click.Path(dir_okay=False))
 @click.option("-gtype", type=_choice(("dual", "nodal")), default="dual",

@@ -8,6 +8,7 @@ import time
 import click
 
 from cli.companions import emit, fail, run_program
+from cli.help import MPMETIS_HELP
 from cli.main import CONTEXT, MetisInt, MetisStyleCommand, _choice, _int
 from gpmetis.options import CTYPES, ENGINES, IPTYPES, NPARTS_MAX, OBJTYPES, PTYPES, RTYPES
 from gpmetis.report import (
@@ -21,7 +22,8 @@ from gpmetis.report import (
 )
 
 
-@click.command("mpmetis", cls=MetisStyleCommand, context_settings=CONTEXT)
+@click.command("mpmetis", cls=MetisStyleCommand, context_settings=CONTEXT,
+               metis_help=MPMETIS_HELP)
 @click.argument("meshfile", type=click.Path(dir_okay=False))
 @click.argument("nparts", type=MetisInt(1, NPARTS_MAX))
 @click.option("-gtype", type=_choice(("dual", "nodal")), default="dual",
@@ -31,7 +33,8 @@ from gpmetis.report import (
 @click.option("-iptype", type=_choice(IPTYPES), default=None, help="initial partitioning")
 @click.option("-rtype", type=_choice(RTYPES), default=None, help="refinement (METIS only)")
 @click.option("-objtype", type=_choice(OBJTYPES), default="cut", help="cut (default) | vol")
-@click.option("-contig", is_flag=True, help="contiguous partitions (METIS only)")
+@click.option("-contig", is_flag=True,
+              help="connected parts (ignored, with a warning, on a disconnected graph)")
 @click.option("-minconn", is_flag=True,
               help="lower the most parts any part is adjacent to (k-way; ignored with rb)")
 @click.option("-no2hop", is_flag=True, help="no 2-hop matching during coarsening")

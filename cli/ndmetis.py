@@ -8,6 +8,7 @@ import time
 import click
 
 from cli.companions import emit, fail, run_program
+from cli.help import NDMETIS_HELP
 from cli.main import CONTEXT, MetisInt, MetisStyleCommand, _choice, _int
 from gpmetis.report import RULE, banner, memory_lines, section, timing_lines, yes
 
@@ -15,7 +16,8 @@ from gpmetis.report import RULE, banner, memory_lines, section, timing_lines, ye
 _RTYPES = {"2sided": 2, "1sided": 3}
 
 
-@click.command("ndmetis", cls=MetisStyleCommand, context_settings=CONTEXT)
+@click.command("ndmetis", cls=MetisStyleCommand, context_settings=CONTEXT,
+               metis_help=NDMETIS_HELP)
 @click.argument("graphfile", type=click.Path(dir_okay=False))
 @click.option("-ctype", type=_choice(("rm", "shem")), default="shem", help="rm | shem (default)")
 @click.option("-iptype", type=_choice(("edge", "node")), default="node",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -163,6 +164,36 @@ def test_usage_errors_are_one_line_with_one_hint(quads: Path, program, args):
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.count("\n") == 1 and out.stderr.startswith(f"{program}: error: ")
     assert out.stderr.rstrip().endswith(f"(see '{program} -help')") and "Try" not in out.stderr
+
+
+@pytest.mark.parametrize("program,usage", [
+    ("mpmetis", "mpmetis [options] meshfile nparts"), ("ndmetis", "ndmetis [options] graphfile"),
+    ("m2gmetis", "m2gmetis [options] meshfile graphfile"),
+    ("graphchk", "graphchk [options] graphfile [fixedfile]")])
+def test_help_is_metis_option_reference(tmp_path: Path, program, usage):
+    """METIS 5.1's -help layout for each companion: usage, required parameters, then every
+    option the command takes on a line of its own, each value of a choice listed."""
+    import importlib
+
+    import click
+
+    out = run(program, "-help", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert text.startswith(f"\nUsage: {usage}\n\n Required parameters\n")
+    assert "\n Optional parameters\n" in text and "[OPTIONS]" not in text
+    lines = text.splitlines()
+    headers = [ln for ln in lines if ln.startswith("  -")]
+    for param in importlib.import_module(f"cli.{program}").main.params:
+        if isinstance(param, click.Option):
+            for opt in (o for o in param.opts if not o.startswith("--")):
+                assert any(re.match(rf"  (.*, )?{opt}(=\w+)?(,| |$)", h) for h in headers), opt
+        if isinstance(param.type, click.Choice):
+            for value in param.type.choices:
+                assert any(re.match(rf" {{8}}{value} +- ", ln) for ln in lines), value
+        elif isinstance(param, click.Argument):
+            assert any(ln.startswith(f"    {param.name} ") for ln in lines), param.name
+    assert "  -help\n     Prints this message." in text
 
 
 def test_version_option():
