@@ -613,17 +613,17 @@ def test_without_metis_multi_constraint_entry_point_the_run_says_so(monkeypatch)
 def test_a_run_over_a_limit_is_followed_by_runs_with_other_seeds(monkeypatch):
     # the first run's partition is made one far over its limits: a run with another seed is
     # within every limit, and it is the one kept
-    import gpmetis.multiconstraint.pipeline as pipeline
+    import gpmetis.partitioning.schemes as schemes
 
     seeds = []
-    run = pipeline.multiconstraint_partition
+    run = schemes.multiconstraint_partition
 
     def first_over(wg, nparts, options, tpwgts, seed):
         seeds.append(seed)
         part, stats = run(wg, nparts, options, tpwgts, seed)
         return (part * 0 if len(seeds) == 1 else part), stats
 
-    monkeypatch.setattr(pipeline, "multiconstraint_partition", first_over)
+    monkeypatch.setattr(schemes, "multiconstraint_partition", first_over)
     graph = with_weights(load_fixture("power"), 2)
     result = partition(graph, 64, engine="cpu")
     assert len(seeds) == 2 and seeds[0] != seeds[1]
@@ -637,17 +637,17 @@ def test_a_small_input_into_few_parts_also_gets_the_direct_candidate(monkeypatch
     # as the single-constraint pipeline does: the trials on the input itself, then its
     # refinement, kept where it is better (commanche_dual at k=2: 31 edges cut, as METIS's,
     # where the multilevel run alone cuts 36)
-    import gpmetis.multiconstraint.pipeline as pipeline
+    import gpmetis.partitioning.schemes as schemes
 
     runs = []
-    run = pipeline.multiconstraint_partition
+    run = schemes.multiconstraint_partition
 
     def recorded(wg, nparts, options, tpwgts, seed, **kwargs):
         part, stats = run(wg, nparts, options, tpwgts, seed, **kwargs)
         runs.append((kwargs.get("direct", False), part.copy()))
         return part, stats
 
-    monkeypatch.setattr(pipeline, "multiconstraint_partition", recorded)
+    monkeypatch.setattr(schemes, "multiconstraint_partition", recorded)
     graph = with_weights(load_fixture("commanche_dual"), 2)
     result = partition(graph, nparts, engine="cpu")
     assert [kind for kind, _ in runs] == ([False, True] if direct else [False])

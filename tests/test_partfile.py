@@ -90,6 +90,7 @@ def test_interrupted_write_leaves_no_temporary(tmp_path, monkeypatch):
 STAGED_THEN_SIGNALLED = """
 import os, signal, sys
 from gpmetis.io.partfile import staged_files
+signal.signal(int(sys.argv[2]), signal.SIG_DFL)  # as a shell leaves it (nohup ignores SIGHUP)
 with staged_files([(sys.argv[1], b"new\\n")]):
     os.kill(os.getpid(), int(sys.argv[2]))
     print("survived")

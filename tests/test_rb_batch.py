@@ -19,7 +19,7 @@ from gpmetis.device_graph import DeviceGraph
 from gpmetis.initial_partitioning.metis_trials import DENSE_DEGREE, initial_bisections
 from gpmetis.metrics import part_weights
 from gpmetis.options import Options
-from gpmetis.partitioning import multilevel, recursive
+from gpmetis.partitioning import multilevel, recursive, schemes
 from gpmetis.partitioning.multilevel import fill_empty_halves, multilevel_bisections
 from gpmetis.refinement.jet_refiner import refine, refiner
 from gpmetis.refinement.rebalance import rebalance_step
@@ -122,7 +122,7 @@ def test_one_multilevel_job_per_depth(monkeypatch, k):
 
     monkeypatch.setattr(recursive, "multilevel_bisections", counted_bisections)
     monkeypatch.setattr(multilevel, "coarsen", counted_coarsen)
-    monkeypatch.setattr(multilevel, "multilevel_partition", forbidden)
+    monkeypatch.setattr(schemes, "multilevel_partition", forbidden)
     graph = load_fixture("4elt")
     result = partition(graph, k, engine="cpu", ptype="rb")
     assert np.all(np.bincount(result.part, minlength=k) > 0) and result.part.max() < k

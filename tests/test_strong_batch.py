@@ -16,7 +16,6 @@ from gpmetis.device_graph import DeviceGraph
 from gpmetis.initial_partitioning.metis_trials import initial_copies, initial_partition
 from gpmetis.metrics import part_weights
 from gpmetis.options import STRONG_RUNS, Options
-from gpmetis.partitioning import multilevel
 from gpmetis.partitioning.modes import strong as strong_mode
 from gpmetis.partitioning.multilevel import copy_scores, disjoint_copies, multilevel_copies
 from gpmetis.refinement.jet_refiner import refine, refiner, score_state
@@ -165,8 +164,8 @@ def test_large_graphs_keep_sequential_runs(monkeypatch):
     monkeypatch.setattr(strong_mode, "STRONG_BATCH_MAX_VERTICES", STRONG_RUNS * graph.nvtxs - 1)
     assert not strong_mode.batches(graph, STRONG_RUNS)
     calls = []
-    copies = multilevel.multilevel_copies
-    monkeypatch.setattr(multilevel, "multilevel_copies",
+    copies = strong_mode.multilevel_copies
+    monkeypatch.setattr(strong_mode, "multilevel_copies",
                         lambda *a, **kw: calls.append(1) or copies(*a, **kw))
     strong = partition(graph, 8, engine="cpu", preset="strong")
     check_partition(graph, strong.part, 8)
