@@ -1,6 +1,6 @@
-"""The multi-constraint refiner: the loop of ``refinement``'s label-propagation, rebalancing
-and swap steps on the host, the twin of the loop ``refinement_device`` runs on the GPU, and the
-refinement the initial partition's trials run on the workers."""
+"""The multi-constraint refiner: ``refinement``'s label-propagation, rebalancing and swap steps
+run by the host loop (``refinement.loop``), the twin of the loop ``refinement_device`` runs on
+the GPU, and the refinement the initial partition's trials run on the workers."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from gpmetis.multiconstraint.refinement import (
 )
 from gpmetis.multiconstraint.refinement_device import DeviceLoop
 from gpmetis.multiconstraint.weights import Balance
-from gpmetis.refinement.jet import FILTER_COARSE, FILTER_FINEST, IMPROVEMENT, MAX_ITERATIONS
+from gpmetis.refinement.jet import FILTER_COARSE, FILTER_FINEST
+from gpmetis.refinement.loop import loop_on_host
 from gpmetis.refinement.rebalance import INFLOW_SLACK
 
 
@@ -31,42 +32,39 @@ def refine(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance: Bal
     if be.gpu:
         return DeviceLoop(be, g, weights, nparts, balance, c_num=c_num, c_den=c_den,
                           patience=patience, tolerance=tolerance)(part)
-    slack = balance.limits // INFLOW_SLACK
-    locked = np.zeros(g.nvtxs, dtype=np.uint8)
-    score, pwgts = _tolerant(score_state(be, g, weights, part, nparts, balance), tolerance)
-    best, best_score = part, score
-    stale = iterations = 0
-    loose = False
-    while iterations < MAX_ITERATIONS and stale < patience:
-        iterations += 1
-        cut = score[1]
-        lp = score[0] == 0
-        if lp:
-            room = balance.limits - pwgts + (slack if loose else 0)
-            part, locked = lp_step(be, g, weights, part, nparts, room, locked, c_num, c_den)
-        else:
-            moved = rebalance_step(be, g, weights, part, nparts, balance, pwgts)
-            if moved is part:  # no move lowers the excess: trade constraints
-                moved = swap_step(be, g, weights, part, nparts, balance, pwgts)
-                if moved is part:
-                    # nor does a swap: every later iteration would find the same, changing
-                    # nothing until the patience runs out
-                    break
-            part = moved
-            locked[:] = 0
-        excess = score[0]
-        score, pwgts = _tolerant(score_state(be, g, weights, part, nparts, balance), tolerance)
-        if lp:
-            loose = not loose and score[1] >= (1 - IMPROVEMENT) * cut
-        if score < best_score:
-            big = score[0] < best_score[0] or score[1] < (1 - IMPROVEMENT) * best_score[1]
-            best, best_score = part, score
-            stale = 0 if big else stale + 1
-        elif lp or score[0] >= (1 - (SETTLE if best_score[0] == 0 else IMPROVEMENT)) * excess:
-            # a rebalancing step that still lowers the excess is not stale; once a balanced
-            # state is kept, only one that removes a good share of it
-            stale += 1
+    steps = MultiConstraintSteps(be, g, weights, nparts, balance, c_num, c_den, tolerance)
+    best, iterations = loop_on_host(be, g, steps, part, patience)
     return best.astype(np.int32, copy=False), iterations
+
+
+class MultiConstraintSteps:
+    """The multi-constraint label propagation (every move within every constraint's room)
+    and rebalancing, with a swap step where no single move lowers the excess; an excess
+    within ``tolerance`` counts as none."""
+
+    settle = SETTLE
+
+    def __init__(self, be: Backend, g: DeviceGraph, weights, nparts: int, balance: Balance,
+                 c_num: int, c_den: int, tolerance: float) -> None:
+        self.be, self.g, self.weights, self.nparts, self.balance = be, g, weights, nparts, balance
+        self.c_num, self.c_den, self.tolerance = c_num, c_den, tolerance
+        self.slack = balance.limits // INFLOW_SLACK
+
+    def score(self, part):
+        return _tolerant(score_state(self.be, self.g, self.weights, part, self.nparts,
+                                     self.balance), self.tolerance)
+
+    def propagate(self, part, locked, pwgts, loose: bool):
+        room = self.balance.limits - pwgts + (self.slack if loose else 0)
+        return lp_step(self.be, self.g, self.weights, part, self.nparts, room, locked,
+                       self.c_num, self.c_den)
+
+    def rebalance(self, part, pwgts):
+        be, g, weights, nparts, balance = self.be, self.g, self.weights, self.nparts, self.balance
+        moved = rebalance_step(be, g, weights, part, nparts, balance, pwgts)
+        if moved is part:  # no move lowers the excess: trade constraints
+            moved = swap_step(be, g, weights, part, nparts, balance, pwgts)
+        return None if moved is part else moved
 
 
 def _tolerant(state: tuple, tolerance: float) -> tuple:

@@ -1,11 +1,6 @@
-"""The Jet refiner: its loop of label-propagation and rebalancing steps (``jet``'s and
-``rebalance``'s) on the host, the twin of the loop ``jet_device`` runs on the GPU.
-
-A label-propagation step fills each part only up to its limit, except after such a step that
-did not lower the cut by > 0.1%: the next one is loose, it may overfill parts by some slack, and
-rebalancing then restores the limits. The loop keeps the best state seen (least overweight, then
-lowest cut) and stops after ``patience`` iterations without a > 0.1% improvement.
-"""
+"""The Jet refiner: its label-propagation and rebalancing steps (``jet``'s and
+``rebalance``'s) run by the host loop (``loop``), the twin of the loop ``jet_device`` runs on
+the GPU."""
 
 from __future__ import annotations
 
@@ -19,14 +14,13 @@ from gpmetis.device_graph import DeviceGraph
 from gpmetis.refinement.jet import (
     FILTER_COARSE,
     FILTER_FINEST,
-    IMPROVEMENT,
-    MAX_ITERATIONS,
     MoveRequest,
     afterburner,
     best_moves,
     partition_state,
 )
 from gpmetis.refinement.jet_device import DeviceRefiner
+from gpmetis.refinement.loop import loop_on_host
 from gpmetis.refinement.rebalance import cap_inflow, rebalance_step
 
 
@@ -67,35 +61,35 @@ def refine(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray, 
     return refiner(be, g, nparts, maxpwgt, finest=finest, patience=patience)(part)
 
 
+class JetSteps:
+    """Jet's label propagation (with the afterburner and the cap on inflow) and rebalancing
+    (vertices kept in their group of ``group_size`` parts) of ``g`` against ``maxpwgt``."""
+
+    settle = None
+
+    def __init__(self, be: Backend, g: DeviceGraph, nparts: int, maxpwgt: np.ndarray,
+                 c_num: int, c_den: int, group_size: int) -> None:
+        self.be, self.g, self.nparts, self.maxpwgt = be, g, nparts, maxpwgt
+        self.c_num, self.c_den, self.group_size = c_num, c_den, group_size
+
+    def score(self, part):
+        return _score(self.be, self.g, part, self.nparts, self.maxpwgt)
+
+    def propagate(self, part, locked, pwgts, loose: bool):
+        be, g, nparts = self.be, self.g, self.nparts
+        dest, gain = best_moves(be, g, part, nparts,
+                                MoveRequest(0, locked, self.c_num, self.c_den))
+        _, moved = afterburner(be, g, part, dest, gain, nparts)
+        locked, part = cap_inflow(be, g, part, moved, gain, nparts, self.maxpwgt, pwgts,
+                                  loose=loose)
+        return part, locked
+
+    def rebalance(self, part, pwgts):
+        return rebalance_step(self.be, self.g, part, self.nparts, self.maxpwgt, pwgts,
+                              group_size=self.group_size)
+
+
 def _refine_host(be: Backend, g: DeviceGraph, part, *, nparts: int, maxpwgt: np.ndarray,
                  c_num: int, c_den: int, patience: int, group_size: int):
-    xp = be.xp
-    locked = xp.zeros(g.nvtxs, dtype=xp.uint8)
-    best_score, pwgts = _score(be, g, part, nparts, maxpwgt)
-    best = part.copy()
-    score = best_score
-    stale = 0
-    iterations = 0
-    loose = False
-    while iterations < MAX_ITERATIONS and stale < patience:
-        iterations += 1
-        cut = score[1]
-        lp = score[0] == 0
-        if lp:
-            dest, gain = best_moves(be, g, part, nparts, MoveRequest(0, locked, c_num, c_den))
-            _, moved = afterburner(be, g, part, dest, gain, nparts)
-            locked, part = cap_inflow(be, g, part, moved, gain, nparts, maxpwgt, pwgts,
-                                      loose=loose)
-        else:
-            part = rebalance_step(be, g, part, nparts, maxpwgt, pwgts, group_size=group_size)
-            locked[:] = 0
-        score, pwgts = _score(be, g, part, nparts, maxpwgt)
-        if lp:
-            loose = not loose and score[1] >= (1 - IMPROVEMENT) * cut
-        if score < best_score:
-            big = score[0] < best_score[0] or score[1] < (1 - IMPROVEMENT) * best_score[1]
-            best, best_score = part.copy(), score
-            stale = 0 if big else stale + 1
-        else:
-            stale += 1
-    return best, iterations
+    steps = JetSteps(be, g, nparts, maxpwgt, c_num, c_den, group_size)
+    return loop_on_host(be, g, steps, part, patience)
