@@ -1,7 +1,7 @@
 """The gpu engine's multi-constraint refinement loop, run on the device as one kernel per level.
 
-Same iterations and result as the host loop of ``refinement.refine`` (its twin), but a level's
-loop is one cooperative kernel, ``mc_loop`` (``refinement_device.cu``): the choice between
+Same iterations and result as ``refiner.refine``'s host loop (``refinement.loop``, its twin), but
+a level's loop is one cooperative kernel, ``mc_loop`` (``refinement_device.cu``): the choice between
 label propagation and rebalancing, the moves, the score and the best-state bookkeeping run as
 steps separated by grid-wide barriers. The host steps in only when a rebalancing step keeps no
 move: it runs ``swap_step`` and the kernel resumes from the swapped partition.
@@ -64,7 +64,7 @@ class _Work:
 
 
 class DeviceLoop:
-    """Refines partitions of one level as ``refinement.refine``'s host loop does: (best
+    """Refines partitions of one level as ``refiner.refine``'s host loop does: (best
     partition, iterations run) = loop(part). ``weights``: (ncon, n) int32 on the device."""
 
     def __init__(self, be: Backend, g: DeviceGraph, weights, nparts: int, balance: Balance, *,

@@ -1,10 +1,10 @@
 """The gpu engine's Jet loop, run on the device as one kernel per level.
 
-Same iterations and result as the host loop of ``jet.refine`` (its twin), but the whole loop
-of a level is one cooperative kernel, ``jet_loop`` (``jet_device.cu``): the choice between
-label propagation and rebalancing, the moves, the score and the best-state bookkeeping run as
-steps separated by grid-wide barriers, with no kernel launch or host round trip until the level
-stops. An iteration's score is the last one's plus what its moved vertices change.
+Same iterations and result as ``jet_refiner.refine``'s host loop (``loop``, its twin), but the
+whole loop of a level is one cooperative kernel, ``jet_loop`` (``jet_device.cu``): the choice
+between label propagation and rebalancing, the moves, the score and the best-state bookkeeping
+run as steps separated by grid-wide barriers, with no kernel launch or host round trip until the
+level stops. An iteration's score is the last one's plus what its moved vertices change.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ NUM_GATES = 5  # as in jet_device.cu
 
 
 class DeviceRefiner:
-    """Refines partitions of one level as ``jet.refine``'s host loop does: (best partition,
+    """Refines partitions of one level as ``jet_refiner.refine``'s host loop does: (best partition,
     iterations run) = refiner(part). Its buffers are made at construction, so a level can be
     prepared before its starting partition exists. ``group_size``: as ``jet.refiner``'s."""
 
