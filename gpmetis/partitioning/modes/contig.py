@@ -13,16 +13,19 @@ CONTIG_IGNORED = "the input graph is not connected: -contig is ignored, as in ME
 class Contig(Mode):
     @classmethod
     def applies(cls, run) -> bool:
-        if not run.options.contig:
-            return False
+        return run.options.contig
+
+    def __init__(self, run) -> None:
+        super().__init__(run)
         # (each vertex's label is its component's smallest vertex: a connected graph's are 0)
-        if bool(run.components.any()):
+        self.active = not bool(run.components.any())
+        if not self.active:
             run.notes["contig"] = CONTIG_IGNORED
             run.options = run.options.with_(contig=False)  # (METIS's trials would refuse it)
-            return False
-        return True
 
     def finish(self, part, stats):
+        if not self.active:
+            return part
         t0 = time.perf_counter()
         part, rounds = self.run.scheme.contiguous(part)
         self.run.be.synchronize()
