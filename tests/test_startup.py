@@ -114,6 +114,7 @@ def test_a_gpu_run_stages_its_large_arrays(tmp_path):
     assert "cupy" in modules and "gpmetis.staging" in modules
 
 
+@pytest.mark.gpu  # needs CuPy, which only the GPU machine installs
 def test_cupyx_is_kept_from_scipy_and_nothing_else():
     pytest.importorskip("cupyx")  # CuPy imports without a GPU
     code = """
@@ -130,6 +131,7 @@ print(scipy.sparse.csr_matrix.__name__)
     assert proc.stdout.split() == ["[]", "csr_matrix"]
 
 
+@pytest.mark.gpu  # needs CuPy, which only the GPU machine installs
 @pytest.mark.parametrize("setting, expected", [(None, "[]"), ("cub", "[1]")])
 def test_the_command_reduces_without_cub_unless_cupy_accelerators_says(setting, expected):
     pytest.importorskip("cupy")  # CuPy imports without a GPU
@@ -148,6 +150,7 @@ print(cupy._core.get_reduction_accelerators(), cupy._core.get_routine_accelerato
     assert reductions == expected and routines == "[1]"  # routines keep CuPy's default
 
 
+@pytest.mark.gpu  # needs CuPy, which only the GPU machine installs
 @pytest.mark.parametrize("setting", [None, "cub,cutensor"])
 def test_the_command_keeps_cutensor_unloaded_and_nothing_else(setting):
     pytest.importorskip("cupy")  # CuPy imports without a GPU
@@ -179,6 +182,7 @@ print(pathfinder.load_nvidia_dynamic_lib("nvrtc"))
     assert other == "loaded nvrtc"
 
 
+@pytest.mark.gpu  # needs CuPy, which only the GPU machine installs
 def test_keeping_cutensor_unloaded_changes_nothing_once_cupy_is_imported():
     pytest.importorskip("cupy")  # CuPy imports without a GPU
     code = """
@@ -291,6 +295,7 @@ def test_a_cupy_without_the_memo_is_left_alone(tmp_path):
     assert compiler._empty_file_preprocess_cache is None
 
 
+@pytest.mark.gpu  # needs CuPy, which only the GPU machine installs
 def test_the_installed_cupy_has_the_memo_the_cache_replaces(tmp_path):
     pytest.importorskip("cupy")  # CuPy imports without a GPU
     code = """
