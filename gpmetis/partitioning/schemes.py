@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 
 from gpmetis.backend import Backend
-from gpmetis.balance import max_part_weights
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.multiconstraint.pipeline import multiconstraint_partition, upload
 from gpmetis.multiconstraint.recursive import multiconstraint_recursive
@@ -29,8 +28,7 @@ class SingleConstraint:
     def __init__(self, be: Backend, problem: PartitionProblem) -> None:
         self.be, self.problem = be, problem
         self.graph = DeviceGraph.upload(be, problem.graph)
-        self.limits = max_part_weights(np.array([self.graph.total_vwgt]), problem.tpwgts,
-                                       problem.ubfactors)[:, 0]
+        self.limits = problem.limits[:, 0]
 
     @property
     def weights(self):
@@ -72,7 +70,7 @@ class MultiConstraint:
         self.be, self.problem = be, problem
         self.wg = upload(be, problem.graph, problem.nparts)
         self.graph = self.wg.graph
-        self.balance = Balance.of(self.wg.totals, problem.tpwgts, list(problem.ubfactors))
+        self.balance = Balance(problem.limits.T.copy(), problem.totals)
 
     @property
     def weights(self):
