@@ -110,7 +110,6 @@ def check_engine(graph: Graph, options: Options, engine: str) -> None:
 def partition(graph: Graph, nparts: int, options: Options | None = None, **kwargs) -> Result:
     """Partition ``graph`` into ``nparts`` parts; ``kwargs`` are METIS option names."""
     options = (options or Options()).with_(**kwargs) if kwargs else (options or Options())
-    options.validate()
     problem = PartitionProblem.of(graph, nparts, options)
     warmup.wait()
     engine = choose_engine(graph, options)
