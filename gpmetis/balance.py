@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 
 EPS = 1e-9
@@ -26,3 +28,58 @@ def column_sums(vwgt: np.ndarray) -> np.ndarray:
     times faster than NumPy's reduction over the long axis of a narrow array."""
     return np.array([int(vwgt[:, c].sum(dtype=np.int64)) for c in range(vwgt.shape[1])],
                     dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class Balance:
+    """What the refinement of one level keeps: per-constraint part weight limits (ncon, nparts)
+    and totals (ncon,), int64 on the host. ``adjacent_only``: the multi-constraint rebalancing
+    moves vertices only to adjacent parts (under -contig and inside a depth of recursive
+    bisection); ``group_size``: Jet's rebalancing keeps vertices in their group of that many
+    parts (0: no groups).
+
+    ``excess`` measures how far part weights are over their limits in a single number: each
+    constraint's excess over its total, summed (METIS normalises constraints the same way)."""
+
+    limits: np.ndarray
+    totals: np.ndarray
+    adjacent_only: bool = False
+    group_size: int = 0
+    _on_device: dict = field(default_factory=dict, init=False, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, totals: np.ndarray, tpwgts: np.ndarray, ubvec,
+           adjacent_only: bool = False) -> Balance:
+        """``tpwgts`` (nparts, ncon) fractions, ``ubvec`` one imbalance factor per constraint."""
+        totals = np.asarray(totals, dtype=np.int64)
+        return cls(max_part_weights(totals, tpwgts, ubvec).T.copy(), totals, adjacent_only)
+
+    @property
+    def nparts(self) -> int:
+        return self.limits.shape[1]
+
+    def limits_on(self, be):
+        """The first constraint's limits (nparts,) on ``be``'s array module, copied once and
+        shared by every level's refiner."""
+        if be.name not in self._on_device:
+            self._on_device[be.name] = be.asarray(self.limits[0])
+        return self._on_device[be.name]
+
+    @property
+    def ncon(self) -> int:
+        return len(self.totals)
+
+    def excess(self, pwgts: np.ndarray) -> float:
+        """Summed in one fixed order, as the device loop sums it (refinement_device.cu): per
+        constraint the integer excess of its parts over its total, then the constraints."""
+        over = np.maximum(np.asarray(pwgts) - self.limits, 0)
+        total = 0.0
+        for c in range(self.ncon):
+            total += int(over[c].sum()) / max(int(self.totals[c]), 1)
+        return total
+
+    def slack_share(self) -> float:
+        """The smallest allowed imbalance of any constraint, as a share of its total (e.g.
+        0.03 for ubvec 1.03): the excess scale of one whole part's slack, times nparts."""
+        targets = np.maximum(self.limits.sum(axis=1), 1)
+        return float(min(1.0, (targets / np.maximum(self.totals, 1)).min() - 1.0))

@@ -267,3 +267,8 @@ def compute_metrics(
         max_part_components=int(comps_per_part.max()),
         max_components_pid=int(np.argmax(comps_per_part)),
     )
+
+
+def constraint_weights(be: Backend, weights, part, nparts: int):
+    """(ncon, nparts) int64 part weights on ``be`` of the (ncon, n) ``weights``."""
+    return be.xp.stack([be.bin_sums(part, nparts, w) for w in weights])

@@ -124,7 +124,7 @@ def ran_iptype(options: Options, engine: str, ncon: int = 1, nvtxs: int = 0) -> 
     if options.ptype == "rb":
         return "random" if random else "grow"
     if ncon > 1:
-        from gpmetis.multiconstraint.pipeline import balanced_trials
+        from gpmetis.initial_partitioning.ncon_trials import balanced_trials
 
         if balanced_trials(nvtxs, options):
             return "mckway"

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from gpmetis.balance import Balance
 from gpmetis.graph import Graph
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -128,3 +129,11 @@ def grid_components(big: tuple[int, int], small: tuple[int, int], count: int) ->
         edges += _grid(*small, first)
         first += small[0] * small[1]
     return graph_from_edges(edges, first)
+
+
+def limits_balance(limits) -> Balance:
+    """A refinement's ``Balance`` from part weight limits, (nparts,) for one constraint or
+    (ncon, nparts); each constraint's total taken as its limits' sum."""
+    limits = np.asarray(limits, dtype=np.int64)
+    limits = limits.reshape(1, -1) if limits.ndim == 1 else limits
+    return Balance(limits, limits.sum(axis=1))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import check_partition, load_fixture, random_graph
+from conftest import check_partition, limits_balance, load_fixture, random_graph
 from scipy.sparse.csgraph import connected_components
 
 from gpmetis import partition
@@ -350,7 +350,7 @@ def test_minconn_on_a_high_degree_part():
     g = DeviceGraph.upload(be, graph)
     limits = np.full(17, 64)
     before = max_degree(graph, part, 17)
-    out, _ = minimize_connectivity(be, g, part, 17, limits)
+    out, _ = minimize_connectivity(be, g, part, limits_balance(limits))
     assert max_degree(graph, out, 17) < before
     assert np.bincount(out, minlength=17).max() <= 64
 
@@ -366,10 +366,10 @@ def test_minconn_dense_and_sorted_tables_agree(monkeypatch):
     be = get_backend("cpu")
     g = DeviceGraph.upload(be, graph)
     limits = np.full(17, 80)
-    dense, rounds = minimize_connectivity(be, g, part, 17, limits)
+    dense, rounds = minimize_connectivity(be, g, part, limits_balance(limits))
     assert rounds[0] >= 1 and (dense != part).any()
     monkeypatch.setattr(minconn, "DENSE_PARTS", 4)
-    sorted_part, sorted_rounds = minimize_connectivity(be, g, part, 17, limits)
+    sorted_part, sorted_rounds = minimize_connectivity(be, g, part, limits_balance(limits))
     assert np.array_equal(sorted_part, dense) and sorted_rounds == rounds
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import load_fixture, random_graph, requires_cuda
+from conftest import limits_balance, load_fixture, random_graph, requires_cuda
 from test_modes import grid
 
 from gpmetis import partition
 from gpmetis.backend import get_backend
 from gpmetis.coarsening.coarsen import within_parts
+from gpmetis.coarsening.weights import WeightedGraph
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.metrics import part_weights
 from gpmetis.options import Options
@@ -71,7 +72,7 @@ def test_minconn_twin_on_a_random_partition():
     part = (np.arange(3000) * 7919 % 24).astype(np.int32)  # scattered: every part adjacent
     part[:1200] = np.arange(1200) // 50  # and some blocks, so that groups can move
     total = int(graph.vwgt.sum())
-    _assert_twins(minimize_connectivity, graph, part, 24, np.full(24, total // 24 + total // 40))
+    _assert_twins(_minconn, graph, part, 24, np.full(24, total // 24 + total // 40))
 
 
 def test_minconn_twin_with_sorted_tables(monkeypatch):
@@ -89,6 +90,10 @@ def _assert_twins(step, graph, part, nparts: int, limits) -> None:
         out[name] = (be.asnumpy(got), rounds)
     assert np.array_equal(out["cpu"][0], out["gpu"][0])
     assert out["cpu"][1] == out["gpu"][1]
+
+
+def _minconn(be, g, part, nparts: int, limits):
+    return minimize_connectivity(be, g, part, limits_balance(limits))
 
 
 def _union(graph, npieces: int, be):
@@ -127,8 +132,9 @@ def test_multilevel_bisections_twin():
     for name in ("cpu", "gpu"):
         be = get_backend(name)
         g, labels = _union(graph, 5, be)
-        part, _ = multilevel_bisections(g, be.asarray(labels), targets,
-                                        Options(ptype="rb", engine=name), seed=5)
+        part, _ = multilevel_bisections(WeightedGraph.single(g), be.asarray(labels),
+                                        targets[:, :, None], Options(ptype="rb", engine=name),
+                                        seed=5)
         out[name] = be.asnumpy(part)
         assert np.array_equal(out[name] >> 1, labels)
         filled = fill_empty_halves(be, g, be.asarray(part), 10)

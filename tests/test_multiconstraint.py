@@ -12,12 +12,12 @@ from conftest import FIXTURES, cuda_usable, load_fixture, random_graph, requires
 
 from gpmetis import partition
 from gpmetis.backend import get_backend
-from gpmetis.balance import max_part_weights, uniform_tpwgts
+from gpmetis.balance import Balance, max_part_weights, uniform_tpwgts
+from gpmetis.coarsening.weights import guide_weights, upload
 from gpmetis.errors import OptionError, PartitionError
 from gpmetis.graph import Graph
-from gpmetis.multiconstraint import metis_ncon
-from gpmetis.multiconstraint.pipeline import upload
-from gpmetis.multiconstraint.refinement import (
+from gpmetis.partitioning import metis_ncon
+from gpmetis.refinement.ncon import (
     _relief,
     cap_inflow,
     order_key,
@@ -25,8 +25,7 @@ from gpmetis.multiconstraint.refinement import (
     score_state,
     swap_step,
 )
-from gpmetis.multiconstraint.refiner import refine
-from gpmetis.multiconstraint.weights import Balance, guide_weights
+from gpmetis.refinement.ncon_refiner import refine
 
 CPU = get_backend("cpu")
 
@@ -300,7 +299,7 @@ def test_select_by_sort_equals_the_kernels_digit_by_digit_select():
     # the NumPy twin ranks by one sort; the kernels select digit by digit (rebalance.py's
     # ordered_select is that select's twin): same items, ties at the coarse id digits of
     # > 65536 vertices, zero weights and negative rooms included
-    from gpmetis.multiconstraint.refinement import _select
+    from gpmetis.refinement.ncon import _select
     from gpmetis.refinement.rebalance import id_shifts, ordered_select
 
     rng = np.random.default_rng(0)
@@ -616,14 +615,14 @@ def test_a_run_over_a_limit_is_followed_by_runs_with_other_seeds(monkeypatch):
     import gpmetis.partitioning.schemes as schemes
 
     seeds = []
-    run = schemes.multiconstraint_partition
+    run = schemes.multilevel_partition
 
-    def first_over(wg, nparts, options, tpwgts, seed):
+    def first_over(wg, balance, options, tpwgts, seed, **kwargs):
         seeds.append(seed)
-        part, stats = run(wg, nparts, options, tpwgts, seed)
+        part, stats = run(wg, balance, options, tpwgts, seed, **kwargs)
         return (part * 0 if len(seeds) == 1 else part), stats
 
-    monkeypatch.setattr(schemes, "multiconstraint_partition", first_over)
+    monkeypatch.setattr(schemes, "multilevel_partition", first_over)
     graph = with_weights(load_fixture("power"), 2)
     result = partition(graph, 64, engine="cpu")
     assert len(seeds) == 2 and seeds[0] != seeds[1]
@@ -640,14 +639,14 @@ def test_a_small_input_into_few_parts_also_gets_the_direct_candidate(monkeypatch
     import gpmetis.partitioning.schemes as schemes
 
     runs = []
-    run = schemes.multiconstraint_partition
+    run = schemes.multilevel_partition
 
-    def recorded(wg, nparts, options, tpwgts, seed, **kwargs):
-        part, stats = run(wg, nparts, options, tpwgts, seed, **kwargs)
+    def recorded(wg, balance, options, tpwgts, seed, **kwargs):
+        part, stats = run(wg, balance, options, tpwgts, seed, **kwargs)
         runs.append((kwargs.get("direct", False), part.copy()))
         return part, stats
 
-    monkeypatch.setattr(schemes, "multiconstraint_partition", recorded)
+    monkeypatch.setattr(schemes, "multilevel_partition", recorded)
     graph = with_weights(load_fixture("commanche_dual"), 2)
     result = partition(graph, nparts, engine="cpu")
     assert [kind for kind, _ in runs] == ([False, True] if direct else [False])

@@ -13,14 +13,13 @@ from test_multiconstraint import assert_balanced, part_weights, power_law_graph,
 
 from gpmetis import partition
 from gpmetis.backend import get_backend
-from gpmetis.balance import uniform_tpwgts
+from gpmetis.balance import Balance, uniform_tpwgts
+from gpmetis.coarsening.weights import upload
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.graph import Graph
-from gpmetis.multiconstraint.pipeline import upload
-from gpmetis.multiconstraint.refinement import rebalance_step
-from gpmetis.multiconstraint.refiner import refine
-from gpmetis.multiconstraint.weights import Balance
 from gpmetis.refinement.contiguity import make_contiguous
+from gpmetis.refinement.ncon import rebalance_step
+from gpmetis.refinement.ncon_refiner import refine
 
 CPU = get_backend("cpu")
 

@@ -10,8 +10,9 @@ from conftest import METIS_CUTS, check_partition, graph_from_edges, grid_compone
 
 from gpmetis import partition
 from gpmetis.backend import get_backend
-from gpmetis.balance import max_part_weights, uniform_tpwgts
+from gpmetis.balance import Balance, max_part_weights, uniform_tpwgts
 from gpmetis.coarsening.coarsen import coarsen
+from gpmetis.coarsening.weights import WeightedGraph
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.errors import OptionError
 from gpmetis.metrics import connected_components
@@ -82,15 +83,16 @@ def test_coarsening_within_labels_keeps_each_coarse_vertex_in_one_label():
 def test_vcycle_and_combine_never_worsen(name, k):
     g, tpwgts, maxpwgt = _setup(name, k)
     options = Options(engine="cpu")
-    a, _ = multilevel_partition(g, k, options, tpwgts, 11)
-    b, _ = multilevel_partition(g, k, options, tpwgts, 12)
-    c, _ = multilevel_partition(g, k, options, tpwgts, 14)
+    wg, balance = WeightedGraph.single(g), Balance.of([g.total_vwgt], tpwgts, [1.03])
+    a, _ = multilevel_partition(wg, balance, options, tpwgts, 11)
+    b, _ = multilevel_partition(wg, balance, options, tpwgts, 12)
+    c, _ = multilevel_partition(wg, balance, options, tpwgts, 14)
     scores = [score_state(CPU, g, p, k, maxpwgt) for p in (a, b, c)]
-    again, _ = vcycle(g, k, options, tpwgts, 13, a)
+    again, _ = vcycle(g, balance, options, 13, a)
     assert score_state(CPU, g, again, k, maxpwgt) <= scores[0]
-    child, _ = vcycle(g, k, options, tpwgts, 13, a, b)
+    child, _ = vcycle(g, balance, options, 13, a, b)
     assert score_state(CPU, g, child, k, maxpwgt) <= min(scores[:2])
-    child, _ = vcycle(g, k, options, tpwgts, 13, c, a, b)  # the overlay of three
+    child, _ = vcycle(g, balance, options, 13, c, a, b)  # the overlay of three
     assert score_state(CPU, g, child, k, maxpwgt) <= min(scores)
 
 
@@ -105,8 +107,9 @@ def test_direct_split_is_one_level_and_kept_where_it_cuts_less(name, k):
     g, tpwgts, maxpwgt = _setup(name, k)
     options = Options(engine="cpu")
     seed = 4321  # the driver's default seed
-    coarsened, stats = multilevel_partition(g, k, options, tpwgts, seed)
-    direct, direct_stats = multilevel_partition(g, k, options, tpwgts, seed, direct=True)
+    wg, balance = WeightedGraph.single(g), Balance.of([g.total_vwgt], tpwgts, [1.03])
+    coarsened, stats = multilevel_partition(wg, balance, options, tpwgts, seed)
+    direct, direct_stats = multilevel_partition(wg, balance, options, tpwgts, seed, direct=True)
     assert len(stats.levels) > 1 and len(direct_stats.levels) == 1  # the input, not coarsened
     check_partition(load_fixture(name), direct, k)
     scores = [score_state(CPU, g, p, k, maxpwgt) for p in (coarsened, direct)]

@@ -14,8 +14,9 @@ from conftest import grid_components, load_fixture, random_graph, requires_cuda
 
 from gpmetis import partition
 from gpmetis.backend import get_backend
-from gpmetis.balance import max_part_weights, uniform_tpwgts
+from gpmetis.balance import Balance, max_part_weights, uniform_tpwgts
 from gpmetis.coarsening.coarsen import coarsen
+from gpmetis.coarsening.weights import WeightedGraph
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.metrics import connected_components, part_weights
 from gpmetis.options import Options
@@ -60,8 +61,9 @@ def test_multilevel_copies_gpu_equals_cpu(name, nparts):
     for engine in ("cpu", "gpu"):
         be = get_backend(engine)
         g = DeviceGraph.upload(be, graph)
-        parts, _ = multilevel_copies(g, nparts, Options(engine=engine),
-                                     uniform_tpwgts(nparts, 1), [3, 4, 5, 6])
+        tpwgts = uniform_tpwgts(nparts, 1)
+        balance = Balance.of([g.total_vwgt], tpwgts, [1.03])
+        parts, _ = multilevel_copies(g, balance, Options(engine=engine), tpwgts, [3, 4, 5, 6])
         results.append([be.asnumpy(p) for p in parts])
     for cpu, gpu in zip(*results):
         assert np.array_equal(cpu, gpu)
@@ -103,8 +105,10 @@ def test_direct_candidate_gpu_equals_cpu(name, nparts):
     for engine in ("cpu", "gpu"):
         be = get_backend(engine)
         g = DeviceGraph.upload(be, graph)
-        part, _ = multilevel_partition(g, nparts, Options(engine=engine),
-                                       uniform_tpwgts(nparts, 1), 7, direct=True)
+        tpwgts = uniform_tpwgts(nparts, 1)
+        part, _ = multilevel_partition(WeightedGraph.single(g),
+                                       Balance.of([g.total_vwgt], tpwgts, [1.03]),
+                                       Options(engine=engine), tpwgts, 7, direct=True)
         parts.append(be.asnumpy(part))
     assert np.array_equal(parts[0], parts[1])
     cpu = partition(graph, nparts, engine="cpu")  # the default preset keeps the better one

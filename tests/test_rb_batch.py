@@ -15,6 +15,7 @@ from gpmetis import partition
 from gpmetis.backend import get_backend
 from gpmetis.balance import max_part_weights
 from gpmetis.coarsening.coarsen import within_parts
+from gpmetis.coarsening.weights import WeightedGraph
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.initial_partitioning.metis_trials import DENSE_DEGREE, initial_bisections
 from gpmetis.metrics import part_weights
@@ -79,7 +80,8 @@ def test_multilevel_bisections_meet_each_pieces_targets(name, npieces):
     left = rng.uniform(0.2, 0.8, npieces)
     targets = np.stack([left, 1 - left], axis=1)
     options = Options(ptype="rb", engine="cpu")
-    part, _ = multilevel_bisections(g, labels, targets, options, seed=5)
+    part, _ = multilevel_bisections(WeightedGraph.single(g), labels, targets[:, :, None], options,
+                                    seed=5)
     assert np.array_equal(part >> 1, labels)
     pw = part_weights(CPU, g.vwgt[:, None], part, 2 * npieces)[:, 0].reshape(-1, 2)
     assert np.all(pw > 0)

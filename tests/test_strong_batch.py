@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import check_partition, load_fixture, random_graph
+from conftest import check_partition, limits_balance, load_fixture, random_graph
 
 from gpmetis import partition
 from gpmetis.backend import get_backend
@@ -130,7 +130,8 @@ def test_multilevel_copies_returns_the_copies_best_first(name, k):
     g = DeviceGraph.upload(CPU, graph)
     tpwgts = uniform_tpwgts(k, 1)
     maxpwgt = max_part_weights(np.array([g.total_vwgt]), tpwgts, [1.03])[:, 0]
-    parts, stats = multilevel_copies(g, k, Options(engine="cpu"), tpwgts, [7, 8, 9, 10])
+    parts, stats = multilevel_copies(g, limits_balance(maxpwgt), Options(engine="cpu"), tpwgts,
+                                     [7, 8, 9, 10])
     assert len(parts) == 4
     for part in parts:
         check_partition(graph, part, k)

@@ -10,7 +10,7 @@ import shutil
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import FIXTURES, check_partition, load_fixture, random_graph
+from conftest import FIXTURES, check_partition, limits_balance, load_fixture, random_graph
 
 from cli.main import main
 from gpmetis import partition
@@ -122,7 +122,7 @@ def test_refinement_lowers_the_volume_within_the_limits(sizes):
     weights = np.bincount(part, weights=graph.vwgt[:, 0], minlength=nparts).astype(np.int64)
     limits = np.full(nparts, int(weights.max()) + 5)
     g = DeviceGraph.upload(CPU, graph)
-    out, rounds = volume.refine_volume(CPU, g, part, nparts, limits, vsize)
+    out, rounds = volume.refine_volume(CPU, g, part, limits_balance(limits), vsize)
     assert rounds > 0
     assert recomputed_volume(graph, out, nparts, vsize) < recomputed_volume(
         graph, part, nparts, vsize)
@@ -136,7 +136,7 @@ def test_overweight_parts_do_not_grow():
     part[: graph.nvtxs // 2] = 0  # part 0 far over the limits below
     weights = np.bincount(part, minlength=4)
     limits = np.full(4, graph.nvtxs // 4 + 10)
-    out, _ = volume.refine_volume(CPU, DeviceGraph.upload(CPU, graph), part, 4, limits,
+    out, _ = volume.refine_volume(CPU, DeviceGraph.upload(CPU, graph), part, limits_balance(limits),
                                   np.ones(graph.nvtxs, np.int64))
     after = np.bincount(out, minlength=4)
     assert (after <= np.maximum(weights, limits)).all()

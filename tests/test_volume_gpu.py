@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import load_fixture, random_graph, requires_cuda
+from conftest import limits_balance, load_fixture, random_graph, requires_cuda
 
 from gpmetis import partition
 from gpmetis.backend import get_backend
@@ -37,7 +37,8 @@ def test_volume_refinement_twin_with_vertex_sizes():
     for name in ("cpu", "gpu"):
         be = get_backend(name)
         g = DeviceGraph.upload(be, graph)
-        got, rounds = refine_volume(be, g, be.asarray(part), nparts, limits, be.asarray(vsize))
+        got, rounds = refine_volume(be, g, be.asarray(part), limits_balance(limits),
+                                    be.asarray(vsize))
         out[name] = (be.asnumpy(got), rounds)
     assert out["cpu"][1] > 0
     assert np.array_equal(out["cpu"][0], out["gpu"][0])

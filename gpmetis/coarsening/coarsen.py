@@ -38,6 +38,7 @@ class Level:
     seconds: float = 0.0
     iterations: int = 0
     part: object | None = None  # the coarsest level's labels where coarsening kept within them
+    weights: object | None = None  # (ncon, n) constraint weights where the graph has several
 
     def __post_init__(self) -> None:
         self.nvtxs = self.graph.nvtxs

@@ -16,7 +16,7 @@ import numpy as np
 
 from gpmetis.api import partition_inputs
 from gpmetis.backend import cuda_available, get_backend
-from gpmetis.balance import max_part_weights, uniform_tpwgts
+from gpmetis.balance import Balance, max_part_weights, uniform_tpwgts
 from gpmetis.edge_partitioning.assign import EdgeSlots, edge_metrics, edge_parts
 from gpmetis.edge_partitioning.split_graph import build_split_graph
 from gpmetis.errors import OptionError, PartitionError
@@ -217,11 +217,14 @@ def _split_partitioner(be, engine: str, split, nparts: int, options: Options):
 
         return run_metis
 
+    from gpmetis.coarsening.weights import WeightedGraph
     from gpmetis.partitioning.multilevel import multilevel_partition
 
     tpwgts = uniform_tpwgts(nparts)
+    wg = WeightedGraph.single(split.graph)
+    balance = Balance.of(wg.totals, tpwgts, options.ubfactors(1))
 
     def run_multilevel(seed: int):
-        return multilevel_partition(split.graph, nparts, options, tpwgts, seed)[0]
+        return multilevel_partition(wg, balance, options, tpwgts, seed)[0]
 
     return run_multilevel

@@ -19,11 +19,17 @@ class Piece:
 
 
 def bisection_targets(tpwgts: np.ndarray, piece: Piece) -> np.ndarray:
-    """(2, 1) target fractions of a piece's two halves: the first ``count // 2`` parts' share
-    of the piece's target weight, and the rest (METIS's tpwgts2)."""
-    tw = np.asarray(tpwgts, dtype=np.float64).reshape(-1)[piece.first:piece.first + piece.count]
-    left = float(tw[:piece.count // 2].sum() / tw.sum())
-    return np.array([[left], [1.0 - left]])
+    """(2, ncon) target fractions of a piece's two halves, from ``tpwgts`` (nparts,) or
+    (nparts, ncon): per constraint the first ``count // 2`` parts' share of the piece's target
+    weight, and the rest (METIS's tpwgts2)."""
+    tw = np.asarray(tpwgts, dtype=np.float64)
+    columns = tw.reshape(len(tw), -1)[piece.first:piece.first + piece.count]
+    halves = []
+    for c in range(columns.shape[1]):
+        column = columns[:, c]
+        left = float(column[:piece.count // 2].sum() / column.sum())
+        halves.append((left, 1.0 - left))
+    return np.array(halves).T
 
 
 def bisection_balance(pwgts, tpwgts: np.ndarray, ubfactor: float) -> tuple[int, list[str]]:

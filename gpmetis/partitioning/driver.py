@@ -18,9 +18,8 @@ from gpmetis.errors import OptionError, PartitionError
 from gpmetis.graph import Graph
 from gpmetis.limits import check_limits, multilevel_fits
 from gpmetis.metrics import PartitionMetrics, compute_metrics
-from gpmetis.multiconstraint import metis_ncon
 from gpmetis.options import AUTO_GPU_MIN_SIZE, Options
-from gpmetis.partitioning import warmup
+from gpmetis.partitioning import metis_ncon, warmup
 from gpmetis.partitioning.bisection_tree import bisection_balance
 from gpmetis.partitioning.metis_engine import metis_engine
 from gpmetis.partitioning.modes.contig import CONTIG_IGNORED

@@ -9,8 +9,8 @@ from gpmetis.device_graph import DeviceGraph
 from gpmetis.errors import OptionError, PartitionError
 from gpmetis.graph import Graph
 from gpmetis.metrics import connected_components
-from gpmetis.multiconstraint import metis_ncon
 from gpmetis.options import CTYPES, IPTYPES, OBJTYPES, RTYPES, Options, check_ubvec_ncon
+from gpmetis.partitioning import metis_ncon
 from gpmetis.partitioning.modes.contig import CONTIG_IGNORED
 from gpmetis.partitioning.problem import PartitionProblem
 from gpmetis.refinement.contiguity import (
@@ -37,7 +37,7 @@ def metis_index(a: np.ndarray | None) -> np.ndarray | None:
 def metis_partition(graph: Graph, nparts: int, options: Options, tpwgts: np.ndarray | None):
     """METIS's partition (int32) of ``graph`` under ``options``: through pymetis, or where
     pymetis cannot pass what the graph holds (several constraints, vertex sizes), through
-    METIS's own entry points in pymetis's module (``multiconstraint.metis_ncon``)."""
+    METIS's own entry points in pymetis's module (``partitioning.metis_ncon``)."""
     import pymetis
 
     if options.ondisk:

@@ -17,20 +17,19 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gpmetis.backend import Backend
-from gpmetis.balance import max_part_weights
+from gpmetis.balance import Balance, max_part_weights
 from gpmetis.coarsening.coarsen import Level, coarsen, coarsen_to
+from gpmetis.coarsening.weights import WeightedGraph, weigh_levels
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.initial_partitioning.metis_trials import (
-    initial_bisections,
-    initial_copies,
-    initial_partition,
-)
+from gpmetis.initial_partitioning.initial import initial_bisections, initial_partition
+from gpmetis.initial_partitioning.metis_trials import initial_copies
 from gpmetis.initial_partitioning.workers import start_workers
 from gpmetis.metrics import cut_edges, part_weights
 from gpmetis.options import Options
-from gpmetis.refinement.jet_refiner import refiner, score_state
+from gpmetis.refinement.jet_refiner import score_state
 from gpmetis.refinement.minconn import REFINE_ROUNDS, minimize_connectivity
 from gpmetis.refinement.rebalance import fill_empty_parts
+from gpmetis.refinement.refiner import refiner_for
 from gpmetis.refinement.volume import refine_volume
 
 # METIS trials at once (one worker each). 8 ended the initial phase 1-9 ms sooner on the 16-core
@@ -82,127 +81,123 @@ class RunStats:
     minconn: dict = field(default_factory=lambda: {"elimination": 0, "refinement": 0})
 
 
-def multilevel_partition(
-    g: DeviceGraph, nparts: int, options: Options, tpwgts: np.ndarray, seed: int, vsize=None,
-    *, direct: bool = False,
-):
-    """(part, stats): a partition of ``g`` (int32 on g's backend) and the run's statistics.
-    With ``options.objtype == "vol"`` the finest level's Jet refinement is followed by volume
-    refinement (``vsize``: the input's vertex sizes, int64 on g's backend, None: ones).
-    ``direct``: no coarsening; METIS's k-way trials split ``g`` itself (a small input: see
-    ``direct_candidate``), then ``g``'s refinement."""
+def multilevel_partition(wg: WeightedGraph, balance: Balance, options: Options,
+                         tpwgts: np.ndarray, seed: int, vsize=None, *, direct: bool = False):
+    """(part, stats): a partition of ``wg`` (int32 on its backend) into ``balance.nparts``
+    parts of targets ``tpwgts`` (nparts, ncon), within ``balance``'s limits where refinement
+    reaches them, and the run's statistics. With ``options.objtype == "vol"`` the finest
+    level's refinement is followed by volume refinement (``vsize``: the input's vertex sizes,
+    int64 on the backend, None: ones); with ``options.minconn``, the middle and finest levels'
+    subdomain degrees are lowered. ``direct``: no coarsening; the trials split the input itself
+    (a small input: see ``direct_candidate``), then its refinement."""
+    g = wg.graph
     be = g.be
-    xp = be.xp
+    nparts = balance.nparts
     stats = RunStats()
     start_workers(INITIAL_TRIALS)
     t0 = time.perf_counter()
-    ub = options.ubfactors(1)
-    maxpwgt = max_part_weights(np.array([g.total_vwgt]), tpwgts, ub)[:, 0]
     keep_below = RELEASE_ABOVE * g.nbytes  # before the finest level drops any array
     if direct:
         levels = [Level(g)]
     else:
         levels = coarsen(be, g, nparts, seed, options.effective_ctype(be.name),
-                         not options.no2hop)
+                         not options.no2hop, maxvwgt=wg.scale)
+    weigh_levels(be, wg.weights, levels)
     be.release_free_memory(keep_below)
     t1 = time.perf_counter()
     stats.coarsening = t1 - t0
 
-    # -niter: iterations without a 0.1% gain before a level stops refining
-    patience = options.niter + 2
     refiners: dict = {}
-    limits = be.asarray(maxpwgt)  # one copy for every level's refiner
-
-    def level_refiner(depth: int):
-        return refiner(be, levels[depth].graph, nparts, limits, finest=depth == 0,
-                       patience=patience)
-
+    level_refiner = _level_refiners(levels, balance, options)
     part0 = initial_partition(
-        levels[-1].graph, nparts, maxpwgt, tpwgts.reshape(-1),
-        target=coarsen_to(g.nvtxs, nparts), seed=seed, ntrials=INITIAL_TRIALS,
-        ufactor=options.trial_ufactor, niter=options.niter,
-        random_bisections=options.iptype == "random", kway=direct,
-        meanwhile=_prepare_small_levels(levels, refiners, level_refiner),
-    )
+        levels[-1], balance, tpwgts, options, seed=seed, ntrials=INITIAL_TRIALS,
+        input_nvtxs=g.nvtxs, direct=direct, coarsened=len(levels) > 1,
+        meanwhile=_prepare_small_levels(levels, refiners, level_refiner))
     t2 = time.perf_counter()
     stats.initial = t2 - t1
 
-    finish = None
-    if options.objtype == "vol":
-        sizes = vsize if vsize is not None else xp.ones(g.nvtxs, dtype=xp.int64)
-
-        def finish(part):
+    def after_level(depth: int, level: Level, part):
+        if depth == 0 and options.objtype == "vol":
             # the finest level only: on the coarser levels too (vertex sizes summed, as METIS
             # does) the finer levels' cut refinement undid it
-            part, stats.volume_rounds = refine_volume(be, g, part, nparts, limits, sizes)
-            return part
-
-    def after_level(depth: int, graph: DeviceGraph, part):
-        if depth not in (len(levels) // 2, 0):
-            return part
-        # on the middle level, as METIS from its middle level, coarse groups move cheaply and
-        # the finer levels' refinement recovers the cut; the finest level removes what that
-        # refinement brought back (the levels between would only repeat the rounds)
-        part, rounds = minimize_connectivity(be, graph, part, nparts, maxpwgt,
-                                             REFINE_ROUNDS if depth == 0 else 0)
-        stats.minconn["elimination"] += rounds[0]
-        stats.minconn["refinement"] += rounds[1]
+            sizes = vsize if vsize is not None else be.xp.ones(g.nvtxs, dtype=be.xp.int64)
+            part, stats.volume_rounds = refine_volume(be, g, part, balance, sizes,
+                                                      weights=level.weights)
+        if options.minconn and depth in (len(levels) // 2, 0):
+            # on the middle level, as METIS from its middle level, coarse groups move cheaply
+            # and the finer levels' refinement recovers the cut; the finest level removes
+            # what that refinement brought back (the levels between would only repeat it)
+            part, rounds = minimize_connectivity(be, level.graph, part, balance,
+                                                 REFINE_ROUNDS if depth == 0 else 0,
+                                                 weights=level.weights)
+            stats.minconn["elimination"] += rounds[0]
+            stats.minconn["refinement"] += rounds[1]
         return part
 
-    part = _uncoarsen(g, levels, xp.asarray(part0, dtype=xp.int32), nparts, refiners,
-                      level_refiner, keep_below, finish, after_level if options.minconn else None)
+    part = _uncoarsen(g, levels, be.xp.asarray(part0, dtype=be.xp.int32), nparts, refiners,
+                      level_refiner, keep_below, after_level)
     stats.refinement = time.perf_counter() - t2
     stats.levels = _level_stats(levels)
     return part, stats
 
 
-def multilevel_bisections(g: DeviceGraph, labels, tpwgts: np.ndarray, options: Options,
+def multilevel_bisections(wg: WeightedGraph, labels, targets: np.ndarray, options: Options,
                           seed: int):
-    """(part, stats): every piece of the disjoint union ``g`` bisected at once, one multilevel
-    run for all: ``labels`` (int32 on g's backend) gives each vertex's piece, and no edge of
-    ``g`` joins two pieces; piece i's halves are parts 2i and 2i+1, of target fractions
-    ``tpwgts[i]`` ((npieces, 2)) of the piece's weight, each within its limit by
-    ``options.ubfactors(1)`` (a bisection's own balance). Coarse vertices stay inside pieces,
-    each piece's coarsest graph gets its own METIS trials (all pieces' in one submission), and
-    Jet refines the union in 2 * npieces parts with rebalancing kept inside each pair, so no
-    vertex leaves its piece's two parts. A piece of at least two vertices gets both halves."""
+    """(part, stats): every piece of the disjoint union ``wg`` bisected at once, one multilevel
+    run for all: ``labels`` (int32 on its backend) gives each vertex's piece, and no edge joins
+    two pieces; piece i's halves are parts 2i and 2i+1, of target fractions ``targets[i]``
+    ((2, ncon)) of the piece's weight, each within its limit by ``options.ubfactors`` (a
+    bisection's own balance). Coarse vertices stay inside pieces, each piece's coarsest graph
+    gets its own trials (all pieces' in one submission), and the refinement keeps every vertex
+    in its piece's two parts. A piece of at least two vertices gets both halves."""
+    g = wg.graph
     be = g.be
-    xp = be.xp
     stats = RunStats()
-    npieces = len(tpwgts)
+    npieces = len(targets)
     nparts = 2 * npieces
     start_workers(INITIAL_TRIALS)
     t0 = time.perf_counter()
+    weights = g.vwgt[None, :] if wg.weights is None else wg.weights
+    piece_weights = np.stack([be.asnumpy(be.bin_sums(labels, npieces, w)) for w in weights],
+                             axis=1)
+    ubvec = options.ubfactors(len(weights))
+    limits = np.concatenate([max_part_weights(piece_weights[i], targets[i], ubvec)
+                             for i in range(npieces)]).T.copy()  # (ncon, 2 * npieces)
+    balance = Balance(limits, wg.totals, adjacent_only=True, group_size=2)
     sizes = be.asnumpy(be.counts(labels, npieces))
-    weights = be.asnumpy(part_weights(be, g.vwgt[:, None], labels, npieces)[:, 0])
-    maxpwgt = np.stack([max_part_weights(np.array([w]), t[:, None], options.ubfactors(1))[:, 0]
-                        for w, t in zip(weights, tpwgts)])
     target = int(sum(min(int(size), piece_coarsen_to(int(size), npieces)) for size in sizes))
-    levels, coarse_labels, keep_below = _coarsen_within(g, labels, 2, seed, options, target)
+    levels, coarse_labels, keep_below = _coarsen_within(g, labels, 2, seed, options, target,
+                                                        wg.scale)
+    weigh_levels(be, wg.weights, levels)
     t1 = time.perf_counter()
     stats.coarsening = t1 - t0
 
     refiners: dict = {}
-    limits = be.asarray(maxpwgt.reshape(-1))
-
-    def level_refiner(depth: int):
-        return refiner(be, levels[depth].graph, nparts, limits, finest=depth == 0,
-                       patience=options.niter + 2, group_size=2)
-
+    level_refiner = _level_refiners(levels, balance, options)
     side = initial_bisections(
-        levels[-1].graph, coarse_labels, tpwgts, maxpwgt, target=target, seed=seed,
-        ntrials=max(PIECE_TRIALS, INITIAL_TRIALS // npieces), ufactor=options.trial_ufactor,
-        niter=options.niter, random_bisections=options.iptype == "random",
+        levels[-1], coarse_labels, targets, balance, options, seed=seed, target=target,
+        ntrials=max(PIECE_TRIALS, INITIAL_TRIALS // npieces),
         meanwhile=_prepare_small_levels(levels, refiners, level_refiner))
     t2 = time.perf_counter()
     stats.initial = t2 - t1
-    part0 = xp.asarray(2 * coarse_labels + side, dtype=xp.int32)
+    part0 = be.xp.asarray(2 * coarse_labels + side, dtype=be.xp.int32)
     part = _uncoarsen(g, levels, part0, nparts, refiners, level_refiner, keep_below,
                       fill_empty=False)
     part = fill_empty_halves(be, g, part, nparts)
     stats.refinement = time.perf_counter() - t2
     stats.levels = _level_stats(levels)
     return part, stats
+
+
+def _level_refiners(levels: list[Level], balance: Balance, options: Options):
+    """depth -> the refiner of that level of ``levels`` against ``balance``; -niter: the
+    iterations without a 0.1% gain before a level stops refining."""
+    def refiner_of(depth: int):
+        level = levels[depth]
+        return refiner_for(level.graph.be, level.graph, level.weights, balance,
+                             finest=depth == 0, patience=options.niter + 2)
+
+    return refiner_of
 
 
 def piece_coarsen_to(nvtxs: int, npieces: int) -> int:
@@ -213,7 +208,7 @@ def piece_coarsen_to(nvtxs: int, npieces: int) -> int:
     return max(PIECE_COARSEN_FLOOR, full * min(npieces, FULL_SIZE_PIECES) // npieces)
 
 
-def multilevel_copies(g: DeviceGraph, nparts: int, options: Options, tpwgts: np.ndarray,
+def multilevel_copies(g: DeviceGraph, balance: Balance, options: Options, tpwgts: np.ndarray,
                       seeds: list[int]):
     """(parts, stats): ``len(seeds)`` multilevel runs of ``g`` at once, as one run over the
     disjoint union of that many copies of ``g`` (``disjoint_copies``), and the copies'
@@ -231,8 +226,8 @@ def multilevel_copies(g: DeviceGraph, nparts: int, options: Options, tpwgts: np.
     ncopies = len(seeds)
     start_workers(INITIAL_TRIALS)
     t0 = time.perf_counter()
+    nparts = balance.nparts
     union, labels = disjoint_copies(g, ncopies)
-    maxpwgt = max_part_weights(np.array([g.total_vwgt]), tpwgts, options.ubfactors(1))[:, 0]
     target = ncopies * coarsen_to(g.nvtxs, nparts)
     levels, coarse_labels, keep_below = _coarsen_within(union, labels, nparts, seeds[0], options,
                                                         target)
@@ -240,15 +235,12 @@ def multilevel_copies(g: DeviceGraph, nparts: int, options: Options, tpwgts: np.
     stats.coarsening = t1 - t0
 
     refiners: dict = {}
-    limits = be.asarray(np.tile(maxpwgt, ncopies))
+    copies = Balance(np.tile(balance.limits, ncopies), balance.totals, group_size=nparts)
+    level_refiner = _level_refiners(levels, copies, options)
     total = ncopies * nparts
-
-    def level_refiner(depth: int):
-        return refiner(be, levels[depth].graph, total, limits, finest=depth == 0,
-                       patience=options.niter + 2, group_size=nparts)
-
     part0 = initial_copies(
-        levels[-1].graph, coarse_labels, nparts, maxpwgt, tpwgts.reshape(-1), target=target,
+        levels[-1].graph, coarse_labels, nparts, balance.limits[0], tpwgts.reshape(-1),
+        target=target,
         seeds=seeds, ntrials=COPY_TRIALS, ufactor=options.trial_ufactor,
         niter=options.niter, random_bisections=options.iptype == "random",
         meanwhile=_prepare_small_levels(levels, refiners, level_refiner))
@@ -257,7 +249,7 @@ def multilevel_copies(g: DeviceGraph, nparts: int, options: Options, tpwgts: np.
     part = _uncoarsen(union, levels, xp.asarray(part0, dtype=xp.int32), total, refiners,
                       level_refiner, keep_below, fill_empty=False)
     union.reload()  # the edge weights, where unit ones were dropped
-    excess, cuts = copy_scores(be, union, part, ncopies, nparts, maxpwgt)
+    excess, cuts = copy_scores(be, union, part, ncopies, nparts, balance.limits[0])
     order = sorted(range(ncopies), key=lambda c: (excess[c], cuts[c], c))
     n = g.nvtxs
     parts = [fill_empty_parts(be, g, part[c * n:(c + 1) * n] - np.int32(c * nparts), nparts)
@@ -301,14 +293,14 @@ def copy_scores(be: Backend, union: DeviceGraph, part, ncopies: int, nparts: int
 
 
 def _coarsen_within(g: DeviceGraph, labels, nparts: int, seed: int, options: Options,
-                    target: int):
+                    target: int, maxvwgt: int | None = None):
     """(levels, the coarsest level's piece ids on the host, the pool size its refinement keeps
     below): the disjoint union ``g`` coarsened towards ``target`` vertices in all, every coarse
     vertex inside one piece of ``labels``."""
     be = g.be
     keep_below = RELEASE_ABOVE * g.nbytes
     levels = coarsen(be, g, nparts, seed, options.effective_ctype(be.name), not options.no2hop,
-                     within=labels, closed=True, target=target)
+                     maxvwgt=maxvwgt, within=labels, closed=True, target=target)
     be.release_free_memory(keep_below)
     coarse_labels = be.asnumpy(levels[-1].part)
     levels[-1].part = None
@@ -346,8 +338,7 @@ def _prepare_small_levels(levels: list, refiners: dict, level_refiner):
             yield
 
 
-def vcycle(g: DeviceGraph, nparts: int, options: Options, tpwgts: np.ndarray, seed: int, part,
-           *others):
+def vcycle(g: DeviceGraph, balance: Balance, options: Options, seed: int, part, *others):
     """(part, stats): ``part`` (int32 on g's backend) improved by a V-cycle: coarsen anew
     within its parts (each coarse vertex in one part, so the coarsest graph inherits the
     partition and its cut), then project and refine level by level. With ``others``, more
@@ -356,10 +347,9 @@ def vcycle(g: DeviceGraph, nparts: int, options: Options, tpwgts: np.ndarray, se
     can move (a combine of the parents). Jet's best-state rule keeps each level's partition at
     least as good as the one it starts from."""
     be = g.be
+    nparts = balance.nparts
     stats = RunStats()
     t0 = time.perf_counter()
-    ub = options.ubfactors(1)
-    maxpwgt = max_part_weights(np.array([g.total_vwgt]), tpwgts, ub)[:, 0]
     keep_below = RELEASE_ABOVE * g.nbytes
     within = part
     nlabels = nparts
@@ -371,12 +361,7 @@ def vcycle(g: DeviceGraph, nparts: int, options: Options, tpwgts: np.ndarray, se
                      within=within)
     t1 = time.perf_counter()
     stats.coarsening = t1 - t0
-    limits = be.asarray(maxpwgt)
-
-    def level_refiner(depth: int):
-        return refiner(be, levels[depth].graph, nparts, limits, finest=depth == 0,
-                       patience=options.niter + 2)
-
+    level_refiner = _level_refiners(levels, balance, options)
     coarsest = levels[-1].part
     levels[-1].part = None
     if others:
@@ -388,7 +373,7 @@ def vcycle(g: DeviceGraph, nparts: int, options: Options, tpwgts: np.ndarray, se
             table = be.xp.empty(nlabels, dtype=be.xp.int32)
             table[within] = parent
             parents.append(table[coarsest])
-        scores = [score_state(be, top, p, nparts, maxpwgt) for p in parents]
+        scores = [score_state(be, top, p, nparts, balance.limits[0]) for p in parents]
         coarsest = parents[scores.index(min(scores))]
     part = _uncoarsen(g, levels, coarsest, nparts, {}, level_refiner, keep_below)
     stats.refinement = time.perf_counter() - t1
@@ -397,21 +382,18 @@ def vcycle(g: DeviceGraph, nparts: int, options: Options, tpwgts: np.ndarray, se
 
 
 def _uncoarsen(g: DeviceGraph, levels: list, part, nparts: int, refiners: dict,
-               level_refiner, keep_below: int, finish=None, after_level=None,
-               fill_empty: bool = True):
+               level_refiner, keep_below: int, after_level=None, fill_empty: bool = True):
     """Refine ``part`` of the coarsest level, then project and refine level by level down to
-    ``g``; ``finish`` (part -> part) after the finest level's refinement, ``after_level``
-    ((depth, level graph, part) -> part) after each level's (and the finest level's finish:
-    -minconn has the last word on which parts touch), then empty parts filled (unless not
-    ``fill_empty``).
-    ``refiners``: the levels' refiners made already."""
+    ``g``; ``after_level`` ((depth, level, part) -> part) after each level's refinement, then
+    empty parts filled (unless not ``fill_empty``). ``refiners``: the levels' refiners made
+    already."""
     be = g.be
     iterations = {}  # the levels' counts, read once all are done: no level waits for the last
     for depth in range(len(levels) - 1, -1, -1):
         level = levels[depth]
         if depth < len(levels) - 1:
             # the coarser level and its refiner are done with: their memory serves this level
-            levels[depth + 1].graph = None
+            levels[depth + 1].graph = levels[depth + 1].weights = None
             run = None
             level.graph.reload()
             part = part[level.cmap]
@@ -422,10 +404,8 @@ def _uncoarsen(g: DeviceGraph, levels: list, part, nparts: int, refiners: dict,
         if run is None:
             run = level_refiner(depth)
         part, iterations[depth] = run(part)
-        if depth == 0 and finish is not None:
-            part = finish(part)
         if after_level is not None:
-            part = after_level(depth, level.graph, part)
+            part = after_level(depth, level, part)
     if fill_empty:
         part = fill_empty_parts(be, g, part, nparts)
     g.release_scratch()  # the finest level's work arrays: the metrics need the room

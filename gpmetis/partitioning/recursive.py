@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpmetis.coarsening.weights import WeightedGraph
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.options import Options
 from gpmetis.partitioning.bisection_tree import Piece, bisection_targets
@@ -63,17 +64,17 @@ def split_pieces(g: DeviceGraph, part, pieces: list[Piece]):
     return vertices, label[vertices], sub
 
 
-def recursive_partition(g: DeviceGraph, nparts: int, options: Options, tpwgts: np.ndarray,
+def recursive_partition(wg: WeightedGraph, nparts: int, options: Options, tpwgts: np.ndarray,
                         seed: int) -> tuple[object, RunStats]:
-    """(part, stats): ``nparts`` parts of ``g`` (int32 on g's backend) by recursive bisection,
-    every bisection within ``options.ubfactors(1)`` of its targets; ``stats`` sums the depths'
-    phase times."""
+    """(part, stats): ``nparts`` parts of ``wg`` (int32 on its backend) by recursive bisection,
+    every bisection within ``options.ubfactors`` of its targets in every constraint, where the
+    bisections reach it; ``stats`` sums the depths' phase times."""
     def bisect(pieces: list[Piece], labels, sub: DeviceGraph, vertices, depth: int):
-        targets = np.stack([bisection_targets(tpwgts, p)[:, 0] for p in pieces])
-        return multilevel_bisections(sub, labels, targets, options,
+        targets = np.stack([bisection_targets(tpwgts, p) for p in pieces])
+        return multilevel_bisections(wg.restricted(sub, vertices), labels, targets, options,
                                      seed + depth * DEPTH_SEED_STRIDE)
 
-    return bisect_depths(g, nparts, bisect)
+    return bisect_depths(wg.graph, nparts, bisect)
 
 
 def bisect_depths(g: DeviceGraph, nparts: int, bisect) -> tuple[object, RunStats]:

@@ -1,18 +1,16 @@
 """How the gpu/cpu engines run a graph of one constraint and one of several: its upload, its
 multilevel run (k-way or recursive bisection), the direct candidate's run, its state (excess
-over the limits and cut) and its contiguity repair. ``engine.EngineRun`` and the modes see the
-two through this one interface."""
+over the limits and cut) and its contiguity repair. The multilevel pipeline is one for both;
+the schemes differ in how a state is scored. ``engine.EngineRun`` and the modes see them
+through this one interface."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from gpmetis.backend import Backend
-from gpmetis.device_graph import DeviceGraph
-from gpmetis.multiconstraint.pipeline import multiconstraint_partition, upload
-from gpmetis.multiconstraint.recursive import multiconstraint_recursive
-from gpmetis.multiconstraint.refinement import score_state
-from gpmetis.multiconstraint.weights import Balance
+from gpmetis.balance import Balance
+from gpmetis.coarsening.weights import upload
 from gpmetis.options import Options
 from gpmetis.partitioning.bisection_tree import bisection_balance
 from gpmetis.partitioning.multilevel import multilevel_partition
@@ -20,33 +18,50 @@ from gpmetis.partitioning.problem import PartitionProblem
 from gpmetis.partitioning.recursive import recursive_partition
 from gpmetis.refinement.contiguity import make_contiguous
 from gpmetis.refinement.jet import partition_state
+from gpmetis.refinement.ncon import score_state
 
 
-class SingleConstraint:
-    """A graph of one constraint: ``graph`` on the backend, ``limits`` (nparts,) int64."""
+class Scheme:
+    """The problem's graph on the backend (``wg``: ``graph`` with its constraint weights) and
+    its ``balance`` (the problem's limits)."""
 
     def __init__(self, be: Backend, problem: PartitionProblem) -> None:
         self.be, self.problem = be, problem
-        self.graph = DeviceGraph.upload(be, problem.graph)
-        self.limits = problem.limits[:, 0]
+        self.wg = upload(be, problem.graph, problem.nparts)
+        self.graph = self.wg.graph
+        self.balance = Balance(problem.limits.T.copy(), problem.totals)
 
-    @property
-    def weights(self):
-        """(n, ncon) vertex weights on the backend, for the metrics."""
-        return self.graph.vwgt[:, None]
+    def balance_for(self, options: Options) -> Balance:
+        """The limits of a run with ``options`` (-contig keeps rebalancing between adjacent
+        parts)."""
+        return Balance(self.balance.limits, self.balance.totals, adjacent_only=options.contig)
 
     def partition(self, options: Options, seed: int, **extra):
         """(part, RunStats) of one multilevel run: k-way, or recursive bisection."""
         p = self.problem
         if options.ptype == "rb":
-            return recursive_partition(self.graph, p.nparts, options, p.tpwgts, seed)
-        return multilevel_partition(self.graph, p.nparts, options, p.tpwgts, seed, **extra)
+            return recursive_partition(self.wg, p.nparts, options, p.tpwgts, seed)
+        return multilevel_partition(self.wg, self.balance_for(options), options, p.tpwgts, seed,
+                                    **extra)
 
     def direct(self, options: Options, seed: int, **extra):
         """(part, RunStats): METIS's k-way trials on the input itself, then its refinement."""
-        p = self.problem
-        return multilevel_partition(self.graph, p.nparts, options, p.tpwgts, seed, **extra,
-                                    direct=True)
+        return multilevel_partition(self.wg, self.balance_for(options), options,
+                                    self.problem.tpwgts, seed, **extra, direct=True)
+
+    def contiguous(self, part):
+        """(part with every part connected, its rounds)."""
+        return make_contiguous(self.be, self.graph, part, self.problem.nparts,
+                               self.balance.limits, weights=self.wg.weights)
+
+
+class SingleConstraint(Scheme):
+    """One constraint: states scored by total overweight, an integer."""
+
+    @property
+    def weights(self):
+        """(n, ncon) vertex weights on the backend, for the metrics."""
+        return self.graph.vwgt[:, None]
 
     def state(self, part, rb: bool) -> tuple[int, int]:
         """(excess over the limits, edgecut); ``rb``: the excess over the per-bisection
@@ -55,37 +70,16 @@ class SingleConstraint:
         cut, pw = partition_state(self.be, self.graph, part, p.nparts)
         if rb:
             return bisection_balance(pw, p.tpwgts, p.ubfactors[0])[0], cut
-        return int(np.maximum(pw - self.limits, 0).sum()), cut
-
-    def contiguous(self, part):
-        """(part with every part connected, its rounds)."""
-        return make_contiguous(self.be, self.graph, part, self.problem.nparts, self.limits)
+        return int(np.maximum(pw - self.balance.limits[0], 0).sum()), cut
 
 
-class MultiConstraint:
-    """A graph of several constraints: ``graph`` on the backend with its (ncon, n) weights
-    (``wg``), and their ``balance``."""
-
-    def __init__(self, be: Backend, problem: PartitionProblem) -> None:
-        self.be, self.problem = be, problem
-        self.wg = upload(be, problem.graph, problem.nparts)
-        self.graph = self.wg.graph
-        self.balance = Balance(problem.limits.T.copy(), problem.totals)
+class MultiConstraint(Scheme):
+    """Several constraints: states scored by each constraint's excess as a share of its
+    total (``Balance.excess``)."""
 
     @property
     def weights(self):
         return self.wg.weights.T
-
-    def partition(self, options: Options, seed: int, **extra):
-        p = self.problem
-        if options.ptype == "rb":
-            return multiconstraint_recursive(self.wg, p.nparts, options, p.tpwgts, seed)
-        return multiconstraint_partition(self.wg, p.nparts, options, p.tpwgts, seed, **extra)
-
-    def direct(self, options: Options, seed: int, **extra):
-        p = self.problem
-        return multiconstraint_partition(self.wg, p.nparts, options, p.tpwgts, seed,
-                                         direct=True, **extra)
 
     def state(self, part, rb: bool) -> tuple[float, int]:
         """(excess, edgecut): the excess as ``Balance.excess``, or with ``rb`` each
@@ -97,10 +91,6 @@ class MultiConstraint:
             excess = sum(bisection_balance(pwgts[c], p.tpwgts[:, c], p.ubfactors[c])[0]
                          / max(int(self.wg.totals[c]), 1) for c in range(p.ncon))
         return excess, cut
-
-    def contiguous(self, part):
-        return make_contiguous(self.be, self.graph, part, self.problem.nparts,
-                               self.balance.limits, weights=self.wg.weights)
 
 
 def scheme_for(be: Backend, problem: PartitionProblem) -> SingleConstraint | MultiConstraint:

@@ -36,8 +36,7 @@ import numpy as np
 
 from gpmetis.backend import Backend
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.metrics import connected_components, edgecut
-from gpmetis.multiconstraint.weights import part_weights
+from gpmetis.metrics import connected_components, constraint_weights, edgecut
 
 MAX_ROUNDS = 256  # rebalancing rounds; each moves at least one vertex or ends
 LOSS_OFFSET = 2**31  # losses lie in (-2^31, 2^31): (loss + offset) * n + id fits an int64
@@ -137,7 +136,7 @@ def merge_components(be: Backend, g: DeviceGraph, part, label, main, nparts: int
     conn = be.bin_sums(inverse.astype(xp.int32).ravel(), len(uniq), g.adjwgt[edge])
     comp, dest = uniq // nparts, uniq % nparts
     cw = xp.stack([be.bin_sums(label, n, w)[comp] for w in weights])
-    pw = part_weights(be, weights, part, nparts)
+    pw = constraint_weights(be, weights, part, nparts)
     fits = (pw[:, dest] + cw <= xp.asarray(maxpwgt)[:, dest]).all(axis=0)
     # per component: fitting before not, then most connected, then the smaller part id
     # (uniq is sorted by (comp, dest), so the stable sorts keep dest ascending among ties)
@@ -172,7 +171,7 @@ def _rebalance_round(be: Backend, g: DeviceGraph, part, nparts: int, limits: np.
     chunk of a round went back, later rounds move single vertices only. ``limits`` (ncon,
     nparts) on the host, ``weights`` (ncon, n), ``unit``: their ``typical_weights``."""
     xp = be.xp
-    host_pw = be.asnumpy(part_weights(be, weights, part, nparts))
+    host_pw = be.asnumpy(constraint_weights(be, weights, part, nparts))
     over = (host_pw > limits).any(axis=0)
     if not over.any():
         return None, chunks
@@ -264,8 +263,9 @@ def move_chunks(be: Backend, g: DeviceGraph, src, part, nparts: int, to: np.ndar
     moved[chunk] = t[chunk]
     label = connected_components(be, g.xadj, g.adjncy, moved)
     cut_off = ~main_components(be, g, moved, label, nparts)
-    sent = part_weights(be, [w[chunk] for w in weights], part[chunk], nparts)
-    pieces = be.asnumpy(part_weights(be, [xp.where(cut_off, w, 0) for w in weights], moved, nparts))
+    sent = constraint_weights(be, [w[chunk] for w in weights], part[chunk], nparts)
+    pieces = be.asnumpy(constraint_weights(be, [xp.where(cut_off, w, 0) for w in weights], moved,
+                                           nparts))
     sent = be.asnumpy(sent)
     keep = ((to >= 0) & (sent > 0).any(axis=0) & (pieces <= sent).all(axis=0)
             & (sent + pieces <= room[:, np.maximum(to, 0)]).all(axis=0))
@@ -291,7 +291,7 @@ def _connected_round(be: Backend, g: DeviceGraph, part, nparts: int, limits: np.
     limit) or step 4; ``limits`` (ncon, nparts) on the host, ``weights`` (ncon, n)."""
     xp = be.xp
     n = g.nvtxs
-    pw = (part_weights(be, weights, part, nparts) if host_pw is None
+    pw = (constraint_weights(be, weights, part, nparts) if host_pw is None
           else xp.asarray(host_pw))
     device_limits = xp.asarray(limits)
     room = device_limits - pw

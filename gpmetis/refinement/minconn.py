@@ -30,10 +30,9 @@ from dataclasses import replace
 import numpy as np
 
 from gpmetis.backend import Backend
+from gpmetis.balance import Balance
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.metrics import connected_components
-from gpmetis.multiconstraint.refiner import refine
-from gpmetis.multiconstraint.weights import part_weights
+from gpmetis.metrics import connected_components, constraint_weights
 from gpmetis.refinement.contiguity import (
     constraint_arrays,
     hops_to_room,
@@ -42,6 +41,7 @@ from gpmetis.refinement.contiguity import (
     min_over_neighbours,
     take_in_order,
 )
+from gpmetis.refinement.ncon_refiner import refine
 from gpmetis.refinement.rebalance import rebalance_step
 
 BAD_FACTOR = (7, 5)  # eliminate while the largest degree is at least 7/5 of the average (METIS)
@@ -69,21 +69,20 @@ GAIN_OFFSET = 2**31  # gains lie in (-2^31, 2^31): (offset - gain) * n + id fits
 NO_PRIORITY = np.int64(2**63 - 1)
 
 
-def minimize_connectivity(be: Backend, g: DeviceGraph, part, nparts: int,
-                          maxpwgt: np.ndarray, cut_rounds: int = REFINE_ROUNDS, *,
-                          weights=None, balance=None):
+def minimize_connectivity(be: Backend, g: DeviceGraph, part, balance: Balance,
+                          cut_rounds: int = REFINE_ROUNDS, *, weights=None):
     """(part, rounds): ``part`` with its largest subdomain degree lowered where groups of
-    boundary vertices can move (module docstring), every part within its limit ``maxpwgt``
-    (host int64 per part; with a multi-constraint graph's ``weights`` (ncon, n) on the backend,
-    its ``balance``'s limits) where rebalancing can reach it. rounds = (elimination rounds,
-    rebalancing and refinement rounds). ``cut_rounds``: step 2's rounds, at most, once every
-    part is within its limit (0 on a coarse level: the next finer level's refinement lowers the
-    cut; the rebalancing rounds stay, as without them that refinement's rebalancing adds part
-    adjacencies back)."""
+    boundary vertices can move (module docstring), every part within ``balance``'s limits
+    where rebalancing can reach them; ``weights``: (ncon, n) on the backend, or None (``g.vwgt``
+    is the one constraint). rounds = (elimination rounds, rebalancing and refinement rounds).
+    ``cut_rounds``: step 2's rounds, at most, once every part is within its limit (0 on a
+    coarse level: the next finer level's refinement lowers the cut; the rebalancing rounds
+    stay, as without them that refinement's rebalancing adds part adjacencies back)."""
     xp = be.xp
+    nparts = balance.nparts
     src = be.sources(g.xadj, g.nnz)
-    weights, limits = constraint_arrays(g, nparts, maxpwgt if balance is None
-                                        else balance.limits, weights)
+    several = weights is not None
+    weights, limits = constraint_arrays(g, nparts, balance.limits, weights)
     part = merge_fragments(be, g, part.astype(xp.int32, copy=True), nparts, limits, weights)
     eliminations = 0
     cap = limits + limits * SLACK[0] // SLACK[1]
@@ -100,7 +99,7 @@ def minimize_connectivity(be: Backend, g: DeviceGraph, part, nparts: int,
         eliminations += 1
     refinements = 0
     while refinements < MAX_ROUNDS:
-        pw = be.asnumpy(part_weights(be, weights, part, nparts))
+        pw = be.asnumpy(constraint_weights(be, weights, part, nparts))
         over = bool((pw > limits).any())
         if not over and refinements >= cut_rounds:
             break
@@ -108,7 +107,8 @@ def minimize_connectivity(be: Backend, g: DeviceGraph, part, nparts: int,
                                   pairs=pairs, sub=sub, pw=pw, weights=weights)
         if moved is None and over:
             # no move out of the overweight parts keeps the subdomain graph: any rebalancing
-            moved = _rebalance(be, g, part, nparts, limits, pw, weights, balance)
+            moved = _rebalance(be, g, part, nparts, limits, pw, weights,
+                               balance if several else None)
         if moved is None:
             break
         part, pairs, sub = moved, None, None
@@ -224,7 +224,7 @@ def eliminate_round(be: Backend, g: DeviceGraph, src, part, nparts: int, limits:
     to = np.where(scheme == 0, me, other)
     group_keys = np.unique(frm * nparts + to)
     gw, ext, touched = groups(be, g, part, pairs, nparts, group_keys, weights)
-    pw = be.asnumpy(part_weights(be, weights, part, nparts))
+    pw = be.asnumpy(constraint_weights(be, weights, part, nparts))
     choice = choose_targets(nads, keys, pw, limits, gw, ext, touched, group_keys, nparts,
                             me, other, scheme, wgt, frm, to)
     if choice is None:
@@ -371,7 +371,7 @@ def constrained_round(be: Backend, g: DeviceGraph, src, part, nparts: int,
     keys = xp.asarray(host_keys)
     own = be.bin_sums(src, n, xp.where(part[src] == part[g.adjncy], g.adjwgt, 0))
     if pw is None:
-        pw = be.asnumpy(part_weights(be, weights, part, nparts))
+        pw = be.asnumpy(constraint_weights(be, weights, part, nparts))
     pw = np.asarray(pw).reshape(limits.shape)
     room = xp.asarray(limits - pw)
     over = (room < 0).any(axis=0)

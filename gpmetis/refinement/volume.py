@@ -29,8 +29,9 @@ from __future__ import annotations
 import numpy as np
 
 from gpmetis.backend import Backend
+from gpmetis.balance import Balance
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.multiconstraint.weights import part_weights
+from gpmetis.metrics import constraint_weights
 from gpmetis.refinement.minconn import expand
 
 MAX_ROUNDS = 64
@@ -87,20 +88,21 @@ def boundary_table(be: Backend, g: DeviceGraph, part, nparts: int, src, vsize) -
                          nparts)
 
 
-def refine_volume(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt, vsize,
+def refine_volume(be: Backend, g: DeviceGraph, part, balance: Balance, vsize,
                   max_rounds: int = MAX_ROUNDS, *, weights=None):
     """(part, rounds): ``part`` (int32, not changed) after rounds of volume-lowering moves that
-    keep every part within ``maxpwgt`` (int64 per part, host or backend); ``vsize`` int64 per
-    vertex. With ``weights`` ((ncon, n) on the backend; ``g.vwgt`` otherwise), ``maxpwgt`` is
-    (ncon, nparts) and every move keeps every constraint within its limit. Stops when a round
-    lowers the volume by less than IMPROVEMENT, or none moves."""
+    keep every part within ``balance``'s limits; ``vsize`` int64 per vertex. ``weights``:
+    (ncon, n) on the backend, or None (``g.vwgt`` is the one constraint); every move keeps
+    every constraint within its limit. Stops when a round lowers the volume by less than
+    IMPROVEMENT, or none moves."""
     xp = be.xp
+    nparts = balance.nparts
     n = g.nvtxs
     src = be.sources(g.xadj, g.nnz)
     # D(v): the vsize of all of v's neighbours, constant for the level
     nbr_vsize = be.bin_sums(src, n, vsize[g.adjncy])
     weights = g.vwgt[None, :] if weights is None else weights
-    limits = xp.asarray(maxpwgt, dtype=xp.int64).reshape(len(weights), nparts)
+    limits = xp.asarray(balance.limits, dtype=xp.int64)
     rounds = 0
     volume = None
     while rounds < max_rounds:
@@ -150,7 +152,7 @@ def _round(be: Backend, g: DeviceGraph, part, nparts: int, limits, weights, vsiz
     xp = be.xp
     gain, cut_gain = move_gains(be, g, part, nparts, vsize, src, nbr_vsize, table)
     v = table.owner
-    room = limits - part_weights(be, weights, part, nparts)
+    room = limits - constraint_weights(be, weights, part, nparts)
     # a vertex heads for the best part with room for it in every constraint (full parts take
     # what others leave)
     fits = xp.ones(len(v), dtype=xp.bool_)

@@ -18,14 +18,14 @@ class Packing(Mode):
     def __init__(self, run) -> None:
         super().__init__(run)
         p = run.problem
-        self.packed = packed_start(run.scheme.graph, p.nparts, run.scheme.limits, p.tpwgts,
-                                   run.components)
+        self.packed = packed_start(run.scheme.graph, p.nparts, run.scheme.balance.limits[0],
+                                   p.tpwgts, run.components)
 
     def candidate(self, seed: int, part, stats):
         if self.packed is None:
             return part
-        run, p = self.run, self.run.problem
-        placed, placed_stats = vcycle(run.scheme.graph, p.nparts, run.options, p.tpwgts, seed,
+        run = self.run
+        placed, placed_stats = vcycle(run.scheme.graph, run.scheme.balance, run.options, seed,
                                       self.packed)
         stats.coarsening += placed_stats.coarsening
         stats.refinement += placed_stats.refinement

@@ -53,16 +53,16 @@ class Strong(Mode):
         run, p = self.run, self.run.problem
         g = run.scheme.graph
         seeds = [seed + c * CUT_SEED_STRIDE for c in range(self.copies)]  # as runs' seeds
-        parts, stats = multilevel_copies(g, p.nparts, run.options, p.tpwgts, seeds)
-        child, child_stats = vcycle(g, p.nparts, run.options, p.tpwgts, seed + COMBINE_SEED,
+        parts, stats = multilevel_copies(g, run.scheme.balance, run.options, p.tpwgts, seeds)
+        child, child_stats = vcycle(g, run.scheme.balance, run.options, seed + COMBINE_SEED,
                                     *parts)
         stats.coarsening += child_stats.coarsening
         stats.refinement += child_stats.refinement
         return (child if run.score(child) < run.score(parts[0]) else parts[0]), stats
 
     def combine(self, best, part, seed: int, stats):
-        run, p = self.run, self.run.problem
-        child, child_stats = vcycle(run.scheme.graph, p.nparts, run.options, p.tpwgts, seed,
+        run = self.run
+        child, child_stats = vcycle(run.scheme.graph, run.scheme.balance, run.options, seed,
                                     best, part)
         stats.coarsening += child_stats.coarsening
         stats.refinement += child_stats.refinement

@@ -35,8 +35,9 @@ from pathlib import Path
 import numpy as np
 
 from gpmetis.backend import Backend
+from gpmetis.balance import Balance
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.multiconstraint.weights import Balance, part_weights
+from gpmetis.metrics import constraint_weights
 from gpmetis.refinement.jet import (
     MoveRequest,
     afterburner,
@@ -46,7 +47,7 @@ from gpmetis.refinement.jet import (
 )
 from gpmetis.refinement.rebalance import id_shifts
 
-CU_FILE = Path(__file__).with_name("refinement.cu")
+CU_FILE = Path(__file__).with_name("ncon.cu")
 SHARED_GROUPS = 4096  # mc_part_weights sums up to this many (constraint, part) pairs per block
 UNBOUNDED_ROOM = 1 << 62
 NO_FIRST = np.iinfo(np.uint64).max
@@ -310,7 +311,7 @@ def score_state(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance
     and one read-back."""
     if not be.gpu:
         cut, _ = partition_state(be, g, part, nparts)
-        pwgts = part_weights(be, weights, part, nparts)
+        pwgts = constraint_weights(be, weights, part, nparts)
         return (balance.excess(pwgts), cut), pwgts
     n, ncon = g.nvtxs, len(weights)
     groups = ncon * nparts

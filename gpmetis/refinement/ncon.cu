@@ -2,7 +2,7 @@
 // label-propagation step's inflow cap (device functions that refinement_device.cu's mc_loop
 // runs), and a kernel for a partition's part weights, for (ncon, n) int32 vertex weights
 // (constraint c of vertex v at weights[c * n + v]). Twin: the NumPy steps of
-// gpmetis/multiconstraint/refinement.py.
+// gpmetis/refinement/ncon.py.
 //
 // An item is a vertex with a destination to[v] >= 0 and an order: ckey[v] (order_key of a
 // float64 cost, 16 bits), then two 8-bit digits of the id, MC_LEVELS digits in all. Each
@@ -24,7 +24,7 @@
 #include "../cuda/block_reduce.cuh"
 #include "../cuda/grid_sync.cuh"
 #include "../cuda/resident_grid.cuh"
-#include "../refinement/rebalance.cu"
+#include "rebalance.cu"
 
 #define MC_LEVELS 4                          // cost key high, cost key low, id high, id low
 #define NO_FIRST 0xFFFFFFFFFFFFFFFFULL       // no first item yet (a destination's atomicMin)

@@ -12,7 +12,7 @@
 #include "../cuda/block_reduce.cuh"
 #include "../cuda/resident_grid.cuh"
 #include "../refinement/loop_steps.cuh"
-#include "refinement.cu"
+#include "ncon.cu"
 
 #define MC_CUT 0          // ctl: the current partition's edge cut
 #define MC_BEST_CUT 1     //      the best partition's

@@ -25,13 +25,22 @@ from collections.abc import Iterator
 import numpy as np
 
 from gpmetis.backend import get_backend
+from gpmetis.balance import Balance
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.initial_partitioning.metis_trials import IPTYPE_GROW, PARALLEL_MIN_NNZ, metis_trial
+from gpmetis.initial_partitioning.metis_trials import (
+    IPTYPE_GROW,
+    IPTYPE_RANDOM,
+    PARALLEL_MIN_NNZ,
+    induced_subgraphs,
+    metis_trial,
+    tiny_piece_sides,
+)
 from gpmetis.initial_partitioning.workers import run_jobs
-from gpmetis.multiconstraint import metis_ncon
-from gpmetis.multiconstraint.refinement_device import refine_each
-from gpmetis.multiconstraint.refiner import refine_on_host
-from gpmetis.multiconstraint.weights import Balance, part_weights, scalarised
+from gpmetis.metrics import constraint_weights
+from gpmetis.options import Options
+from gpmetis.partitioning import metis_ncon
+from gpmetis.refinement.ncon_device import refine_each
+from gpmetis.refinement.ncon_refiner import refine_on_host
 
 # a trial's refinement stops after this many iterations without improvement (at most
 # the run's patience): the kept trial is refined again as the coarsest level, so the trials
@@ -40,6 +49,28 @@ TRIAL_PATIENCE = 4
 # this many of the best trials are refined: METIS's balance and cut rank them well enough (the
 # one kept is nearly always among the first two), and each refinement costs more than the trial
 REFINED_TRIALS = 2
+# inputs of at most this many vertices get METIS's multi-constraint k-way trials (their coarsest
+# graph is too coarse for a repair to keep the cut); larger ones the scalarised trials first,
+# which cost a fraction of them
+BALANCED_TRIALS_NVTXS = 50_000
+SCALAR_RANGE = 1 << 16  # a scalarised weight of a vertex holding a whole constraint
+
+
+def balanced_trials(nvtxs: int, options: Options) -> bool:
+    """Whether the coarsest graph of an input of ``nvtxs`` vertices gets METIS's
+    multi-constraint k-way trials from the start: small inputs, unless -iptype=random asks for
+    bisections from random starts (which METIS's k-way scheme does not take)."""
+    return nvtxs <= BALANCED_TRIALS_NVTXS and options.iptype != "random"
+
+
+def scalarised(weights: np.ndarray, totals: np.ndarray, use_max: bool) -> np.ndarray:
+    """One int64 weight per vertex from (ncon, n) weights, for METIS, which balances one: the
+    sum (or the largest) of each constraint's share of its total, scaled so that no vertex of
+    weight gets zero."""
+    shares = weights / np.maximum(totals, 1)[:, None]
+    combined = shares.max(axis=0) if use_max else shares.sum(axis=0)
+    scale = SCALAR_RANGE * weights.shape[1] / max(float(combined.sum()), 1e-300)
+    return np.where(combined > 0, np.maximum(np.rint(combined * scale), 1), 0).astype(np.int64)
 
 
 def scalar_trial(args: tuple) -> tuple[np.ndarray, int]:
@@ -148,7 +179,7 @@ class _Trials:
         the workers (twins: the loops take the same steps)."""
         trials = run_jobs(jobs, self.steps, self.parallel)
         cpu = get_backend("cpu")
-        unbalanced = [self.balance.excess(part_weights(cpu, self.host_weights, part,
+        unbalanced = [self.balance.excess(constraint_weights(cpu, self.host_weights, part,
                                                        self.nparts)) > self.near
                       for part, _ in trials]
         kept = sorted(range(len(trials)),
@@ -162,3 +193,52 @@ class _Trials:
                                           self.nparts, self.balance, self.patience,
                                           self.near))
                          for part in parts], self.steps, self.parallel)
+
+
+def bisection_trial(args: tuple) -> tuple[np.ndarray, int]:
+    """One trial on a piece's coarsest graph: (sides, edgecut) of METIS's multi-constraint
+    bisection."""
+    xadj, adjncy, adjwgt, weights, tpwgts, ubvec, seed, niter, iptype = args
+    return metis_ncon.part_graph(xadj, adjncy, adjwgt, weights, 2, tpwgts, ubvec,
+                                 options={"seed": seed, "niter": niter, "iptype": iptype},
+                                 recursive=True)
+
+
+def initial_bisections(graph: DeviceGraph, weights: np.ndarray, labels: np.ndarray,
+                       targets: np.ndarray, ubvec: np.ndarray, balance: Balance,
+                       options: Options, seed: int, *, ntrials: int,
+                       meanwhile: Iterator[None] | None = None) -> np.ndarray:
+    """The side (0 or 1, int32 on the host) of every vertex of the coarsest ``graph`` of a
+    disjoint union (host ``weights`` (ncon, n), ``labels`` its pieces): per piece the trial of
+    least excess over its halves' limits in ``balance`` (then the lowest cut, then the earlier
+    seed); a piece of at most two vertices puts one on each side. The steps of ``meanwhile``
+    run while the workers compute, the rest after them."""
+    steps = iter(meanwhile if meanwhile is not None else ())
+    n = graph.nvtxs
+    side, split, members = tiny_piece_sides(labels, len(targets))
+    if not len(split):
+        for _ in steps:
+            pass
+        return side
+    metis_ncon.require()  # here, not on the workers: a missing entry point is the run's error
+    host = graph.to_host()
+    subs = induced_subgraphs(host, np.repeat(np.arange(n), np.diff(host[0])), members)
+    iptype = IPTYPE_RANDOM if options.iptype == "random" else IPTYPE_GROW
+    jobs = [(bisection_trial, (xadj, adjncy, adjwgt, weights[:, vertices], targets[i], ubvec,
+                               seed + t, options.niter, iptype))
+            for i, vertices, (xadj, adjncy, _, adjwgt) in zip(split, members, subs)
+            for t in range(ntrials)]
+    results = run_jobs(jobs, steps, len(host[1]) >= PARALLEL_MIN_NNZ)
+    scale = np.maximum(balance.totals, 1).astype(np.float64)
+    for j, (i, vertices) in enumerate(zip(split, members)):
+        scores = []
+        for sides, cut in results[j * ntrials:(j + 1) * ntrials]:
+            pw = np.stack([np.bincount(sides, weights=w, minlength=2)
+                           for w in weights[:, vertices]])
+            over = np.maximum(pw - balance.limits[:, 2 * i:2 * i + 2], 0).sum(axis=1) / scale
+            scores.append((float(over.sum()), cut))
+        best = scores.index(min(scores))  # the first of equal scores
+        side[vertices] = results[j * ntrials + best][0]
+    for _ in steps:
+        pass
+    return side

@@ -15,9 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from gpmetis.backend import Backend, loop_blocks
+from gpmetis.balance import Balance
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.multiconstraint.refinement import SETTLE, SHARED_GROUPS, score_state, swap_step
-from gpmetis.multiconstraint.weights import Balance
 from gpmetis.refinement.jet import (
     FILTER_COARSE,
     IMPROVEMENT,
@@ -25,9 +24,10 @@ from gpmetis.refinement.jet import (
     MAX_SHARED_PARTS,
     score_shared_mem,
 )
+from gpmetis.refinement.ncon import SETTLE, SHARED_GROUPS, score_state, swap_step
 from gpmetis.refinement.rebalance import INFLOW_SLACK, NUM_DIGITS, id_shifts
 
-CU_FILE = Path(__file__).with_name("refinement_device.cu")
+CU_FILE = Path(__file__).with_name("ncon_device.cu")
 LEVELS = 4  # as MC_LEVELS in refinement.cu: cost key high and low digits, id high and low
 CTL_SIZE = 6  # as MC_CTL_SIZE in refinement_device.cu
 CTL_ITERATIONS, CTL_SWAP = 3, 4

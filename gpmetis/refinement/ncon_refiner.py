@@ -7,18 +7,18 @@ from __future__ import annotations
 import numpy as np
 
 from gpmetis.backend import Backend, get_backend
+from gpmetis.balance import Balance
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.multiconstraint.refinement import (
+from gpmetis.refinement.jet import FILTER_COARSE, FILTER_FINEST
+from gpmetis.refinement.loop import loop_on_host
+from gpmetis.refinement.ncon import (
     SETTLE,
     lp_step,
     rebalance_step,
     score_state,
     swap_step,
 )
-from gpmetis.multiconstraint.refinement_device import DeviceLoop
-from gpmetis.multiconstraint.weights import Balance
-from gpmetis.refinement.jet import FILTER_COARSE, FILTER_FINEST
-from gpmetis.refinement.loop import loop_on_host
+from gpmetis.refinement.ncon_device import DeviceLoop
 from gpmetis.refinement.rebalance import INFLOW_SLACK
 
 
