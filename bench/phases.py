@@ -76,7 +76,7 @@ def main() -> None:
     metis_trials._Trials.__call__ = traced
     multilevel.initial_partition = _timed(steps, "initial_partition",
                                           multilevel.initial_partition)
-    multilevel.refiner = _timed(steps, "refiner()", multilevel.refiner)
+    multilevel.refiner_for = _timed(steps, "refiner_for()", multilevel.refiner_for)
     metis_trials._bisection_tree = _timed(steps, "bisection_tree", metis_trials._bisection_tree)
     metis_trials._kway = _timed(steps, "kway", metis_trials._kway)
     metis_trials._induced = _timed(steps, "induced", metis_trials._induced)

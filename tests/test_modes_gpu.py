@@ -116,9 +116,9 @@ def test_paired_rebalancing_and_jet_twins():
         limits = np.full(8, int(1.03 * int(graph.vwgt.sum()) / 8), np.int64)
         limits[3] = int(graph.vwgt.sum())  # the roomiest part, in another pair
         pw = be.asnumpy(part_weights(be, g.vwgt[:, None], be.asarray(part), 8)[:, 0])
-        moved = rebalance_step(be, g, be.asarray(part), 8, limits, pw, group_size=2)
-        best, _ = refiner(be, g, 8, limits, finest=True, patience=4, group_size=2)(
-            be.asarray(part))
+        paired = limits_balance(limits, group_size=2)
+        moved = rebalance_step(be, g, be.asarray(part), paired, pw)
+        best, _ = refiner(be, g, paired, finest=True, patience=4)(be.asarray(part))
         out[name] = be.asnumpy(moved), be.asnumpy(best).copy()
         assert np.array_equal(out[name][1] >> 1, labels)
     assert np.array_equal(out["cpu"][0], out["gpu"][0])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import grid_components, load_fixture, random_graph, requires_cuda
+from conftest import grid_components, limits_balance, load_fixture, random_graph, requires_cuda
 
 from gpmetis import partition
 from gpmetis.backend import get_backend
@@ -87,10 +87,9 @@ def test_group_rebalancing_and_jet_twins(ncopies, nparts):
         limits = np.full(total, int(1.03 * int(graph.vwgt.sum()) / nparts), np.int64)
         limits[-1] = ncopies * int(graph.vwgt.sum())
         pw = be.asnumpy(part_weights(be, union.vwgt[:, None], be.asarray(part), total)[:, 0])
-        moved = rebalance_step(be, union, be.asarray(part), total, limits, pw,
-                               group_size=nparts)
-        best, _ = refiner(be, union, total, limits, finest=True, patience=4,
-                          group_size=nparts)(be.asarray(part))
+        grouped = limits_balance(limits, group_size=nparts)
+        moved = rebalance_step(be, union, be.asarray(part), grouped, pw)
+        best, _ = refiner(be, union, grouped, finest=True, patience=4)(be.asarray(part))
         out[name] = be.asnumpy(moved), be.asnumpy(best).copy()
         assert np.array_equal(out[name][0] // nparts, labels)
         assert np.array_equal(out[name][1] // nparts, labels)

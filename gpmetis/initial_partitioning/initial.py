@@ -34,7 +34,7 @@ def initial_partition(coarsest: Level, balance: Balance, tpwgts: np.ndarray, opt
             random_bisections=options.iptype == "random", kway=direct, meanwhile=meanwhile)
     coarsest.graph.reload()
     return ncon_trials.initial_partition(
-        coarsest.graph, coarsest.weights, nparts, balance, tpwgts,
+        coarsest.graph, coarsest.weights, balance, tpwgts,
         np.asarray(options.ubfactors(balance.ncon), dtype=np.float64), seed=seed,
         ntrials=ntrials, ufactor=options.trial_ufactor, niter=options.niter,
         patience=options.niter + 2, coarsened=coarsened,

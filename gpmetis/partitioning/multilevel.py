@@ -373,7 +373,7 @@ def vcycle(g: DeviceGraph, balance: Balance, options: Options, seed: int, part, 
             table = be.xp.empty(nlabels, dtype=be.xp.int32)
             table[within] = parent
             parents.append(table[coarsest])
-        scores = [score_state(be, top, p, nparts, balance.limits[0]) for p in parents]
+        scores = [score_state(be, top, p, balance) for p in parents]
         coarsest = parents[scores.index(min(scores))]
     part = _uncoarsen(g, levels, coarsest, nparts, {}, level_refiner, keep_below)
     stats.refinement = time.perf_counter() - t1

@@ -235,6 +235,7 @@ def run_phases_on_grid(be: Backend) -> PartitionMetrics:
     engine on ``be``, run on a small grid; returns the metrics of the partition it ends with."""
     import numpy as np
 
+    from gpmetis.balance import Balance
     from gpmetis.coarsening.coarsen import coarsen
     from gpmetis.device_graph import DeviceGraph
     from gpmetis.graph import Graph
@@ -259,8 +260,9 @@ def run_phases_on_grid(be: Backend) -> PartitionMetrics:
     n = g.nvtxs
     part = be.xp.asarray(np.minimum(np.arange(n) * 2 * (WARM_PARTS - 1) // n, WARM_PARTS - 2)
                          .astype(np.int32))
-    maxpwgt = np.full(WARM_PARTS, int(1.03 * n / WARM_PARTS), np.int64)
-    part, _ = refine(be, g, part, WARM_PARTS, maxpwgt, finest=True, patience=2)
+    balance = Balance(np.full((1, WARM_PARTS), int(1.03 * n / WARM_PARTS), np.int64),
+                      np.array([n], dtype=np.int64))
+    part, _ = refine(be, g, part, balance, finest=True, patience=2)
     part = fill_empty_parts(be, g, part, WARM_PARTS)
     metrics = compute_metrics(g.xadj, g.adjncy, g.vwgt[:, None], g.adjwgt, part, WARM_PARTS,
                               np.full((WARM_PARTS, 1), 1 / WARM_PARTS), None, be)

@@ -107,8 +107,7 @@ def minimize_connectivity(be: Backend, g: DeviceGraph, part, balance: Balance,
                                   pairs=pairs, sub=sub, pw=pw, weights=weights)
         if moved is None and over:
             # no move out of the overweight parts keeps the subdomain graph: any rebalancing
-            moved = _rebalance(be, g, part, nparts, limits, pw, weights,
-                               balance if several else None)
+            moved = _rebalance(be, g, part, pw, weights, balance, several)
         if moved is None:
             break
         part, pairs, sub = moved, None, None
@@ -116,17 +115,18 @@ def minimize_connectivity(be: Backend, g: DeviceGraph, part, balance: Balance,
     return part, (eliminations, refinements)
 
 
-def _rebalance(be: Backend, g: DeviceGraph, part, nparts: int, limits: np.ndarray,
-               pw: np.ndarray, weights, balance):
+def _rebalance(be: Backend, g: DeviceGraph, part, pw: np.ndarray, weights, balance: Balance,
+               several: bool):
     """A rebalancing step from the (ncon, nparts) host part weights ``pw``: the single-
-    constraint one, or a multi-constraint graph's refinement loop moving to adjacent parts
-    only (a distant part would gain a neighbour); None where nothing changes."""
-    if balance is None:
-        moved = rebalance_step(be, g, part, nparts, limits[0], pw[0])
+    constraint one, or (``several``) a multi-constraint graph's refinement loop moving to
+    adjacent parts only (a distant part would gain a neighbour); None where nothing
+    changes."""
+    if not several:
+        moved = rebalance_step(be, g, part, balance, pw[0])
         return None if moved is part else moved
 
-    moved, _ = refine(be, g, weights, part, nparts, replace(balance, adjacent_only=True),
-                      finest=True, patience=REBALANCE_PATIENCE)
+    moved, _ = refine(be, g, weights, part, replace(balance, adjacent_only=True), finest=True,
+                      patience=REBALANCE_PATIENCE)
     return None if bool((moved == part).all()) else moved
 
 
