@@ -10,7 +10,7 @@ from conftest import METIS_CUTS, check_partition, load_fixture, random_graph
 
 from gpmetis import partition
 from gpmetis.backend import get_backend
-from gpmetis.coarsening.coarsen import coarsen
+from gpmetis.coarsening.coarsen import coarsen, coarsen_to
 from gpmetis.coarsening.contraction import coarse_map, contract
 from gpmetis.coarsening.matching import heavy_edge_matching
 from gpmetis.device_graph import DeviceGraph
@@ -76,7 +76,8 @@ def test_contraction_preserves_weights():
 
 def test_coarsening_stops_small():
     graph = load_fixture("delaunay_n15")
-    levels = coarsen(CPU, DeviceGraph.upload(CPU, graph), 8, seed=1, ctype="shem", two_hop=True)
+    levels = coarsen(CPU, DeviceGraph.upload(CPU, graph), coarsen_to(graph.nvtxs, 8),
+                     seed=1, ctype="shem", two_hop=True)
     assert len(levels) > 2
     assert levels[-1].nvtxs < 0.1 * graph.nvtxs
     sizes = [lvl.nvtxs for lvl in levels]

@@ -18,7 +18,7 @@ from conftest import (
 from gpmetis import partition
 from gpmetis.backend import get_backend
 from gpmetis.balance import Balance, max_part_weights, uniform_tpwgts
-from gpmetis.coarsening.coarsen import coarsen
+from gpmetis.coarsening.coarsen import coarsen, coarsen_to
 from gpmetis.coarsening.weights import WeightedGraph
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.errors import OptionError
@@ -75,7 +75,7 @@ def _setup(name: str, k: int):
 def test_coarsening_within_labels_keeps_each_coarse_vertex_in_one_label():
     g, _, _ = _setup("4elt", 8)
     labels = (np.arange(g.nvtxs) * 7 // g.nvtxs).astype(np.int32)  # 7 bands of ids
-    levels = coarsen(CPU, g, 8, 5, "lp", True, within=labels)
+    levels = coarsen(CPU, g, coarsen_to(g.nvtxs, 8), 5, "lp", True, within=labels)
     assert len(levels) > 2
     projected = labels
     for level in levels[:-1]:
@@ -142,11 +142,11 @@ def test_packed_start_places_components_whole():
     g = DeviceGraph.upload(CPU, graph)
     tpwgts = uniform_tpwgts(2, 1)
     maxpwgt = max_part_weights(np.array([g.total_vwgt]), tpwgts, [1.03])[:, 0]
-    start = packed_start(g, 2, maxpwgt, tpwgts, connected_components(CPU, g.xadj, g.adjncy))
+    start = packed_start(g, maxpwgt, tpwgts, connected_components(CPU, g.xadj, g.adjncy))
     assert np.all(start[:510] == 0) and np.all(start[510:] == 1)
     connected = DeviceGraph.upload(CPU, load_fixture("3elt"))
     labels = connected_components(CPU, connected.xadj, connected.adjncy)
-    assert packed_start(connected, 2, maxpwgt, tpwgts, labels) is None
+    assert packed_start(connected, maxpwgt, tpwgts, labels) is None
 
 
 def test_disconnected_graph_uses_the_allowed_imbalance():

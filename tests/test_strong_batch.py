@@ -43,8 +43,7 @@ def test_disjoint_copies_number_each_copy_apart():
 def test_copies_coarsen_differently():
     g = DeviceGraph.upload(CPU, load_fixture("4elt"))
     union, labels = disjoint_copies(g, 4)
-    levels = coarsen(CPU, union, 8, 5, "lp", True, within=labels, closed=True,
-                     target=4 * 1000)
+    levels = coarsen(CPU, union, 4 * 1000, 5, "lp", True, within=labels, closed=True)
     n = g.nvtxs
     clusterings = []
     for c in range(4):  # each copy's first-level clusters, numbered by first member
@@ -66,10 +65,10 @@ def test_initial_copies_split_each_copy_as_its_own_run(stalled):
     tpwgts = uniform_tpwgts(k, 1).reshape(-1)
     maxpwgt = max_part_weights(np.array([g.total_vwgt]), tpwgts[:, None], [1.03])[:, 0]
     target = g.nvtxs // 4 if stalled else g.nvtxs
-    part = initial_copies(union, labels, k, maxpwgt, tpwgts, target=len(seeds) * target,
+    part = initial_copies(union, labels, maxpwgt, tpwgts, target=len(seeds) * target,
                           seeds=seeds, ntrials=3, ufactor=30, niter=10)
     for c, seed in enumerate(seeds):
-        alone = initial_partition(g, k, maxpwgt, tpwgts, target=target, seed=seed, ntrials=3,
+        alone = initial_partition(g, maxpwgt, tpwgts, target=target, seed=seed, ntrials=3,
                                   ufactor=30, niter=10)
         assert np.array_equal(part[c * g.nvtxs:(c + 1) * g.nvtxs], c * k + alone)
 
@@ -142,7 +141,7 @@ def test_multilevel_copies_returns_the_copies_best_first(name, k):
     # each copy's score as copy_scores reads it from the union's partition
     union, _ = disjoint_copies(g, 2)
     both = np.concatenate([best, second + k]).astype(np.int32)
-    excess, cuts = copy_scores(CPU, union, both, 2, k, maxpwgt)
+    excess, cuts = copy_scores(CPU, union, both, 2, maxpwgt)
     assert [(int(e), int(c)) for e, c in zip(excess, cuts)] == [
         score_state(CPU, g, p, limits_balance(maxpwgt)) for p in (best, second)]
 

@@ -52,8 +52,8 @@ def coarsen_to(nvtxs: int, nparts: int) -> int:
 
 
 def coarsen(
-    be: Backend, graph: DeviceGraph, nparts: int, seed: int, ctype: str, two_hop: bool,
-    maxvwgt: int | None = None, within=None, *, closed: bool = False, target: int | None = None,
+    be: Backend, graph: DeviceGraph, target: int, seed: int, ctype: str, two_hop: bool,
+    maxvwgt: int | None = None, within=None, *, closed: bool = False,
 ) -> list[Level]:
     """The hierarchy, finest first; the last level has no cmap and is the coarsest graph.
     With ``within`` (int32 labels per vertex of ``graph``, e.g. a partition), every coarse
@@ -62,12 +62,11 @@ def coarsen(
     says that ``graph`` has no edge between labels already (none to cut level by level).
 
     ``ctype``: "lp" clusters by label propagation, "shem" matches heavy edges, "rm" matches at
-    random. Stops when the graph has at most 1.1 * ``coarsen_to`` vertices, or a level shrinks
-    it by less than 10% (``target``: instead of ``coarsen_to``). A coarse vertex never weighs
+    random. Stops when the graph has at most 1.1 * ``target`` vertices (``coarsen_to`` for one
+    graph into nparts parts), or a level shrinks it by less than 10%. A coarse vertex never weighs
     more than ``maxvwgt``, by default METIS's limit of 1.5 * total / target (unless it is one
     heavier fine vertex).
     """
-    target = coarsen_to(graph.nvtxs, nparts) if target is None else target
     enough = int(TARGET_SLACK * target)
     input_bytes = graph.nbytes  # before the finest level drops any array
     budget = level_budget(be, input_bytes)

@@ -28,7 +28,7 @@ def initial_partition(coarsest: Level, balance: Balance, tpwgts: np.ndarray, opt
     nparts = balance.nparts
     if coarsest.weights is None:
         return metis_trials.initial_partition(
-            coarsest.graph, nparts, balance.limits[0], tpwgts.reshape(-1),
+            coarsest.graph, balance.limits[0], tpwgts.reshape(-1),
             target=coarsen_to(input_nvtxs, nparts), seed=seed, ntrials=ntrials,
             ufactor=options.trial_ufactor, niter=options.niter,
             random_bisections=options.iptype == "random", kway=direct, meanwhile=meanwhile)

@@ -84,7 +84,6 @@ def metis_trial(args: tuple) -> tuple[np.ndarray, int]:
 
 def initial_partition(
     graph: DeviceGraph,
-    nparts: int,
     maxpwgt: np.ndarray,
     tpwgts: np.ndarray | None,
     *,
@@ -97,16 +96,16 @@ def initial_partition(
     kway: bool = False,
     meanwhile: Iterator[None] | None = None,
 ) -> np.ndarray:
-    """A partition (int32, on the host) of the coarsest ``graph`` into ``nparts`` parts of
-    target weights ``tpwgts`` (fractions; None: equal), where coarsening aimed at ``target``
-    vertices, from ``ntrials`` METIS runs at a time: a bisection tree (balanced per bisection,
-    not to ``maxpwgt``; lowest cut per piece) or k-way partitions (lowest cut within
+    """A partition (int32, on the host) of the coarsest ``graph`` into as many parts as ``maxpwgt``
+    has limits, of target weights ``tpwgts`` (fractions; None: equal), where coarsening aimed at
+    ``target`` vertices, from ``ntrials`` METIS runs at a time: a bisection tree (balanced per
+    bisection, not to ``maxpwgt``; lowest cut per piece) or k-way partitions (lowest cut within
     ``maxpwgt``). ``random_bisections``: bisections start from random ones instead of grown
     regions (METIS's ``-iptype=random``). ``kway``: k-way trials whatever the graph's size
     (``graph`` is the input itself, not a coarsest graph). The steps of ``meanwhile`` run in
     this process while the workers compute, the rest after the trials (none where no trial is
     needed: nparts 1, an empty graph, or no more vertices than parts)."""
-    n = graph.nvtxs
+    n, nparts = graph.nvtxs, len(maxpwgt)
     if nparts == 1 or n == 0:
         return np.zeros(n, dtype=np.int32)
     if nparts >= n:
@@ -158,7 +157,7 @@ def initial_bisections(
                                recursive=bisect, dense=not bisect and _dense(n, graph.nnz))
         for i, vertices, (sub, parts, cuts) in zip(split, members, trials):
             scores = list(cuts) if bisect else [
-                (_excess(p, sub[2], 2, maxpwgt[i]), cut) for p, cut in zip(parts, cuts)]
+                (_excess(p, sub[2], maxpwgt[i]), cut) for p, cut in zip(parts, cuts)]
             side[vertices] = parts[scores.index(min(scores))]  # the first of equal scores
     for _ in steps:
         pass
@@ -184,7 +183,6 @@ def tiny_piece_sides(labels: np.ndarray, npieces: int) -> tuple[np.ndarray, np.n
 def initial_copies(
     graph: DeviceGraph,
     labels: np.ndarray,
-    nparts: int,
     maxpwgt: np.ndarray,
     tpwgts: np.ndarray,
     *,
@@ -198,13 +196,14 @@ def initial_copies(
 ) -> np.ndarray:
     """The partition (int32, on the host) of the coarsest ``graph`` of a disjoint union of
     copies of one graph (``labels``: host int32 copy ids, no edge between two copies): copy c's
-    vertices into parts c * nparts .. (c + 1) * nparts - 1, each copy split as
+    vertices into parts c * nparts .. (c + 1) * nparts - 1 (nparts: ``maxpwgt``'s limits of
+    one copy), each copy split as
     ``initial_partition`` splits one graph (``ntrials`` trials seeded ``seeds[c]``, ... per
     copy; a bisection tree, or where coarsening, aimed at ``target`` vertices in all, stalled
     or left a dense graph, k-way trials within ``maxpwgt``), every copy's trials of a round in
     one submission. The steps of ``meanwhile`` run while the workers compute, the rest after."""
     steps = iter(meanwhile if meanwhile is not None else ())
-    n, ncopies = graph.nvtxs, len(seeds)
+    n, ncopies, nparts = graph.nvtxs, len(seeds), len(maxpwgt)
     order = np.argsort(labels, kind="stable")
     starts = np.concatenate(([0], np.cumsum(np.bincount(labels, minlength=ncopies))))
     members = [order[starts[c]:starts[c + 1]] for c in range(ncopies)]
@@ -228,7 +227,7 @@ def initial_copies(
                                dense=_dense(n, graph.nnz),
                                seeds=[seeds[c] for c in split]) if split else []
         for c, (sub, parts, cuts) in zip(split, trials):
-            scores = [(_excess(p, sub[2], nparts, maxpwgt), cut) for p, cut in zip(parts, cuts)]
+            scores = [(_excess(p, sub[2], maxpwgt), cut) for p, cut in zip(parts, cuts)]
             part[members[c]] = c * nparts + parts[scores.index(min(scores))]
     for _ in steps:
         pass
@@ -412,7 +411,7 @@ def _kway(graph: DeviceGraph, tpwgts: np.ndarray, maxpwgt: np.ndarray, run: _Tri
     parts, cuts = zip(*run([(*host, nparts, _explicit(tpwgts))], recursive=False)[0])
     if dense:
         cuts = _cuts(graph, parts)
-    scores = [(_excess(part, host[2], nparts, maxpwgt), cut) for part, cut in zip(parts, cuts)]
+    scores = [(_excess(part, host[2], maxpwgt), cut) for part, cut in zip(parts, cuts)]
     return parts[scores.index(min(scores))]
 
 
@@ -432,6 +431,7 @@ def _cuts(graph: DeviceGraph, parts: list[np.ndarray]) -> list[int]:
     return cuts
 
 
-def _excess(part: np.ndarray, vwgt: np.ndarray, nparts: int, maxpwgt: np.ndarray) -> float:
-    """The part weights' total excess over ``maxpwgt``."""
-    return float(np.maximum(np.bincount(part, weights=vwgt, minlength=nparts) - maxpwgt, 0).sum())
+def _excess(part: np.ndarray, vwgt: np.ndarray, maxpwgt: np.ndarray) -> float:
+    """The part weights' total excess over ``maxpwgt`` (one limit per part)."""
+    pw = np.bincount(part, weights=vwgt, minlength=len(maxpwgt))
+    return float(np.maximum(pw - maxpwgt, 0).sum())

@@ -22,15 +22,14 @@ from gpmetis.device_graph import DeviceGraph
 PLACE_MAX = 1.25
 
 
-def packed_start(g: DeviceGraph, nparts: int, maxpwgt: np.ndarray, tpwgts: np.ndarray,
-                 labels):
+def packed_start(g: DeviceGraph, maxpwgt: np.ndarray, tpwgts: np.ndarray, labels):
     """A partition (int32 on g's backend) that places every component of ``g`` whole, or None
     where ``g`` is connected or its largest component exceeds PLACE_MAX times the largest of
     ``maxpwgt`` (the part weight limits); ``tpwgts``: the parts' target fractions; ``labels``:
     ``connected_components`` of ``g`` (each component's smallest vertex)."""
     be = g.be
     xp = be.xp
-    n = g.nvtxs
+    n, nparts = g.nvtxs, len(maxpwgt)
     if n < 2:
         return None
     roots = xp.flatnonzero(labels == xp.arange(n, dtype=labels.dtype))

@@ -100,7 +100,7 @@ def multilevel_partition(wg: WeightedGraph, balance: Balance, options: Options,
     if direct:
         levels = [Level(g)]
     else:
-        levels = coarsen(be, g, nparts, seed, options.effective_ctype(be.name),
+        levels = coarsen(be, g, coarsen_to(g.nvtxs, nparts), seed, options.effective_ctype(be.name),
                          not options.no2hop, maxvwgt=wg.scale)
     weigh_levels(be, wg.weights, levels)
     be.release_free_memory(keep_below)
@@ -134,8 +134,8 @@ def multilevel_partition(wg: WeightedGraph, balance: Balance, options: Options,
             stats.minconn["refinement"] += rounds[1]
         return part
 
-    part = _uncoarsen(g, levels, be.xp.asarray(part0, dtype=be.xp.int32), nparts, refiners,
-                      level_refiner, keep_below, after_level)
+    part = _uncoarsen(g, levels, be.xp.asarray(part0, dtype=be.xp.int32), refiners,
+                      level_refiner, keep_below, after_level, fill_empty=nparts)
     stats.refinement = time.perf_counter() - t2
     stats.levels = _level_stats(levels)
     return part, stats
@@ -166,7 +166,7 @@ def multilevel_bisections(wg: WeightedGraph, labels, targets: np.ndarray, option
     balance = Balance(limits, wg.totals, adjacent_only=True, group_size=2)
     sizes = be.asnumpy(be.counts(labels, npieces))
     target = int(sum(min(int(size), piece_coarsen_to(int(size), npieces)) for size in sizes))
-    levels, coarse_labels, keep_below = _coarsen_within(g, labels, 2, seed, options, target,
+    levels, coarse_labels, keep_below = _coarsen_within(g, labels, seed, options, target,
                                                         wg.scale)
     weigh_levels(be, wg.weights, levels)
     t1 = time.perf_counter()
@@ -181,8 +181,7 @@ def multilevel_bisections(wg: WeightedGraph, labels, targets: np.ndarray, option
     t2 = time.perf_counter()
     stats.initial = t2 - t1
     part0 = be.xp.asarray(2 * coarse_labels + side, dtype=be.xp.int32)
-    part = _uncoarsen(g, levels, part0, nparts, refiners, level_refiner, keep_below,
-                      fill_empty=False)
+    part = _uncoarsen(g, levels, part0, refiners, level_refiner, keep_below)
     part = fill_empty_halves(be, g, part, nparts)
     stats.refinement = time.perf_counter() - t2
     stats.levels = _level_stats(levels)
@@ -229,7 +228,7 @@ def multilevel_copies(g: DeviceGraph, balance: Balance, options: Options, tpwgts
     nparts = balance.nparts
     union, labels = disjoint_copies(g, ncopies)
     target = ncopies * coarsen_to(g.nvtxs, nparts)
-    levels, coarse_labels, keep_below = _coarsen_within(union, labels, nparts, seeds[0], options,
+    levels, coarse_labels, keep_below = _coarsen_within(union, labels, seeds[0], options,
                                                         target)
     t1 = time.perf_counter()
     stats.coarsening = t1 - t0
@@ -237,19 +236,18 @@ def multilevel_copies(g: DeviceGraph, balance: Balance, options: Options, tpwgts
     refiners: dict = {}
     copies = Balance(np.tile(balance.limits, ncopies), balance.totals, group_size=nparts)
     level_refiner = _level_refiners(levels, copies, options)
-    total = ncopies * nparts
     part0 = initial_copies(
-        levels[-1].graph, coarse_labels, nparts, balance.limits[0], tpwgts.reshape(-1),
+        levels[-1].graph, coarse_labels, balance.limits[0], tpwgts.reshape(-1),
         target=target,
         seeds=seeds, ntrials=COPY_TRIALS, ufactor=options.trial_ufactor,
         niter=options.niter, random_bisections=options.iptype == "random",
         meanwhile=_prepare_small_levels(levels, refiners, level_refiner))
     t2 = time.perf_counter()
     stats.initial = t2 - t1
-    part = _uncoarsen(union, levels, xp.asarray(part0, dtype=xp.int32), total, refiners,
-                      level_refiner, keep_below, fill_empty=False)
+    part = _uncoarsen(union, levels, xp.asarray(part0, dtype=xp.int32), refiners,
+                      level_refiner, keep_below)
     union.reload()  # the edge weights, where unit ones were dropped
-    excess, cuts = copy_scores(be, union, part, ncopies, nparts, balance.limits[0])
+    excess, cuts = copy_scores(be, union, part, ncopies, balance.limits[0])
     order = sorted(range(ncopies), key=lambda c: (excess[c], cuts[c], c))
     n = g.nvtxs
     parts = [fill_empty_parts(be, g, part[c * n:(c + 1) * n] - np.int32(c * nparts), nparts)
@@ -277,12 +275,13 @@ def disjoint_copies(g: DeviceGraph, ncopies: int):
     return union, labels
 
 
-def copy_scores(be: Backend, union: DeviceGraph, part, ncopies: int, nparts: int,
+def copy_scores(be: Backend, union: DeviceGraph, part, ncopies: int,
                 maxpwgt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(excess, cut): host int64 arrays of each copy's total weight above ``maxpwgt`` (one
     copy's limits) and edge cut, for ``part`` of ``disjoint_copies``' union (copy c in parts
-    c * nparts ..), from one pass over the edges (each copy's edges are a contiguous range)."""
-    xp = be.xp
+    c * nparts .., nparts = ``len(maxpwgt)``), from one pass over the edges (each copy's edges
+    are a contiguous range)."""
+    xp, nparts = be.xp, len(maxpwgt)
     pw = be.asnumpy(part_weights(be, union.vwgt[:, None], part, ncopies * nparts)[:, 0])
     excess = np.maximum(pw.reshape(ncopies, nparts) - maxpwgt, 0).sum(axis=1)
     cut = cut_edges(be, union.xadj, union.adjncy, part)
@@ -292,15 +291,15 @@ def copy_scores(be: Backend, union: DeviceGraph, part, ncopies: int, nparts: int
     return excess.astype(np.int64), be.asnumpy(ends[1:] - ends[:-1]) // 2
 
 
-def _coarsen_within(g: DeviceGraph, labels, nparts: int, seed: int, options: Options,
-                    target: int, maxvwgt: int | None = None):
+def _coarsen_within(g: DeviceGraph, labels, seed: int, options: Options, target: int,
+                    maxvwgt: int | None = None):
     """(levels, the coarsest level's piece ids on the host, the pool size its refinement keeps
     below): the disjoint union ``g`` coarsened towards ``target`` vertices in all, every coarse
     vertex inside one piece of ``labels``."""
     be = g.be
     keep_below = RELEASE_ABOVE * g.nbytes
-    levels = coarsen(be, g, nparts, seed, options.effective_ctype(be.name), not options.no2hop,
-                     maxvwgt=maxvwgt, within=labels, closed=True, target=target)
+    levels = coarsen(be, g, target, seed, options.effective_ctype(be.name), not options.no2hop,
+                     maxvwgt=maxvwgt, within=labels, closed=True)
     be.release_free_memory(keep_below)
     coarse_labels = be.asnumpy(levels[-1].part)
     levels[-1].part = None
@@ -357,8 +356,8 @@ def vcycle(g: DeviceGraph, balance: Balance, options: Options, seed: int, part, 
         used, within = be.xp.unique(within.astype(np.int64) * nparts + other,
                                     return_inverse=True)
         within, nlabels = within.reshape(-1).astype(np.int32), len(used)
-    levels = coarsen(be, g, nparts, seed, options.effective_ctype(be.name), not options.no2hop,
-                     within=within)
+    levels = coarsen(be, g, coarsen_to(g.nvtxs, nparts), seed, options.effective_ctype(be.name),
+                     not options.no2hop, within=within)
     t1 = time.perf_counter()
     stats.coarsening = t1 - t0
     level_refiner = _level_refiners(levels, balance, options)
@@ -375,18 +374,18 @@ def vcycle(g: DeviceGraph, balance: Balance, options: Options, seed: int, part, 
             parents.append(table[coarsest])
         scores = [score_state(be, top, p, balance) for p in parents]
         coarsest = parents[scores.index(min(scores))]
-    part = _uncoarsen(g, levels, coarsest, nparts, {}, level_refiner, keep_below)
+    part = _uncoarsen(g, levels, coarsest, {}, level_refiner, keep_below, fill_empty=nparts)
     stats.refinement = time.perf_counter() - t1
     stats.levels = _level_stats(levels)
     return part, stats
 
 
-def _uncoarsen(g: DeviceGraph, levels: list, part, nparts: int, refiners: dict,
-               level_refiner, keep_below: int, after_level=None, fill_empty: bool = True):
+def _uncoarsen(g: DeviceGraph, levels: list, part, refiners: dict, level_refiner,
+               keep_below: int, after_level=None, fill_empty: int = 0):
     """Refine ``part`` of the coarsest level, then project and refine level by level down to
     ``g``; ``after_level`` ((depth, level, part) -> part) after each level's refinement, then
-    empty parts filled (unless not ``fill_empty``). ``refiners``: the levels' refiners made
-    already."""
+    the empty parts of ``fill_empty`` parts filled (0: none). ``refiners``: the levels'
+    refiners made already."""
     be = g.be
     iterations = {}  # the levels' counts, read once all are done: no level waits for the last
     for depth in range(len(levels) - 1, -1, -1):
@@ -407,7 +406,7 @@ def _uncoarsen(g: DeviceGraph, levels: list, part, nparts: int, refiners: dict,
         if after_level is not None:
             part = after_level(depth, level, part)
     if fill_empty:
-        part = fill_empty_parts(be, g, part, nparts)
+        part = fill_empty_parts(be, g, part, fill_empty)
     g.release_scratch()  # the finest level's work arrays: the metrics need the room
     be.synchronize()
     for depth, count in iterations.items():

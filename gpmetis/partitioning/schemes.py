@@ -40,7 +40,7 @@ class Scheme:
         """(part, RunStats) of one multilevel run: k-way, or recursive bisection."""
         p = self.problem
         if options.ptype == "rb":
-            return recursive_partition(self.wg, p.nparts, options, p.tpwgts, seed)
+            return recursive_partition(self.wg, p.tpwgts, options, seed)
         return multilevel_partition(self.wg, self.balance_for(options), options, p.tpwgts, seed,
                                     **extra)
 

@@ -236,7 +236,7 @@ def run_phases_on_grid(be: Backend) -> PartitionMetrics:
     import numpy as np
 
     from gpmetis.balance import Balance
-    from gpmetis.coarsening.coarsen import coarsen
+    from gpmetis.coarsening.coarsen import coarsen, coarsen_to
     from gpmetis.device_graph import DeviceGraph
     from gpmetis.graph import Graph
     from gpmetis.metrics import compute_metrics
@@ -254,7 +254,8 @@ def run_phases_on_grid(be: Backend) -> PartitionMetrics:
     grid = Graph.from_csr(xadj, dst[order])
     g = DeviceGraph.upload(be, grid)
     for ctype in ("lp", "shem"):  # clusters, and the pairs that take over from them
-        coarsen(be, DeviceGraph.upload(be, grid), WARM_PARTS, 1, ctype, True)
+        coarsen(be, DeviceGraph.upload(be, grid), coarsen_to(grid.nvtxs, WARM_PARTS), 1, ctype,
+                True)
     # a skewed start (two thirds of the grid in one part, the last part empty) runs label
     # propagation, rebalancing and the empty-part fill
     n = g.nvtxs
