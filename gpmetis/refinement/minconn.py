@@ -157,11 +157,10 @@ class MinConn(PartitionRounds):
         only (a distant part would gain a neighbour); None where nothing changes."""
         be, g = self.be, self.g
         if not self.several:
-            moved = rebalance_step(be, g, part, self.nparts, self.limits[0], pw[0])
+            moved = rebalance_step(be, g, part, self.balance, pw[0])
             return None if moved is part else moved
-        moved, _ = refine(be, g, self.weights, part, self.nparts,
-                          replace(self.balance, adjacent_only=True), finest=True,
-                          patience=REBALANCE_PATIENCE)
+        moved, _ = refine(be, g, self.weights, part, replace(self.balance, adjacent_only=True),
+                          finest=True, patience=REBALANCE_PATIENCE)
         return None if bool((moved == part).all()) else moved
 
     def merge_fragments(self, part):
