@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import load_fixture, requires_cuda
+from conftest import limits_balance, load_fixture, requires_cuda
 from test_modes import check_bisections, grid, part_components
 from test_multiconstraint import assert_balanced, part_weights, power_law_graph, with_weights
 
@@ -92,7 +92,8 @@ def test_make_contiguous_checks_every_constraint():
     weights = np.stack([np.ones(144, np.int32), np.where(column < 4, 2, 1).astype(np.int32)])
     limits = np.array([[60, 60, 60], [70, 70, 70]])
     g = DeviceGraph.upload(CPU, graph)
-    out, (merges, rebalances) = make_contiguous(CPU, g, part, 3, limits, weights=weights)
+    out, (merges, rebalances) = make_contiguous(CPU, g, part, limits_balance(limits),
+                                                weights=weights)
     assert merges >= 1 and rebalances >= 1
     assert (part_components(graph, out, 3) == 1).all()
     pw = np.stack([np.bincount(out, weights=w, minlength=3) for w in weights])

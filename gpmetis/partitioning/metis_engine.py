@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpmetis.backend import get_backend
+from gpmetis.balance import Balance
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.errors import OptionError, PartitionError
 from gpmetis.graph import Graph
@@ -109,10 +110,10 @@ def metis_engine(problem: PartitionProblem) -> tuple[np.ndarray, dict]:
     if options.contig:
         host = _host_graph(graph) if host is None else host
         label = connected_components(CPU, host.xadj, host.adjncy, part)
-        if not bool(main_components(CPU, host, part, label, nparts).all()):
+        if not bool(main_components(CPU, host, part, label).all()):
             weights = None if graph.ncon == 1 else np.ascontiguousarray(graph.vwgt.T)
-            part = make_contiguous(CPU, host, part, nparts, problem.limits.T,
-                                   weights=weights)[0]
+            balance = Balance(problem.limits.T.copy(), problem.totals)
+            part = make_contiguous(CPU, host, part, balance, weights=weights)[0]
     return part, stats
 
 

@@ -51,8 +51,7 @@ class Scheme:
 
     def contiguous(self, part):
         """(part with every part connected, its rounds)."""
-        return make_contiguous(self.be, self.graph, part, self.problem.nparts,
-                               self.balance.limits, weights=self.wg.weights)
+        return make_contiguous(self.be, self.graph, part, self.balance, weights=self.wg.weights)
 
 
 class SingleConstraint(Scheme):
