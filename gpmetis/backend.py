@@ -23,6 +23,24 @@ NULL = np.uint64(0)  # a kernel's null pointer argument: its optional array is a
 HISTOGRAM_CU = Path(__file__).with_name("histogram.cu")
 PREPROCESS_FILE = "gpmetis-nvrtc-preprocess.json"  # beside CuPy's kernel cache
 SHARED_BINS = 6144  # bin_sums of up to this many bins sums in shared memory (48 KB a block)
+FLOAT_EXACT = 2**53  # float64 holds every integer of at most this magnitude
+INT32_EXACT_ITEMS = FLOAT_EXACT >> 31  # this many int32 weights always sum exactly in float64
+
+
+def exact_bin_sums(ids: np.ndarray, n: int, weights: np.ndarray | None = None) -> np.ndarray:
+    """int64 sums of the integer ``weights`` (None: 1 each) per id 0..n-1 of ``ids`` (every id
+    in range), exact wherever every sum fits an int64. np.bincount sums in float64: it is kept
+    where no partial sum can pass 2^53 (len(ids) * the largest |weight|), else np.add.at sums
+    in int64."""
+    if weights is None:
+        return np.bincount(ids, minlength=n).astype(np.int64, copy=False)
+    if len(ids) >= INT32_EXACT_ITEMS or weights.dtype != np.int32:
+        bound = max(int(weights.max()), -int(weights.min()), 0) if len(weights) else 0
+        if bound * len(ids) >= FLOAT_EXACT:
+            sums = np.zeros(n, dtype=np.int64)
+            np.add.at(sums, ids, weights.astype(np.int64, copy=False))
+            return sums
+    return np.bincount(ids, weights=weights, minlength=n).astype(np.int64)
 
 
 def sorted_unique(a: np.ndarray) -> np.ndarray:
@@ -158,13 +176,12 @@ class Backend:
         return self.bin_sums(ids, n)
 
     def bin_sums(self, ids, n: int, weights=None):
-        """int64 sums of ``weights`` (int32; None: 1 each) per id 0..n-1 of ``ids`` (every id in
-        range), with no round trip to the host and no scratch (cupy.bincount reads the ids'
-        least and greatest back first, and CuPy 14's took 270 MB of scratch for 1M ids into
-        206k bins)."""
+        """int64 sums of ``weights`` (int32 or int64; None: 1 each) per id 0..n-1 of ``ids``
+        (every id in range), exact wherever every sum fits an int64; on the GPU with no round
+        trip to the host and no scratch (cupy.bincount reads the ids' least and greatest back
+        first, and CuPy 14's took 270 MB of scratch for 1M ids into 206k bins)."""
         if not self.gpu:
-            sums = np.bincount(ids, weights=weights, minlength=n)
-            return (sums if weights is None else np.rint(sums)).astype(np.int64)
+            return exact_bin_sums(ids, n, weights)
         xp = self.xp
         out = xp.zeros(n, dtype=xp.int64)
         int32 = ids.dtype == xp.int32 and (weights is None or weights.dtype == xp.int32)
