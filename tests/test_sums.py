@@ -1,13 +1,19 @@
-"""Weight sums past float64's 2^53: the cpu backend's bin sums are exact integers for every
-int64 total."""
+"""Weight sums past float64's 2^53: the cpu backend's bin sums and the part weight limits are
+exact integers for every int64 total."""
 
 from __future__ import annotations
+
+import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
 
 from gpmetis.backend import FLOAT_EXACT, exact_bin_sums, get_backend
+from gpmetis.balance import max_part_weights, uniform_tpwgts
+from gpmetis.options import UBVEC_MAX
 
+INT64_MAX = 2**63 - 1
 CPU = get_backend("cpu")
 
 
@@ -48,3 +54,26 @@ def test_bin_sums_equal_plain_sums(nbins):
         weights = rng.integers(-high, high, 3000).astype(dtype)
         assert exact_bin_sums(ids, nbins, weights).tolist() == _plain_sums(ids, nbins, weights)
     assert CPU.counts(ids, nbins).tolist() == np.bincount(ids, minlength=nbins).tolist()
+
+
+def _exact_limit(total: int, tpwgt: float, ub: float) -> int:
+    target = Fraction(tpwgt) * total
+    return min(max(math.floor(Fraction(ub) * target), math.ceil(target)), INT64_MAX)
+
+
+@pytest.mark.parametrize("nparts", [2, 3, 64])
+def test_part_limits_near_2_63_are_exact_and_never_overflow(nparts):
+    for total in (2**53 + 1, 2**62 + 1, INT64_MAX - 2, INT64_MAX):
+        for ub in (1.001, 1.03, 2.0, UBVEC_MAX):
+            limits = max_part_weights(np.array([total]), uniform_tpwgts(nparts), [ub])
+            assert limits.dtype == np.int64
+            assert limits[:, 0].tolist() == [_exact_limit(total, 1.0 / nparts, ub)] * nparts
+
+
+def test_part_limits_mix_exact_and_float_columns():
+    # uneven targets; the float64 column keeps its rounding slack (1490 unit vertices in 64
+    # parts need a part of 24 > 1.03 * 23.28)
+    tpwgts = np.array([[0.25, 1 / 64], [0.75, 63 / 64]])
+    limits = max_part_weights(np.array([2**62 + 7, 1490]), tpwgts, [1.03, 1.03])
+    assert limits[:, 0].tolist() == [_exact_limit(2**62 + 7, t, 1.03) for t in (0.25, 0.75)]
+    assert limits[:, 1].tolist() == [24, 1510]
