@@ -25,22 +25,28 @@ PREPROCESS_FILE = "gpmetis-nvrtc-preprocess.json"  # beside CuPy's kernel cache
 SHARED_BINS = 6144  # bin_sums of up to this many bins sums in shared memory (48 KB a block)
 FLOAT_EXACT = 2**53  # float64 holds every integer of at most this magnitude
 INT32_EXACT_ITEMS = FLOAT_EXACT >> 31  # this many int32 weights always sum exactly in float64
+ADD_AT_BINS = 1 << 18  # exact_bin_sums of int32 ids into up to this many bins sums by np.add.at
 
 
 def exact_bin_sums(ids: np.ndarray, n: int, weights: np.ndarray | None = None) -> np.ndarray:
     """int64 sums of the integer ``weights`` (None: 1 each) per id 0..n-1 of ``ids`` (every id
-    in range), exact wherever every sum fits an int64. np.bincount sums in float64: it is kept
-    where no partial sum can pass 2^53 (len(ids) * the largest |weight|), else np.add.at sums
-    in int64."""
+    in range), exact wherever every sum fits an int64. np.add.at sums in int64; np.bincount
+    (float64) is kept where no partial sum can pass 2^53 (len(ids) times the largest |weight|)
+    and it is the faster: more bins than ADD_AT_BINS, or int64 ids."""
     if weights is None:
         return np.bincount(ids, minlength=n).astype(np.int64, copy=False)
-    if len(ids) >= INT32_EXACT_ITEMS or weights.dtype != np.int32:
-        bound = max(int(weights.max()), -int(weights.min()), 0) if len(weights) else 0
-        if bound * len(ids) >= FLOAT_EXACT:
-            sums = np.zeros(n, dtype=np.int64)
-            np.add.at(sums, ids, weights.astype(np.int64, copy=False))
-            return sums
-    return np.bincount(ids, weights=weights, minlength=n).astype(np.int64)
+    if n > ADD_AT_BINS or ids.dtype != np.int32:
+        exact = len(ids) < INT32_EXACT_ITEMS and weights.dtype == np.int32
+        if exact or _abs_bound(weights) * len(ids) < FLOAT_EXACT:
+            return np.bincount(ids, weights=weights, minlength=n).astype(np.int64)
+    sums = np.zeros(n, dtype=np.int64)
+    np.add.at(sums, ids, weights.astype(np.int64, copy=False))
+    return sums
+
+
+def _abs_bound(weights: np.ndarray) -> int:
+    """The largest |weight| (0 when there are none)."""
+    return max(int(weights.max()), -int(weights.min()), 0) if len(weights) else 0
 
 
 def sorted_unique(a: np.ndarray) -> np.ndarray:

@@ -9,7 +9,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from gpmetis.backend import FLOAT_EXACT, exact_bin_sums, get_backend
+from gpmetis.backend import ADD_AT_BINS, FLOAT_EXACT, exact_bin_sums, get_backend
 from gpmetis.balance import max_part_weights, uniform_tpwgts
 from gpmetis.options import UBVEC_MAX
 
@@ -33,24 +33,28 @@ def test_bin_sums_of_int64_weights_are_exact_past_2_53():
     assert sums.tolist() == [2**53 + 1, 3, 2**63 - 1, 0]
 
 
-def test_bin_sums_of_many_int32_weights_are_exact_past_2_53():
-    # 5M weights of 2^31 - 1 in one bin pass 2^53 after 4.2M of them; odd ones in others
+@pytest.mark.parametrize("id_dtype, nbins", [(np.int32, 2), (np.int64, 2),
+                                             (np.int32, ADD_AT_BINS + 1)])
+def test_bin_sums_of_many_int32_weights_are_exact_past_2_53(id_dtype, nbins):
+    # 5M weights of 2^31 - 1 in bin 0 pass 2^53 after 4.2M of them; odd ones in bin 1; each
+    # path: int32 ids into few bins, int64 ids, many bins
     n = 5_000_000
-    ids = (np.arange(n) % 7 == 0).astype(np.int32)
+    ids = (np.arange(n) % 7 == 0).astype(id_dtype)
     weights = np.full(n, 2**31 - 1, np.int32)
     weights[::3] -= 2
-    sums = CPU.bin_sums(ids, 2, weights)
+    sums = CPU.bin_sums(ids, nbins, weights)
     expected = [int(weights[ids == b].sum(dtype=np.int64)) for b in range(2)]
     assert expected[0] > FLOAT_EXACT
-    assert sums.tolist() == expected
+    assert sums.tolist() == expected + [0] * (nbins - 2)
 
 
-@pytest.mark.parametrize("nbins", [1, 5, 1000])
-def test_bin_sums_equal_plain_sums(nbins):
-    # int32 weights take the float64 path (exact there), int64 ones near 2^52 the int64 one
+@pytest.mark.parametrize("id_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("nbins", [1, 5, 1000, ADD_AT_BINS + 1])
+def test_bin_sums_equal_plain_sums(id_dtype, nbins):
+    # int32 weights where float64 sums are exact, int64 ones past 2^53 where they are not
     rng = np.random.default_rng(nbins)
-    ids = rng.integers(0, nbins, 3000).astype(np.int32)
-    for dtype, high in ((np.int32, 2**31 - 1), (np.int64, 2**52)):
+    ids = rng.integers(0, nbins, 3000).astype(id_dtype)
+    for dtype, high in ((np.int32, 2**31 - 1), (np.int64, 2**55)):
         weights = rng.integers(-high, high, 3000).astype(dtype)
         assert exact_bin_sums(ids, nbins, weights).tolist() == _plain_sums(ids, nbins, weights)
     assert CPU.counts(ids, nbins).tolist() == np.bincount(ids, minlength=nbins).tolist()
