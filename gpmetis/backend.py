@@ -30,23 +30,33 @@ ADD_AT_BINS = 1 << 18  # exact_bin_sums of int32 ids into up to this many bins s
 
 def exact_bin_sums(ids: np.ndarray, n: int, weights: np.ndarray | None = None) -> np.ndarray:
     """int64 sums of the integer ``weights`` (None: 1 each) per id 0..n-1 of ``ids`` (every id
-    in range), exact wherever every sum fits an int64. np.add.at sums in int64; np.bincount
-    (float64) is kept where no partial sum can pass 2^53 (len(ids) times the largest |weight|)
-    and it is the faster: more bins than ADD_AT_BINS, or int64 ids."""
+    in range), exact wherever every sum fits an int64: by np.add.at in int64, or by np.bincount
+    (float64) where that is the faster (more bins than ADD_AT_BINS, or int64 ids) and exact."""
     if weights is None:
         return np.bincount(ids, minlength=n).astype(np.int64, copy=False)
     if n > ADD_AT_BINS or ids.dtype != np.int32:
-        exact = len(ids) < INT32_EXACT_ITEMS and weights.dtype == np.int32
-        if exact or _abs_bound(weights) * len(ids) < FLOAT_EXACT:
-            return np.bincount(ids, weights=weights, minlength=n).astype(np.int64)
+        sums = _float_sums(ids, n, weights)
+        if sums is not None:
+            return sums
     sums = np.zeros(n, dtype=np.int64)
     np.add.at(sums, ids, weights.astype(np.int64, copy=False))
     return sums
 
 
-def _abs_bound(weights: np.ndarray) -> int:
-    """The largest |weight| (0 when there are none)."""
-    return max(int(weights.max()), -int(weights.min()), 0) if len(weights) else 0
+def _float_sums(ids: np.ndarray, n: int, weights: np.ndarray) -> np.ndarray | None:
+    """np.bincount's sums as int64 where no partial sum passed 2^53, so that each is exact;
+    else None."""
+    if len(ids) < INT32_EXACT_ITEMS and weights.dtype == np.int32:
+        return np.bincount(ids, weights=weights, minlength=n).astype(np.int64)
+    low = int(weights.min()) if len(weights) else 0
+    if low >= 0:
+        # a partial sum of nonnegative weights is at most its bin's, and a float64 sum that
+        # reaches 2^53 stays there: sums below 2^53 are exact
+        sums = np.bincount(ids, weights=weights, minlength=n)
+        return sums.astype(np.int64) if not n or sums.max() < FLOAT_EXACT else None
+    if max(int(weights.max()), -low) * len(ids) < FLOAT_EXACT:
+        return np.bincount(ids, weights=weights, minlength=n).astype(np.int64)
+    return None
 
 
 def sorted_unique(a: np.ndarray) -> np.ndarray:
