@@ -564,6 +564,22 @@ def test_gpu_engine_with_staged_copies_equals_cpu_engine(small_stage, monkeypatc
     assert np.array_equal(partition(graph, 16, engine="gpu", seed=3).part, expected)
 
 
+@pytest.mark.parametrize("nbins", [64, SHARED_BINS + 1])
+def test_bin_sums_past_2_53_equal_cpu(nbins):
+    # bin 0 takes 95% of 6M items: int32 weights near 2^31 (the shared-memory kernel up to
+    # SHARED_BINS bins) and int64 ones up to 2^40 (xp.add.at) both sum past 2^53 there
+    rng = np.random.default_rng(nbins)
+    n = 6_000_000
+    ids = np.where(rng.random(n) < 0.95, 0, rng.integers(0, nbins, n)).astype(np.int32)
+    gpu, cpu = get_backend("gpu"), get_backend("cpu")
+    for weights in (rng.integers(2**31 - 2**28, 2**31, n).astype(np.int32),
+                    rng.integers(0, 2**40, n).astype(np.int64)):
+        expected = cpu.bin_sums(ids, nbins, weights)
+        assert expected[0] > 2**53 and expected.sum() == weights.sum(dtype=np.int64)
+        got = gpu.bin_sums(gpu.asarray(ids), nbins, gpu.asarray(weights))
+        assert np.array_equal(gpu.asnumpy(got), expected)
+
+
 @pytest.mark.parametrize("nbins", [1, 64, SHARED_BINS, SHARED_BINS + 1])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_bin_sums_equal_bincount(nbins, weighted):

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpmetis.backend import exact_bin_sums
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.initial_partitioning.thinning import heaviest_edges
 from gpmetis.initial_partitioning.workers import run_jobs
@@ -431,7 +432,6 @@ def _cuts(graph: DeviceGraph, parts: list[np.ndarray]) -> list[int]:
     return cuts
 
 
-def _excess(part: np.ndarray, vwgt: np.ndarray, maxpwgt: np.ndarray) -> float:
-    """The part weights' total excess over ``maxpwgt`` (one limit per part)."""
-    pw = np.bincount(part, weights=vwgt, minlength=len(maxpwgt))
-    return float(np.maximum(pw - maxpwgt, 0).sum())
+def _excess(part: np.ndarray, vwgt: np.ndarray, maxpwgt: np.ndarray) -> int:
+    """The part weights' total excess over ``maxpwgt`` (one limit per part; exact)."""
+    return int(np.maximum(exact_bin_sums(part, len(maxpwgt), vwgt) - maxpwgt, 0).sum())
