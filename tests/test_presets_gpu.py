@@ -17,6 +17,7 @@ from gpmetis.backend import get_backend
 from gpmetis.balance import Balance, max_part_weights, uniform_tpwgts
 from gpmetis.coarsening.coarsen import coarsen
 from gpmetis.coarsening.weights import WeightedGraph
+from gpmetis.context import DEFAULT
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.metrics import connected_components, part_weights
 from gpmetis.options import Options
@@ -146,7 +147,7 @@ def test_packed_start_gpu_equals_cpu(name):
         tpwgts = uniform_tpwgts(nparts, 1)
         maxpwgt = max_part_weights(np.array([g.total_vwgt]), tpwgts, [1.03])[:, 0]
         start = packed_start(g, nparts, maxpwgt, tpwgts,
-                             connected_components(be, g.xadj, g.adjncy))
+                             connected_components(be, g.xadj, g.adjncy), DEFAULT.packing)
         starts.append(None if start is None else be.asnumpy(start))
     if starts[0] is None:
         assert starts[1] is None

@@ -4,24 +4,28 @@ batched strong run is balanced and cuts no more than the default preset."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from conftest import check_partition, limits_balance, load_fixture, random_graph
 
-from gpmetis import partition
+from gpmetis import context, partition
 from gpmetis.backend import get_backend
 from gpmetis.balance import max_part_weights, uniform_tpwgts
 from gpmetis.coarsening.coarsen import coarsen
+from gpmetis.context import STRONG
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.initial_partitioning.metis_trials import initial_copies, initial_partition
 from gpmetis.metrics import part_weights
-from gpmetis.options import STRONG_RUNS, Options
+from gpmetis.options import Options
 from gpmetis.partitioning.modes import strong as strong_mode
 from gpmetis.partitioning.multilevel import copy_scores, disjoint_copies, multilevel_copies
 from gpmetis.refinement.jet_refiner import refine, refiner, score_state
 from gpmetis.refinement.rebalance import fallback_parts, rebalance_step, roomiest_parts
 
 CPU = get_backend("cpu")
+STRONG_RUNS = STRONG.runs.min_runs
 
 
 def test_disjoint_copies_number_each_copy_apart():
@@ -161,9 +165,10 @@ def test_batched_strong_is_balanced_and_no_worse_than_default(name, k):
 
 def test_large_graphs_keep_sequential_runs(monkeypatch):
     graph = load_fixture("add20")
-    assert strong_mode.batches(graph, STRONG_RUNS)
-    monkeypatch.setattr(strong_mode, "STRONG_BATCH_MAX_VERTICES", STRONG_RUNS * graph.nvtxs - 1)
-    assert not strong_mode.batches(graph, STRONG_RUNS)
+    assert strong_mode.batches(graph, STRONG_RUNS, STRONG.runs)
+    runs = replace(STRONG.runs, batch_max_vertices=STRONG_RUNS * graph.nvtxs - 1)
+    assert not strong_mode.batches(graph, STRONG_RUNS, runs)
+    monkeypatch.setitem(context.PRESETS, "strong", replace(STRONG, runs=runs))
     calls = []
     copies = strong_mode.multilevel_copies
     monkeypatch.setattr(strong_mode, "multilevel_copies",

@@ -53,21 +53,6 @@ RELEASE_FRACTION = 16  # levels of at least 1/16 of the input start from release
 # of coarsening and refinement; the peaks stay below 2.2x the input, rmat 20's at 2.95x)
 RELEASE_ABOVE = 2
 
-# A small input split into few parts gets a second candidate, kept where it cuts less: METIS's
-# k-way trials on the input itself, then Jet (``direct``). METIS's FM refinement at every level
-# of its own hierarchy moves regions that Jet's moves of single vertices miss (uk, k=2: a
-# 48-vertex region that lowers the cut from 22 to 20), and the trials run side by side on the
-# cores, so the candidate costs about one METIS run of the input. At k = 64 and 256 the
-# candidate cut more than the multilevel run on most shared graphs and took 3-10x its time.
-DIRECT_MAX_VERTICES = 1 << 15
-DIRECT_MAX_PARTS = 8
-
-
-def direct_candidate(nvtxs: int, nparts: int) -> bool:
-    """Whether a graph of ``nvtxs`` vertices split into ``nparts`` parts also gets the
-    direct candidate (METIS's k-way trials on the graph itself, then Jet)."""
-    return nvtxs <= DIRECT_MAX_VERTICES and nparts <= DIRECT_MAX_PARTS
-
 
 @dataclass
 class RunStats:
@@ -89,7 +74,7 @@ def multilevel_partition(wg: WeightedGraph, balance: Balance, options: Options,
     level's refinement is followed by volume refinement (``vsize``: the input's vertex sizes,
     int64 on the backend, None: ones); with ``options.minconn``, the middle and finest levels'
     subdomain degrees are lowered. ``direct``: no coarsening; the trials split the input itself
-    (a small input: see ``direct_candidate``), then its refinement."""
+    (a small input: ``modes.direct``), then its refinement."""
     g = wg.graph
     be = g.be
     nparts = balance.nparts
