@@ -65,7 +65,7 @@ def _setup(name: str, k: int):
 def test_coarsening_within_labels_keeps_each_coarse_vertex_in_one_label():
     g, _, _ = _setup("4elt", 8)
     labels = (np.arange(g.nvtxs) * 7 // g.nvtxs).astype(np.int32)  # 7 bands of ids
-    levels = coarsen(CPU, g, 8, 5, "lp", True, within=labels)
+    levels = coarsen(CPU, g, 8, 5, "lp", True, within=labels, context=DEFAULT.coarsening)
     assert len(levels) > 2
     projected = labels
     for level in levels[:-1]:

@@ -126,7 +126,8 @@ def test_coarsening_within_labels_gpu_equals_cpu(name, ctype):
     for engine in ("cpu", "gpu"):
         be = get_backend(engine)
         g = DeviceGraph.upload(be, graph)
-        levels = coarsen(be, g, 8, 3, ctype, True, within=be.asarray(labels))
+        levels = coarsen(be, g, 8, 3, ctype, True, within=be.asarray(labels),
+                         context=DEFAULT.coarsening)
         results.append(([be.asnumpy(lvl.cmap) for lvl in levels[:-1]],
                         be.asnumpy(levels[-1].part)))
     (cpu_maps, cpu_part), (gpu_maps, gpu_part) = results

@@ -14,7 +14,7 @@ from gpmetis import context, partition
 from gpmetis.backend import get_backend
 from gpmetis.balance import max_part_weights, uniform_tpwgts
 from gpmetis.coarsening.coarsen import coarsen
-from gpmetis.context import STRONG
+from gpmetis.context import DEFAULT, STRONG
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.initial_partitioning.metis_trials import initial_copies, initial_partition
 from gpmetis.metrics import part_weights
@@ -48,7 +48,7 @@ def test_copies_coarsen_differently():
     g = DeviceGraph.upload(CPU, load_fixture("4elt"))
     union, labels = disjoint_copies(g, 4)
     levels = coarsen(CPU, union, 8, 5, "lp", True, within=labels, closed=True,
-                     target=4 * 1000)
+                     target=4 * 1000, context=DEFAULT.coarsening)
     n = g.nvtxs
     clusterings = []
     for c in range(4):  # each copy's first-level clusters, numbered by first member

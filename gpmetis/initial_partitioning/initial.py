@@ -11,25 +11,25 @@ from collections.abc import Iterator
 import numpy as np
 
 from gpmetis.balance import Balance
-from gpmetis.coarsening.coarsen import Level, coarsen_to
+from gpmetis.coarsening.coarsen import Level
 from gpmetis.initial_partitioning import metis_trials, ncon_trials
 from gpmetis.initial_partitioning.metis_trials import IPTYPE_GROW, IPTYPE_RANDOM
 from gpmetis.options import Options
 
 
 def initial_partition(coarsest: Level, balance: Balance, tpwgts: np.ndarray, options: Options,
-                      *, seed: int, ntrials: int, input_nvtxs: int, direct: bool,
+                      *, seed: int, ntrials: int, target: int, input_nvtxs: int, direct: bool,
                       coarsened: bool, meanwhile: Iterator[None]) -> np.ndarray:
     """A partition (int32, host) of the ``coarsest`` level into ``balance.nparts`` parts of
     targets ``tpwgts`` (nparts, ncon), from ``ntrials`` trials at a time seeded ``seed, seed +
-    1, ...``. ``input_nvtxs``: the finest level's size; ``direct``: the level is the input
-    itself (k-way trials); ``coarsened``: finer levels follow. The steps of ``meanwhile`` run
-    while the workers compute."""
+    1, ...``. ``target``: the vertices coarsening aimed at; ``input_nvtxs``: the finest
+    level's size; ``direct``: the level is the input itself (k-way trials); ``coarsened``:
+    finer levels follow. The steps of ``meanwhile`` run while the workers compute."""
     nparts = balance.nparts
     if coarsest.weights is None:
         return metis_trials.initial_partition(
             coarsest.graph, nparts, balance.limits[0], tpwgts.reshape(-1),
-            target=coarsen_to(input_nvtxs, nparts), seed=seed, ntrials=ntrials,
+            target=target, seed=seed, ntrials=ntrials,
             ufactor=options.trial_ufactor, niter=options.niter,
             random_bisections=options.iptype == "random", kway=direct, meanwhile=meanwhile)
     coarsest.graph.reload()

@@ -18,8 +18,9 @@ import numpy as np
 
 from gpmetis.backend import Backend
 from gpmetis.balance import Balance, max_part_weights
-from gpmetis.coarsening.coarsen import Level, coarsen, coarsen_to
+from gpmetis.coarsening.coarsen import Level, coarsen
 from gpmetis.coarsening.weights import WeightedGraph, weigh_levels
+from gpmetis.context import CoarseningContext
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.initial_partitioning.initial import initial_bisections, initial_partition
 from gpmetis.initial_partitioning.metis_trials import initial_copies
@@ -39,11 +40,6 @@ INITIAL_TRIALS = 16
 # at least PIECE_TRIALS: half the METIS work of 16 each for the same cuts, where 4 or 2 cut worse
 # (rb's tight per-bisection balance leaves refinement little room to repair a bisection)
 PIECE_TRIALS = 8
-# a depth's pieces are coarsened to coarsen_to(size, 2) vertices each while there are at most
-# FULL_SIZE_PIECES of them; more share that many pieces' vertices (at least PIECE_COARSEN_FLOOR
-# each), so the depth's METIS trials stay about one depth's work as k grows
-FULL_SIZE_PIECES = 16
-PIECE_COARSEN_FLOOR = 100
 # METIS trials per copy of a batched -preset=strong run (``multilevel_copies``): a copy's
 # trials as a run's, so the copies are as good as runs (the workers take 4x the jobs a round)
 COPY_TRIALS = INITIAL_TRIALS
@@ -78,15 +74,18 @@ def multilevel_partition(wg: WeightedGraph, balance: Balance, options: Options,
     g = wg.graph
     be = g.be
     nparts = balance.nparts
+    context = options.context
     stats = RunStats()
     start_workers(INITIAL_TRIALS)
     t0 = time.perf_counter()
     keep_below = RELEASE_ABOVE * g.nbytes  # before the finest level drops any array
+    target = context.coarsening.target(nparts)
     if direct:
         levels = [Level(g)]
     else:
         levels = coarsen(be, g, nparts, seed, options.effective_ctype(be.name),
-                         not options.no2hop, maxvwgt=wg.scale)
+                         not options.no2hop, maxvwgt=wg.scale, context=context.coarsening,
+                         target=target)
     weigh_levels(be, wg.weights, levels)
     be.release_free_memory(keep_below)
     t1 = time.perf_counter()
@@ -96,7 +95,7 @@ def multilevel_partition(wg: WeightedGraph, balance: Balance, options: Options,
     level_refiner = _level_refiners(levels, balance, options)
     part0 = initial_partition(
         levels[-1], balance, tpwgts, options, seed=seed, ntrials=INITIAL_TRIALS,
-        input_nvtxs=g.nvtxs, direct=direct, coarsened=len(levels) > 1,
+        target=target, input_nvtxs=g.nvtxs, direct=direct, coarsened=len(levels) > 1,
         meanwhile=_prepare_small_levels(levels, refiners, level_refiner))
     t2 = time.perf_counter()
     stats.initial = t2 - t1
@@ -150,7 +149,9 @@ def multilevel_bisections(wg: WeightedGraph, labels, targets: np.ndarray, option
                              for i in range(npieces)]).T.copy()  # (ncon, 2 * npieces)
     balance = Balance(limits, wg.totals, adjacent_only=True, group_size=2)
     sizes = be.asnumpy(be.counts(labels, npieces))
-    target = int(sum(min(int(size), piece_coarsen_to(int(size), npieces)) for size in sizes))
+    coarsening = options.context.coarsening
+    target = int(sum(min(int(size), piece_coarsen_to(int(size), npieces, coarsening))
+                     for size in sizes))
     levels, coarse_labels, keep_below = _coarsen_within(g, labels, 2, seed, options, target,
                                                         wg.scale)
     weigh_levels(be, wg.weights, levels)
@@ -185,12 +186,14 @@ def _level_refiners(levels: list[Level], balance: Balance, options: Options):
     return refiner_of
 
 
-def piece_coarsen_to(nvtxs: int, npieces: int) -> int:
+def piece_coarsen_to(nvtxs: int, npieces: int, context: CoarseningContext) -> int:
     """How small a piece of ``nvtxs`` vertices gets before its METIS trials when a depth of
     recursive bisection has ``npieces`` pieces: as small as its own bisection's run would take
-    it, shared out among the pieces beyond ``FULL_SIZE_PIECES``."""
-    full = coarsen_to(nvtxs, 2)
-    return max(PIECE_COARSEN_FLOOR, full * min(npieces, FULL_SIZE_PIECES) // npieces)
+    it, shared out among the pieces beyond the context's ``full_size_pieces`` (at least
+    ``piece_min_vertices`` each)."""
+    full = context.target(2)
+    return max(context.piece_min_vertices,
+               full * min(npieces, context.full_size_pieces) // npieces)
 
 
 def multilevel_copies(g: DeviceGraph, balance: Balance, options: Options, tpwgts: np.ndarray,
@@ -213,7 +216,7 @@ def multilevel_copies(g: DeviceGraph, balance: Balance, options: Options, tpwgts
     t0 = time.perf_counter()
     nparts = balance.nparts
     union, labels = disjoint_copies(g, ncopies)
-    target = ncopies * coarsen_to(g.nvtxs, nparts)
+    target = ncopies * options.context.coarsening.target(nparts)
     levels, coarse_labels, keep_below = _coarsen_within(union, labels, nparts, seeds[0], options,
                                                         target)
     t1 = time.perf_counter()
@@ -285,7 +288,8 @@ def _coarsen_within(g: DeviceGraph, labels, nparts: int, seed: int, options: Opt
     be = g.be
     keep_below = RELEASE_ABOVE * g.nbytes
     levels = coarsen(be, g, nparts, seed, options.effective_ctype(be.name), not options.no2hop,
-                     maxvwgt=maxvwgt, within=labels, closed=True, target=target)
+                     maxvwgt=maxvwgt, within=labels, context=options.context.coarsening,
+                     closed=True, target=target)
     be.release_free_memory(keep_below)
     coarse_labels = be.asnumpy(levels[-1].part)
     levels[-1].part = None
@@ -343,7 +347,7 @@ def vcycle(g: DeviceGraph, balance: Balance, options: Options, seed: int, part, 
                                     return_inverse=True)
         within, nlabels = within.reshape(-1).astype(np.int32), len(used)
     levels = coarsen(be, g, nparts, seed, options.effective_ctype(be.name), not options.no2hop,
-                     within=within)
+                     within=within, context=options.context.coarsening)
     t1 = time.perf_counter()
     stats.coarsening = t1 - t0
     level_refiner = _level_refiners(levels, balance, options)

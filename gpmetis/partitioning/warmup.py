@@ -26,6 +26,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING
 
+from gpmetis.context import DEFAULT
 from gpmetis.options import AUTO_GPU_MIN_SIZE
 
 if TYPE_CHECKING:
@@ -253,7 +254,9 @@ def run_phases_on_grid(be: Backend) -> PartitionMetrics:
     grid = Graph.from_csr(xadj, dst[order])
     g = DeviceGraph.upload(be, grid)
     for ctype in ("lp", "shem"):  # clusters, and the pairs that take over from them
-        coarsen(be, DeviceGraph.upload(be, grid), WARM_PARTS, 1, ctype, True)
+        # (the default's coarsening: every context launches the same kernels)
+        coarsen(be, DeviceGraph.upload(be, grid), WARM_PARTS, 1, ctype, True,
+                context=DEFAULT.coarsening)
     # a skewed start (two thirds of the grid in one part, the last part empty) runs label
     # propagation, rebalancing and the empty-part fill
     n = g.nvtxs
