@@ -19,7 +19,7 @@ from gpmetis.coarsening.coarsen import within_parts
 from gpmetis.coarsening.weights import WeightedGraph
 from gpmetis.context import DEFAULT
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.initial_partitioning.metis_trials import DENSE_DEGREE, initial_bisections
+from gpmetis.initial_partitioning.metis_trials import initial_bisections
 from gpmetis.metrics import part_weights
 from gpmetis.options import Options
 from gpmetis.partitioning import multilevel, recursive, schemes
@@ -188,12 +188,12 @@ def test_initial_bisections_split_each_piece_on_its_own(name, target):
     labels[labels == 3] = 5  # pieces 3 and 4 empty, 5 the last block
     labels[0], labels[1:3] = 3, 4  # and pieces of one and of two vertices
     g = within_parts(CPU, DeviceGraph.upload(CPU, graph), labels)
-    assert (g.nnz > DENSE_DEGREE * g.nvtxs) == (name == "dense")
+    assert (g.nnz > DEFAULT.initial.dense_degree * g.nvtxs) == (name == "dense")
     tpwgts = np.tile([0.4, 0.6], (6, 1))
     weights = np.bincount(labels, weights=graph.vwgt[:, 0], minlength=6)
     maxpwgt = np.floor(1.01 * tpwgts * weights[:, None]).astype(np.int64) + 1
     side = initial_bisections(g, labels, tpwgts, maxpwgt, target=target, seed=3, ntrials=3,
-                              ufactor=10, niter=10)
+                              ufactor=10, niter=10, context=DEFAULT.initial)
     assert side.dtype == np.int32 and set(np.unique(side)) == {0, 1}
     assert side[0] == 0 and sorted(side[1:3]) == [0, 1]
     for i in (0, 1, 2, 5):

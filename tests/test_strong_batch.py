@@ -71,10 +71,10 @@ def test_initial_copies_split_each_copy_as_its_own_run(stalled):
     maxpwgt = max_part_weights(np.array([g.total_vwgt]), tpwgts[:, None], [1.03])[:, 0]
     target = g.nvtxs // 4 if stalled else g.nvtxs
     part = initial_copies(union, labels, k, maxpwgt, tpwgts, target=len(seeds) * target,
-                          seeds=seeds, ntrials=3, ufactor=30, niter=10)
+                          seeds=seeds, ntrials=3, ufactor=30, niter=10, context=DEFAULT.initial)
     for c, seed in enumerate(seeds):
         alone = initial_partition(g, k, maxpwgt, tpwgts, target=target, seed=seed, ntrials=3,
-                                  ufactor=30, niter=10)
+                                  ufactor=30, niter=10, context=DEFAULT.initial)
         assert np.array_equal(part[c * g.nvtxs:(c + 1) * g.nvtxs], c * k + alone)
 
 

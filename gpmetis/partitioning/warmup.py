@@ -61,17 +61,17 @@ def start(path: str | os.PathLike, options: Options) -> PendingGraph | GpuRead |
             return None
     from gpmetis.initial_partitioning.workers import start_workers
     from gpmetis.io.forked import PendingGraph
-    from gpmetis.partitioning.multilevel import INITIAL_TRIALS
 
     _started = True
+    workers = options.context.initial.trials  # one for each of the run's METIS trials
     name = os.fspath(path)
     keep_scipy_from_cupyx()
     if not name.lower().endswith(COMPRESSED_SUFFIXES):
-        start_workers(INITIAL_TRIALS)  # forks before any thread
+        start_workers(workers)  # forks before any thread
         start_cuda_context()
         return GpuRead(name, options.symmetrize)
     pending = PendingGraph(name, options.symmetrize)  # forks before any thread
-    start_workers(INITIAL_TRIALS)
+    start_workers(workers)
     start_cuda_context()
     _thread = threading.Thread(target=_warm, name="gpmetis-gpu-warmup", daemon=True)
     _thread.start()
