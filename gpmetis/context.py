@@ -88,8 +88,8 @@ class InitialContext:
     # METIS sees each vertex of a dense coarsest graph with this many of its heaviest edges:
     # fewer lose cut, more cost time for the same cut
     thin_degree: int = 8
-    # trials run on the workers from this many adjacency entries: below, the processes' start
-    # and pipes cost more than the trials
+    # trials run on the workers from this many adjacency entries: below, handing them over
+    # costs more than running them here (the partition is the same either way)
     parallel_min_nnz: int = 2_000
     # several constraints: a trial's refinement stops after this many iterations without gain
     # (at most the run's patience): the kept trial is refined again as the coarsest level
@@ -137,12 +137,14 @@ class RefinementContext:
     # -minconn: eliminate while the largest subdomain degree is at least num/den of the
     # average (METIS's rule)
     minconn_bad_factor: tuple[int, int] = (7, 5)
-    minconn_max_rounds: int = 64  # -minconn: elimination rounds; each moves a group or ends
+    # -minconn: elimination rounds, and then rebalancing and cut-lowering rounds, at most each;
+    # a bound: each round moves a group or ends
+    minconn_max_rounds: int = 64
     # -minconn: an elimination may fill a part up to (1 + num/den) times its limit, rebalancing
     # following; METIS's 1/4 cuts more for the same degrees
     minconn_slack: tuple[int, int] = (1, 10)
     # -minconn: an elimination adds at most this many times the removed interface's weight to
-    # the cut: lower keeps more degree, higher loses more cut
+    # the cut: lower keeps more of the cut, higher lowers the degrees more
     minconn_cost_factor: int = 8
     # -minconn on several constraints: the fallback rebalancing's refinement stops after this
     # many iterations without gain
@@ -152,7 +154,7 @@ class RefinementContext:
     # -minconn: a vertex adjacent to more parts is no candidate of the constrained moves (the
     # check of its destination costs the square of that number)
     minconn_checked_parts: int = 32
-    volume_max_rounds: int = 64  # -objtype=vol: volume-refinement rounds on the finest level
+    volume_max_rounds: int = 64  # -objtype=vol: volume-refinement rounds, at most
     # -objtype=vol: a round that lowers the volume by less than this share ends the refinement
     volume_improvement: float = 0.001
 
@@ -177,8 +179,9 @@ class RunsContext:
 
     # whole runs at least (-ncuts may ask for more), the best kept
     min_runs: int = 1
-    # k-way cut runs after the first are combined with the best so far by a V-cycle that
-    # coarsens within both partitions (and, where the copies are small, run at once)
+    # k-way runs of one constraint (neither -minconn nor -contig) are combined: each after the
+    # first with the best so far by a V-cycle that coarsens within both, so whole regions of
+    # either can win (-objtype=cut runs of a small graph run at once, as copies)
     combine: bool = False
     # more runs, at most, where the best -contig or multi-constraint run is over a limit: their
     # rebalancing cannot always keep every part connected, nor every constraint within its limit
