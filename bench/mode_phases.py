@@ -9,7 +9,7 @@ mode's calls in order: for rb each depth's multilevel job (pieces, vertices, its
 initial partition and refinement, and each level's vertices and Jet iterations); for minconn
 each level's ``minimize_connectivity`` and its rounds; for contig ``make_contiguous``; for vol
 ``refine_volume``. Then the totals of the inner steps of contig and minconn (their rounds'
-functions), outermost calls only.
+methods), outermost calls only.
 """
 
 from __future__ import annotations
@@ -71,24 +71,24 @@ def _wrap_call(module, name: str) -> None:
     setattr(module, name, timed)
 
 
-def _wrap_inner(module, name: str) -> None:
-    """Sum the time of the outermost calls of module.name(be, ...)."""
-    inner = getattr(module, name)
+def _wrap_inner(cls, name: str) -> None:
+    """Sum the time of the outermost calls of the method cls.name (``self.be`` its backend)."""
+    inner = getattr(cls, name)
 
-    def timed(be, *args, **kwargs):
+    def timed(self, *args, **kwargs):
         if _depth[0]:
-            return inner(be, *args, **kwargs)
+            return inner(self, *args, **kwargs)
         _depth[0] += 1
         try:
-            out, seconds = _synchronised(be, lambda: inner(be, *args, **kwargs))
+            out, seconds = _synchronised(self.be, lambda: inner(self, *args, **kwargs))
         finally:
             _depth[0] -= 1
-        key = f"{module.__name__.rsplit('.', 1)[-1]}.{name}"
+        key = f"{cls.__name__}.{name}"
         INNER[key] += seconds
         COUNTS[key] += 1
         return out
 
-    setattr(module, name, timed)
+    setattr(cls, name, timed)
 
 
 def main() -> None:
@@ -101,10 +101,10 @@ def main() -> None:
     _wrap_call(multilevel, "minimize_connectivity")
     _wrap_call(multilevel, "refine_volume")
     _wrap_call(contiguity, "make_contiguous")
-    for name in ("merge_components", "_rebalance_round", "refine_connected"):
-        _wrap_inner(contiguity, name)
+    for name in ("merge_components", "rebalance_round", "refine_round"):
+        _wrap_inner(contiguity.Contiguity, name)
     for name in ("merge_fragments", "vertex_part_pairs", "eliminate_round", "constrained_round"):
-        _wrap_inner(minconn, name)
+        _wrap_inner(minconn.MinConn, name)
     for spec in args.specs:
         kind, size, k, mode = spec.split(":")
         graph = gpmetis.read_graph(generated_graph(kind, int(size), Path(args.workdir)))

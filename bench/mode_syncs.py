@@ -135,14 +135,13 @@ def capture(graph, k: int, mode: str) -> list[dict]:
                  multilevel.refine_volume)
 
     def keep(step):
-        def wrapped(be, g, part, nparts, maxpwgt, *extra, **keywords):
+        def wrapped(be, g, part, balance, *extra, **keywords):
             calls.append({"arrays": tuple(np.array(a) for a in (g.xadj, g.adjncy, g.adjwgt,
                                                                 g.vwgt)),
-                          "part": np.array(part), "nparts": nparts,
-                          "maxpwgt": np.array(maxpwgt), "step": step,
+                          "part": np.array(part), "balance": balance, "step": step,
                           "extra": tuple(_copy(a) for a in extra),
                           "keywords": {key: _copy(a) for key, a in keywords.items()}})
-            return step(be, g, part, nparts, maxpwgt, *extra, **keywords)
+            return step(be, g, part, balance, *extra, **keywords)
         return wrapped
 
     contiguity.make_contiguous = keep(originals[0])
@@ -176,7 +175,7 @@ def replay(call: dict) -> dict:
     COUNT.clear()
     try:
         start = time.perf_counter()
-        _, rounds = call["step"](be, g, counted(call["part"]), call["nparts"], call["maxpwgt"],
+        _, rounds = call["step"](be, g, counted(call["part"]), call["balance"],
                                  *(counted(a) for a in call["extra"]),
                                  **{key: counted(a) for key, a in call["keywords"].items()})
         seconds = time.perf_counter() - start

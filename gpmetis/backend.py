@@ -23,6 +23,40 @@ NULL = np.uint64(0)  # a kernel's null pointer argument: its optional array is a
 HISTOGRAM_CU = Path(__file__).with_name("histogram.cu")
 PREPROCESS_FILE = "gpmetis-nvrtc-preprocess.json"  # beside CuPy's kernel cache
 SHARED_BINS = 6144  # bin_sums of up to this many bins sums in shared memory (48 KB a block)
+FLOAT_EXACT = 2**53  # float64 holds every integer of at most this magnitude
+INT32_EXACT_ITEMS = FLOAT_EXACT >> 31  # this many int32 weights always sum exactly in float64
+ADD_AT_BINS = 1 << 18  # exact_bin_sums of int32 ids into up to this many bins sums by np.add.at
+
+
+def exact_bin_sums(ids: np.ndarray, n: int, weights: np.ndarray | None = None) -> np.ndarray:
+    """int64 sums of the integer ``weights`` (None: 1 each) per id 0..n-1 of ``ids`` (every id
+    in range), exact wherever every sum fits an int64: by np.add.at in int64, or by np.bincount
+    (float64) where that is the faster (more bins than ADD_AT_BINS, or int64 ids) and exact."""
+    if weights is None:
+        return np.bincount(ids, minlength=n).astype(np.int64, copy=False)
+    if n > ADD_AT_BINS or ids.dtype != np.int32:
+        sums = _float_sums(ids, n, weights)
+        if sums is not None:
+            return sums
+    sums = np.zeros(n, dtype=np.int64)
+    np.add.at(sums, ids, weights.astype(np.int64, copy=False))
+    return sums
+
+
+def _float_sums(ids: np.ndarray, n: int, weights: np.ndarray) -> np.ndarray | None:
+    """np.bincount's sums as int64 where no partial sum passed 2^53, so that each is exact;
+    else None."""
+    if len(ids) < INT32_EXACT_ITEMS and weights.dtype == np.int32:
+        return np.bincount(ids, weights=weights, minlength=n).astype(np.int64)
+    low = int(weights.min()) if len(weights) else 0
+    if low >= 0:
+        # a partial sum of nonnegative weights is at most its bin's, and a float64 sum that
+        # reaches 2^53 stays there: sums below 2^53 are exact
+        sums = np.bincount(ids, weights=weights, minlength=n)
+        return sums.astype(np.int64) if not n or sums.max() < FLOAT_EXACT else None
+    if max(int(weights.max()), -low) * len(ids) < FLOAT_EXACT:
+        return np.bincount(ids, weights=weights, minlength=n).astype(np.int64)
+    return None
 
 
 def sorted_unique(a: np.ndarray) -> np.ndarray:
@@ -158,13 +192,12 @@ class Backend:
         return self.bin_sums(ids, n)
 
     def bin_sums(self, ids, n: int, weights=None):
-        """int64 sums of ``weights`` (int32; None: 1 each) per id 0..n-1 of ``ids`` (every id in
-        range), with no round trip to the host and no scratch (cupy.bincount reads the ids'
-        least and greatest back first, and CuPy 14's took 270 MB of scratch for 1M ids into
-        206k bins)."""
+        """int64 sums of ``weights`` (int32 or int64; None: 1 each) per id 0..n-1 of ``ids``
+        (every id in range), exact wherever every sum fits an int64; on the GPU with no round
+        trip to the host and no scratch (cupy.bincount reads the ids' least and greatest back
+        first, and CuPy 14's took 270 MB of scratch for 1M ids into 206k bins)."""
         if not self.gpu:
-            sums = np.bincount(ids, weights=weights, minlength=n)
-            return (sums if weights is None else np.rint(sums)).astype(np.int64)
+            return exact_bin_sums(ids, n, weights)
         xp = self.xp
         out = xp.zeros(n, dtype=xp.int64)
         int32 = ids.dtype == xp.int32 and (weights is None or weights.dtype == xp.int32)

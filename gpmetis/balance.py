@@ -6,7 +6,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gpmetis.backend import FLOAT_EXACT
+
 EPS = 1e-9
+INT64_MAX = int(np.iinfo(np.int64).max)
+MANTISSA_BITS = 53  # a positive float64 x is m / 2^s with integers m < 2^53 and s
 
 
 def uniform_tpwgts(nparts: int, ncon: int = 1) -> np.ndarray:
@@ -16,11 +20,35 @@ def uniform_tpwgts(nparts: int, ncon: int = 1) -> np.ndarray:
 def max_part_weights(total: np.ndarray, tpwgts: np.ndarray, ubfactors) -> np.ndarray:
     """(nparts, ncon) int64 limits: floor(ub[c] * tpwgts[p, c] * total[c]), but never below
     ceil(tpwgts[p, c] * total[c]): with integer weights that much may be unavoidable (e.g. 1490
-    unit vertices in 64 parts need a part of 24 > 1.03 * 23.28)."""
-    ub = np.asarray(ubfactors, dtype=np.float64)[None, :]
-    target = tpwgts * np.asarray(total, dtype=np.float64)[None, :]
-    limits = np.maximum(np.floor(ub * target + EPS), np.ceil(target - EPS))
-    return limits.astype(np.int64)
+    unit vertices in 64 parts need a part of 24 > 1.03 * 23.28); at most INT64_MAX. A total
+    below 2^53 is computed in float64 (EPS absorbs its rounding), a larger one exactly from the
+    float64 values of ub and tpwgts."""
+    total = np.asarray(total, dtype=np.int64)
+    tpwgts = np.asarray(tpwgts, dtype=np.float64)
+    ub = np.asarray(ubfactors, dtype=np.float64)
+    target = tpwgts * total.astype(np.float64)[None, :]
+    limits = np.maximum(np.floor(ub[None, :] * target + EPS), np.ceil(target - EPS))
+    over = limits >= 2.0**63  # the least float64 past INT64_MAX
+    limits = np.where(over, 0, limits).astype(np.int64)
+    limits[over] = INT64_MAX
+    for c in np.flatnonzero(total >= FLOAT_EXACT):
+        limits[:, c] = _exact_limits(int(total[c]), tpwgts[:, c], float(ub[c]))
+    return limits
+
+
+def _exact_limits(total: int, tpwgts: np.ndarray, ub: float) -> np.ndarray:
+    """max(floor(ub * t * total), ceil(t * total)), at most INT64_MAX, for each t of
+    ``tpwgts`` (positive), ub and t taken exactly (in Python integers: the products pass
+    2^64); once per distinct t."""
+    values, inverse = np.unique(tpwgts, return_inverse=True)
+    frac, exp = np.frexp(values)
+    mant = np.ldexp(frac, MANTISSA_BITS).astype(np.int64).astype(object)  # t = mant / scale
+    scale = np.left_shift(1, (MANTISSA_BITS - exp).astype(object))
+    ub_num, ub_den = ub.as_integer_ratio()
+    bound = (ub_num * total * mant) // (ub_den * scale)
+    need = -((-total * mant) // scale)
+    limits = np.minimum(np.maximum(bound, need), INT64_MAX).astype(np.int64)
+    return limits[inverse.reshape(-1)]
 
 
 def column_sums(vwgt: np.ndarray) -> np.ndarray:

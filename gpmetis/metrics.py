@@ -18,20 +18,9 @@ def edgecut(be: Backend, src, adjncy, adjwgt, part) -> int:
     return int(cut) // 2
 
 
-FLOAT_EXACT = 2**53  # float64 sums of integers below this are exact
-
-
 def part_weights(be: Backend, vwgt, part, nparts: int):
     """(nparts, ncon) int64 sums of vertex weights per part, exact while each constraint's
-    total fits an int64 (NumPy's bincount sums in float64: above 2^53 the host sums by sort)."""
-    n = vwgt.shape[0]
-    if not be.gpu and n and int(vwgt.max()) * n >= FLOAT_EXACT:
-        order = np.argsort(part, kind="stable")
-        p = part[order]
-        first = np.flatnonzero(np.concatenate(([True], p[1:] != p[:-1])))
-        sums = np.zeros((nparts, vwgt.shape[1]), np.int64)
-        sums[p[first]] = np.add.reduceat(vwgt[order].astype(np.int64), first, axis=0)
-        return sums
+    total fits an int64."""
     return be.xp.stack([be.bin_sums(part, nparts, vwgt[:, c]) for c in range(vwgt.shape[1])],
                        axis=1)
 
@@ -173,7 +162,7 @@ def _boundary_by_sort(be: Backend, xadj, adjncy, adjwgt, part, nparts: int, vsiz
         # a (vertex, other part) pair is METIS's unit of communication volume
         pairs = be.unique(src * nparts + part[adjncy[at]])
         owners = pairs // nparts
-        volume += int(xp.sum(vsize[owners])) if vsize is not None else len(pairs)
+        volume += int(xp.sum(vsize[owners], dtype=xp.int64)) if vsize is not None else len(pairs)
         found = be.unique(part[owners].astype(xp.int64) * nparts + pairs % nparts)
         part_pairs = found if part_pairs is None else be.unique(xp.concatenate((part_pairs, found)))
         del at, src, pairs, owners

@@ -131,9 +131,9 @@ def grid_components(big: tuple[int, int], small: tuple[int, int], count: int) ->
     return graph_from_edges(edges, first)
 
 
-def limits_balance(limits) -> Balance:
-    """A refinement's ``Balance`` from part weight limits, (nparts,) for one constraint or
+def limits_balance(limits, group_size: int = 0) -> Balance:
+    """A refinement's ``Balance`` from host part weight limits, (nparts,) for one constraint or
     (ncon, nparts); each constraint's total taken as its limits' sum."""
     limits = np.asarray(limits, dtype=np.int64)
     limits = limits.reshape(1, -1) if limits.ndim == 1 else limits
-    return Balance(limits, limits.sum(axis=1))
+    return Balance(limits, limits.sum(axis=1), group_size=group_size)

@@ -133,10 +133,10 @@ def test_isolated_vertices_cluster_with_each_other_in_id_order(maxvwgt):
 
 def test_a_graph_of_mostly_isolated_vertices_coarsens_by_clusters():
     graph = random_graph(6000, 8, seed=8, isolated=3500)
-    levels = coarsen(CPU, DeviceGraph.upload(CPU, graph), 8, seed=1, ctype="lp", two_hop=True,
-                     context=COARSENING)
-    pairs = coarsen(CPU, DeviceGraph.upload(CPU, graph), 8, seed=1, ctype="shem", two_hop=True,
-                    context=COARSENING)
+    levels = coarsen(CPU, DeviceGraph.upload(CPU, graph), COARSENING.target(8),
+                     seed=1, ctype="lp", two_hop=True, context=COARSENING)
+    pairs = coarsen(CPU, DeviceGraph.upload(CPU, graph), COARSENING.target(8),
+                    seed=1, ctype="shem", two_hop=True, context=COARSENING)
     # without the islands grouped, the first level keeps > half the vertices and pairs take over
     assert levels[1].nvtxs < 0.25 * levels[0].nvtxs
     assert len(levels) < len(pairs)
@@ -158,8 +158,9 @@ def test_cluster_contraction_preserves_weights_and_cut_edges():
 
 def test_clusters_coarsen_in_fewer_levels_than_pairs():
     g = DeviceGraph.upload(CPU, load_fixture("delaunay_n15"))
-    clusters = coarsen(CPU, g, 8, seed=1, ctype="lp", two_hop=True, context=COARSENING)
-    pairs = coarsen(CPU, DeviceGraph.upload(CPU, load_fixture("delaunay_n15")), 8, seed=1,
+    target = COARSENING.target(8)
+    clusters = coarsen(CPU, g, target, seed=1, ctype="lp", two_hop=True, context=COARSENING)
+    pairs = coarsen(CPU, DeviceGraph.upload(CPU, load_fixture("delaunay_n15")), target, seed=1,
                     ctype="shem", two_hop=True, context=COARSENING)
     assert len(clusters) < len(pairs)
     sizes = [lvl.nvtxs for lvl in clusters]
@@ -192,10 +193,10 @@ def test_a_level_where_clusters_do_not_halve_the_graph_falls_back_to_pairs(monke
 
     monkeypatch.setattr(coarsen_module, "lp_clustering", stalled)
     graph = load_fixture("delaunay_n15")
-    fallback = coarsen(CPU, DeviceGraph.upload(CPU, graph), 8, seed=1, ctype="lp", two_hop=True,
-                       context=COARSENING)
-    pairs = coarsen(CPU, DeviceGraph.upload(CPU, graph), 8, seed=1, ctype="shem", two_hop=True,
-                    context=COARSENING)
+    fallback = coarsen(CPU, DeviceGraph.upload(CPU, graph), COARSENING.target(8),
+                       seed=1, ctype="lp", two_hop=True, context=COARSENING)
+    pairs = coarsen(CPU, DeviceGraph.upload(CPU, graph), COARSENING.target(8),
+                    seed=1, ctype="shem", two_hop=True, context=COARSENING)
     assert [lvl.nvtxs for lvl in fallback] == [lvl.nvtxs for lvl in pairs]
     assert len(pairs) > 2
 
@@ -212,8 +213,8 @@ def test_clusters_that_do_not_halve_the_graph_are_kept_when_they_end_coarsening(
     monkeypatch.setattr(coarsen_module, "lp_clustering", stalled)
     graph = random_graph(2000, 6, seed=3)
     enough = int(COARSENING.target_slack * COARSENING.target(8))
-    levels = coarsen(CPU, DeviceGraph.upload(CPU, graph), 8, seed=1, ctype="lp", two_hop=True,
-                     context=COARSENING)
+    levels = coarsen(CPU, DeviceGraph.upload(CPU, graph), COARSENING.target(8),
+                     seed=1, ctype="lp", two_hop=True, context=COARSENING)
     sizes = [lvl.nvtxs for lvl in levels]
     clustered = int(1999 * ratio) + 1
     assert clustered > 1000  # the clusters do not halve the graph

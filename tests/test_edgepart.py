@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import FIXTURES, load_fixture, random_graph
+from conftest import FIXTURES, limits_balance, load_fixture, random_graph
 
 import gpmetis
 from cli.main import main
@@ -170,10 +170,10 @@ def test_balance_moves_cut_edges_first_then_forces():
     other = np.array([0, 1, 0, 2, 0, 0, 1, 2], dtype=np.int32)
     load = np.ones(8, dtype=np.int64)
     # limit 4: two edges leave part 0; edges 1 and 3 (other slot in 1 and 2) move free
-    got = balance_edges(CPU, part, other, load, 3, 4)
+    got = balance_edges(CPU, part, other, load, limits_balance(np.full(3, 4)))
     np.testing.assert_array_equal(got, [0, 1, 0, 2, 0, 0, 1, 2])
     # limit 3 on 8 unit edges in 3 parts: a forced move follows
-    got = balance_edges(CPU, part, other, load, 3, 3)
+    got = balance_edges(CPU, part, other, load, limits_balance(np.full(3, 3)))
     assert np.bincount(got, minlength=3).max() <= 3
     assert got[1] == 1 and got[3] == 2
 
@@ -183,7 +183,7 @@ def test_balance_heavy_edges_fit_whole_then_lower_the_largest_load():
     # edge of 10 fits a room, so one moves where it lowers the larger load, ending within 12
     part = np.array([0, 0, 0, 0, 1, 2], dtype=np.int32)
     load = np.array([10, 1, 2, 10, 5, 5], dtype=np.int64)
-    got = balance_edges(CPU, part, part.copy(), load, 3, 12)
+    got = balance_edges(CPU, part, part.copy(), load, limits_balance(np.full(3, 12)))
     assert np.bincount(got, weights=load, minlength=3).max() <= 12
 
 

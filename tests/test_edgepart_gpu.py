@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import load_fixture, random_graph, requires_cuda
+from conftest import limits_balance, load_fixture, random_graph, requires_cuda
 from test_edgepart import shuffled_rows
 
 from gpmetis.backend import get_backend
@@ -67,5 +67,6 @@ def test_weighted_balance_equals_cpu(nedges, heaviest):
     for engine in ("cpu", "gpu"):
         be = get_backend(engine)
         got.append(be.asnumpy(balance_edges(be, be.xp.asarray(part), be.xp.asarray(other),
-                                            be.xp.asarray(load), 8, limit)))
+                                            be.xp.asarray(load),
+                                            limits_balance(np.full(8, limit)))))
     np.testing.assert_array_equal(got[0], got[1])

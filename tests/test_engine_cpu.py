@@ -79,8 +79,8 @@ def test_contraction_preserves_weights():
 
 def test_coarsening_stops_small():
     graph = load_fixture("delaunay_n15")
-    levels = coarsen(CPU, DeviceGraph.upload(CPU, graph), 8, seed=1, ctype="shem", two_hop=True,
-                     context=DEFAULT.coarsening)
+    levels = coarsen(CPU, DeviceGraph.upload(CPU, graph), DEFAULT.coarsening.target(8),
+                     seed=1, ctype="shem", two_hop=True, context=DEFAULT.coarsening)
     assert len(levels) > 2
     assert levels[-1].nvtxs < 0.1 * graph.nvtxs
     sizes = [lvl.nvtxs for lvl in levels]

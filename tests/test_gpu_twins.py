@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from conftest import SMALL_GRAPHS, load_fixture, random_graph, requires_cuda
+from conftest import SMALL_GRAPHS, limits_balance, load_fixture, random_graph, requires_cuda
 
 from gpmetis import context, partition
 from gpmetis.backend import SHARED_BINS, get_backend
@@ -324,24 +324,23 @@ def test_refinement_kernels_equal_twins(name, nparts):
     part_g = xp.asarray(part_c)
     locked = (rng.random(gc.nvtxs) < 0.2).astype(np.uint8)
     for num, den in ((1, 4), (3, 4)):
-        req_c = MoveRequest(0, locked, num, den)
-        req_g = MoveRequest(0, xp.asarray(locked), num, den)
-        dest_c, gain_c = best_moves(gc.be, gc, part_c, nparts, req_c)
-        dest_g, gain_g = best_moves(gg.be, gg, part_g, nparts, req_g)
+        req_c = MoveRequest(0, locked, num, den, nparts=nparts)
+        req_g = MoveRequest(0, xp.asarray(locked), num, den, nparts=nparts)
+        dest_c, gain_c = best_moves(gc.be, gc, part_c, req_c)
+        dest_g, gain_g = best_moves(gg.be, gg, part_g, req_g)
         _eq(dest_c, dest_g)
         _eq(gain_c, gain_g)
-        for a, b in zip(afterburner(gc.be, gc, part_c, dest_c, gain_c, nparts),
-                        afterburner(gg.be, gg, part_g, dest_g, gain_g, nparts)):
+        for a, b in zip(afterburner(gc.be, gc, part_c, dest_c, gain_c, req_c),
+                        afterburner(gg.be, gg, part_g, dest_g, gain_g, req_g)):
             _eq(a, b)
         # the step capped per destination (tight limits: part weights near them)
-        moved_c = afterburner(gc.be, gc, part_c, dest_c, gain_c, nparts)[1]
+        moved_c = afterburner(gc.be, gc, part_c, dest_c, gain_c, req_c)[1]
         pw_c = part_weights(gc.be, gc.vwgt[:, None], part_c, nparts)[:, 0]
         tight = np.maximum(pw_c + pw_c // 50, 1)
         for loose in (False, True):
-            capped_c = cap_inflow(gc.be, gc, part_c, moved_c, gain_c, nparts, tight, pw_c,
-                                  loose=loose)
-            capped_g = cap_inflow(gg.be, gg, part_g, xp.asarray(moved_c), gain_g.copy(), nparts,
-                                  tight, pw_c, loose=loose)
+            capped_c = cap_inflow(gc.be, gc, part_c, moved_c, gain_c, tight, pw_c, loose=loose)
+            capped_g = cap_inflow(gg.be, gg, part_g, xp.asarray(moved_c), gain_g.copy(), tight,
+                                  pw_c, loose=loose)
             for a, b in zip(capped_c, capped_g):
                 _eq(a, b)
     total = int(gc.vwgt.sum())
@@ -352,16 +351,17 @@ def test_refinement_kernels_equal_twins(name, nparts):
         skew = skew.astype(np.int32)
         pw_c = part_weights(gc.be, gc.vwgt[:, None], skew, nparts)[:, 0]
         room = maxpw_c - pw_c
-        dest_c, gain_c = best_moves(gc.be, gc, skew, nparts, MoveRequest(1, room=room))
-        dest_g, gain_g = best_moves(gg.be, gg, xp.asarray(skew), nparts,
-                                    MoveRequest(1, room=xp.asarray(room)))
+        dest_c, gain_c = best_moves(gc.be, gc, skew, MoveRequest(1, room=room, nparts=nparts))
+        dest_g, gain_g = best_moves(gg.be, gg, xp.asarray(skew),
+                                    MoveRequest(1, room=xp.asarray(room), nparts=nparts))
         _eq(dest_c, dest_g)
         _eq(gain_c, gain_g)
-        moved_c = rebalance_step(gc.be, gc, skew, nparts, maxpw_c, pw_c)
-        _eq(moved_c, rebalance_step(gg.be, gg, xp.asarray(skew), nparts, maxpw_c, pw_c))
+        balance = limits_balance(maxpw_c)
+        moved_c = rebalance_step(gc.be, gc, skew, balance, pw_c)
+        _eq(moved_c, rebalance_step(gg.be, gg, xp.asarray(skew), balance, pw_c))
         assert not np.array_equal(moved_c, skew)
-        _eq(refine(gc.be, gc, skew, nparts, maxpw_c, finest=True, patience=4)[0],
-            refine(gg.be, gg, xp.asarray(skew), nparts, maxpw_c, finest=True, patience=4)[0])
+        _eq(refine(gc.be, gc, skew, balance, finest=True, patience=4)[0],
+            refine(gg.be, gg, xp.asarray(skew), balance, finest=True, patience=4)[0])
 
 
 @pytest.mark.parametrize("name", ["delaunay_n15", "random-w", "random-hubs", "random-dense"])
@@ -376,10 +376,11 @@ def test_score_of_the_moves_equals_the_twin(name, nparts):
     prev = rng.integers(0, nparts, gc.nvtxs).astype(np.int32)
     part = np.where(rng.random(gc.nvtxs) < 0.3, rng.integers(0, nparts, gc.nvtxs), prev)
     part = part.astype(np.int32)
-    cut, pw = partition_state(gc.be, gc, part, nparts)
+    parts = limits_balance(np.zeros(nparts))
+    cut, pw = partition_state(gc.be, gc, part, parts)
     out = xp.zeros(nparts + 1, dtype=xp.uint64)
     launch_score(gg.be, gg, xp.asarray(prev), out)
-    assert int(out[0].get()) == 2 * partition_state(gc.be, gc, prev, nparts)[0]
+    assert int(out[0].get()) == 2 * partition_state(gc.be, gc, prev, parts)[0]
     launch_score(gg.be, gg, xp.asarray(part), out, prev=xp.asarray(prev))
     state = out.get().astype(np.int64)
     assert state[0] == 2 * cut
@@ -394,14 +395,14 @@ def test_refiners_prepared_ahead_equal_twin(name):
     xp, nparts = gg.be.xp, 8
     part = (np.arange(gc.nvtxs) * nparts // gc.nvtxs).astype(np.int32)
     maxpw = np.full(nparts, int(1.03 * int(gc.vwgt.sum()) / nparts), np.int64)
-    prepared = [refiner(gg.be, gg, nparts, maxpw, finest=finest, patience=4)
+    prepared = [refiner(gg.be, gg, limits_balance(maxpw), finest=finest, patience=4)
                 for finest in (True, False)]
     # memory freed since would now be handed out again, here filled with 0x7f bytes
     n = gc.nvtxs
     clobber = [xp.full(size, 0x7F, dtype=xp.uint8)
                for size in (n, 4 * n, 8 * nparts * 256, 8 * nparts, 4) for _ in range(4)]
     for finest, run in reversed(list(zip((True, False), prepared))):
-        expected = refiner(gc.be, gc, nparts, maxpw, finest=finest, patience=4)(part)
+        expected = refiner(gc.be, gc, limits_balance(maxpw), finest=finest, patience=4)(part)
         got = run(xp.asarray(part))
         _eq(expected[0], got[0])
         assert expected[1] == int(got[1])
@@ -424,7 +425,8 @@ def test_jet_loop_equals_the_host_loop(name, nparts):
     start = rng.integers(0, nparts, gc.nvtxs).astype(np.int32)
     skewed = np.where(rng.random(gc.nvtxs) < 0.4, 0, start).astype(np.int32)
     maxpw = np.full(nparts, int(1.03 * int(gc.vwgt.sum()) / nparts), np.int64)
-    host, device = (refiner(g.be, g, nparts, maxpw, finest=True, patience=6) for g in (gc, gg))
+    host, device = (refiner(g.be, g, limits_balance(maxpw), finest=True, patience=6)
+                    for g in (gc, gg))
     for part in (start, skewed):
         expected, got = host(part), device(gg.be.xp.asarray(part))
         assert int(got[1]) == expected[1] >= 6
@@ -562,6 +564,22 @@ def test_gpu_engine_with_staged_copies_equals_cpu_engine(small_stage, monkeypatc
     graph = _graph("random-w")
     expected = partition(graph, 16, engine="cpu", seed=3).part
     assert np.array_equal(partition(graph, 16, engine="gpu", seed=3).part, expected)
+
+
+@pytest.mark.parametrize("nbins", [64, SHARED_BINS + 1])
+def test_bin_sums_past_2_53_equal_cpu(nbins):
+    # bin 0 takes 95% of 6M items: int32 weights near 2^31 (the shared-memory kernel up to
+    # SHARED_BINS bins) and int64 ones up to 2^40 (xp.add.at) both sum past 2^53 there
+    rng = np.random.default_rng(nbins)
+    n = 6_000_000
+    ids = np.where(rng.random(n) < 0.95, 0, rng.integers(0, nbins, n)).astype(np.int32)
+    gpu, cpu = get_backend("gpu"), get_backend("cpu")
+    for weights in (rng.integers(2**31 - 2**28, 2**31, n).astype(np.int32),
+                    rng.integers(0, 2**40, n).astype(np.int64)):
+        expected = cpu.bin_sums(ids, nbins, weights)
+        assert expected[0] > 2**53 and expected.sum() == weights.sum(dtype=np.int64)
+        got = gpu.bin_sums(gpu.asarray(ids), nbins, gpu.asarray(weights))
+        assert np.array_equal(gpu.asnumpy(got), expected)
 
 
 @pytest.mark.parametrize("nbins", [1, 64, SHARED_BINS, SHARED_BINS + 1])

@@ -56,7 +56,7 @@ def _maxpwgt(graph, ufactor: int = 30) -> np.ndarray:
 def _run(dg, graph, **kw):
     kw = {"seed": 3, "ntrials": 4, "ufactor": 30, "niter": 10, "target": SMALL_TARGET,
           "context": INITIAL} | kw
-    return initial_partition(dg, NPARTS, _maxpwgt(graph), None, **kw)
+    return initial_partition(dg, _maxpwgt(graph), None, **kw)
 
 
 def _trials(graph, recursive: bool, ufactor: int = 30, iptype: int = IPTYPE_GROW,
@@ -187,7 +187,7 @@ def test_deeper_trees_halve_the_trials_per_piece_each_round(fixture4elt, graph, 
 def test_bisection_tree_odd_parts_and_target_weights(fixture4elt, graph, monkeypatch):
     calls = _recorded(monkeypatch)
     tpwgts = np.array([0.2, 0.3, 0.5])
-    part = initial_partition(fixture4elt, 3, np.full(3, np.inf), tpwgts, seed=3, ntrials=2,
+    part = initial_partition(fixture4elt, np.full(3, np.inf), tpwgts, seed=3, ntrials=2,
                              ufactor=30, niter=10, target=SMALL_TARGET, context=INITIAL)
     bisections, rest = calls[:2], calls[2:]
     assert all(args[4] == 2 and args[5] == pytest.approx([0.2, 0.8]) for args, _ in bisections)
@@ -206,7 +206,7 @@ def test_kway_the_winner_is_the_lowest_cut_within_the_balance_limit(fixture4elt,
     cuts = [_cut(graph, p) for p in trials]
     assert not fits[cuts.index(min(cuts))] and any(fits)  # the lowest cut alone would be wrong
     best = min((c, t) for t, (c, ok) in enumerate(zip(cuts, fits)) if ok)[1]
-    part = initial_partition(fixture4elt, NPARTS, maxpwgt, None, seed=3, ntrials=4,
+    part = initial_partition(fixture4elt, maxpwgt, None, seed=3, ntrials=4,
                              ufactor=45, niter=10, target=TARGET, context=INITIAL)
     np.testing.assert_array_equal(part, trials[best])
 
@@ -216,7 +216,7 @@ def test_workers_or_not_the_same_partition(fixture4elt, graph, monkeypatch, npar
     monkeypatch.setattr(workers.os, "cpu_count", lambda: 4)
 
     def run():
-        return initial_partition(fixture4elt, nparts, np.full(nparts, np.inf),
+        return initial_partition(fixture4elt, np.full(nparts, np.inf),
                                  None if tpwgts is None else np.array(tpwgts), seed=3,
                                  ntrials=4, ufactor=30, niter=10, target=SMALL_TARGET,
                                  context=INITIAL)
@@ -245,7 +245,7 @@ def test_pieces_with_no_more_vertices_than_parts_get_a_part_each():
     adjncy = np.array([b for r in rows for b in sorted(r)], dtype=np.int32)
     dg = DeviceGraph(get_backend("cpu"), xadj, adjncy, np.ones(len(adjncy), np.int32),
                      np.ones(6, np.int32))
-    part = initial_partition(dg, 5, np.full(5, np.inf), None, seed=1, ntrials=2, ufactor=30,
+    part = initial_partition(dg, np.full(5, np.inf), None, seed=1, ntrials=2, ufactor=30,
                              niter=10, target=100,  # taken whole: split by bisections
                              context=INITIAL)
     assert sorted(np.bincount(part, minlength=5)) == [1, 1, 1, 1, 2]
@@ -400,7 +400,7 @@ def test_trivial_cases(nparts, n):
     empty = np.zeros(0, dtype=np.int32)
     dg = DeviceGraph(get_backend("cpu"), np.zeros(n + 1, dtype=np.int64), empty, empty,
                      np.ones(n, np.int32))
-    part = initial_partition(dg, nparts, np.ones(nparts), None, seed=1, ntrials=2, ufactor=30,
+    part = initial_partition(dg, np.ones(nparts), None, seed=1, ntrials=2, ufactor=30,
                              niter=10, target=1, context=INITIAL)
     assert part.shape == (n,) and part.dtype == np.int32
     assert (part < nparts).all() and len(np.unique(part)) == min(n, nparts)
@@ -464,7 +464,7 @@ def test_dense_graphs_metis_sees_the_thinned_graph_the_winner_is_the_lowest_full
                         lambda args: seen.append(args) or metis_trial(args))
     stop_workers()
     maxpwgt = np.full(4, dense.total_vwgt / 4 * 1.03)
-    part = initial_partition(dense, 4, maxpwgt, None, seed=3, ntrials=6, ufactor=30, niter=10,
+    part = initial_partition(dense, maxpwgt, None, seed=3, ntrials=6, ufactor=30, niter=10,
                              target=2000, context=INITIAL)
     thin = heaviest_edges(dense.be, dense, INITIAL.thin_degree, seed=3).to_host()
     assert len(seen) == 6 and all(not args[-1] for args in seen)  # k-way trials

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import load_fixture
+from conftest import limits_balance, load_fixture
 
 from gpmetis.backend import get_backend
 from gpmetis.device_graph import DeviceGraph
@@ -23,8 +23,8 @@ def test_label_propagation_is_loose_only_after_a_strict_step_that_stalled(monkey
     steps = []  # (loose, cut before, cut after, part weights before, after)
     cap_inflow = jet_refiner.cap_inflow
 
-    def recording(be, g, part, moved, gain, nparts, maxpwgt, pwgts, *, loose):
-        keep, capped = cap_inflow(be, g, part, moved, gain, nparts, maxpwgt, pwgts, loose=loose)
+    def recording(be, g, part, moved, gain, maxpwgt, pwgts, *, loose):
+        keep, capped = cap_inflow(be, g, part, moved, gain, maxpwgt, pwgts, loose=loose)
         cuts = [edgecut(be, g.src, g.adjncy, g.adjwgt, p) for p in (part, capped)]
         after = part_weights(be, g.vwgt[:, None], capped, nparts)[:, 0]
         steps.append((loose, *cuts, pwgts.copy(), after))
@@ -32,7 +32,7 @@ def test_label_propagation_is_loose_only_after_a_strict_step_that_stalled(monkey
 
     monkeypatch.setattr(jet_refiner, "cap_inflow", recording)
     start = (np.arange(g.nvtxs) * nparts // g.nvtxs).astype(np.int32)
-    refine(CPU, g, start, nparts, maxpwgt, finest=True, patience=12)
+    refine(CPU, g, start, limits_balance(maxpwgt), finest=True, patience=12)
     loose = [s[0] for s in steps]
     assert not loose[0] and any(loose) and not all(loose)
     for (was_loose, before, after, *_), now_loose in zip(steps, loose[1:]):
@@ -53,14 +53,16 @@ def test_best_moves_dense_table_equals_sorted_pairs(monkeypatch, nparts):
     g = DeviceGraph.upload(CPU, random_graph(3000, 30, seed=nparts, hubs=5, weighted=True))
     rng = np.random.default_rng(nparts)
     part = rng.integers(0, nparts, g.nvtxs).astype(np.int32)
-    requests = (jet.MoveRequest(0, (rng.random(g.nvtxs) < 0.2).astype(np.uint8), 1, 4),
+    requests = (jet.MoveRequest(0, (rng.random(g.nvtxs) < 0.2).astype(np.uint8), 1, 4,
+                                nparts=nparts),
                 jet.MoveRequest(1, room=np.where(np.arange(nparts) % 2 == 0, -5,
-                                                 rng.integers(0, 8, nparts)).astype(np.int64)))
+                                                 rng.integers(0, 8, nparts)).astype(np.int64),
+                                nparts=nparts))
     for req in requests:
         monkeypatch.setattr(jet, "DENSE_PAIRS_PER_EDGE", 1 << 40)
-        dense = jet.best_moves(CPU, g, part, nparts, req)
+        dense = jet.best_moves(CPU, g, part, req)
         monkeypatch.setattr(jet, "DENSE_PAIRS_PER_EDGE", 0)
-        pairs = jet.best_moves(CPU, g, part, nparts, req)
+        pairs = jet.best_moves(CPU, g, part, req)
         assert (dense[0] >= 0).any()
         for a, b in zip(dense, pairs):
             assert np.array_equal(a, b)

@@ -17,7 +17,7 @@ CU_FILES = sorted((ROOT / "gpmetis").rglob("*.cu"))
 
 def test_kernel_files_exist():
     names = {p.name for p in CU_FILES}
-    assert {"matching.cu", "contraction.cu", "jet.cu", "refinement.cu"} <= names
+    assert {"matching.cu", "contraction.cu", "jet.cu", "ncon.cu", "ncon_device.cu"} <= names
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc (CUDA toolkit) is not installed")

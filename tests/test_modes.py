@@ -17,13 +17,13 @@ from gpmetis.errors import OptionError
 from gpmetis.graph import Graph
 from gpmetis.refinement import minconn
 from gpmetis.refinement.contiguity import (
+    Contiguity,
     fill_empty_parts_connected,
     make_contiguous,
-    move_chunks,
     plan_chunks,
     rebalance_connected,
 )
-from gpmetis.refinement.minconn import constrained_round, minimize_connectivity
+from gpmetis.refinement.minconn import MinConn, minimize_connectivity
 from gpmetis.refinement.rebalance import fill_empty_parts
 
 
@@ -172,7 +172,7 @@ def test_make_contiguous_merges_pieces_and_rebalances():
     part[[0, 1, 20, 21]] = 1  # a piece of part 1 inside part 0
     part[[399, 398]] = 0  # and one of part 0 inside part 1
     limits = np.array([206, 206])
-    out, rounds = make_contiguous(be, g, part, 2, limits)
+    out, rounds = make_contiguous(be, g, part, limits_balance(limits))
     assert (part_components(graph, out, 2) == 1).all()
     assert np.bincount(out, minlength=2).max() <= 206
     assert rounds[0] >= 1
@@ -219,12 +219,12 @@ def test_rebalance_connected_keeps_parts_connected():
     part = part.astype(np.int32)
     limits = np.array([100, 100, 100])
     before = np.bincount(part, minlength=3)
-    moved = rebalance_connected(be, g, part, 3, limits)
+    moved = rebalance_connected(be, g, part, limits_balance(limits))
     assert moved is not None
     after = np.bincount(moved, minlength=3)
     assert after[0] < before[0]
     assert (part_components(graph, moved, 3) == 1).all()
-    out, _ = make_contiguous(be, g, part, 3, limits)
+    out, _ = make_contiguous(be, g, part, limits_balance(limits))
     assert np.bincount(out, minlength=3).max() <= 100
     assert (part_components(graph, out, 3) == 1).all()
 
@@ -236,7 +236,7 @@ def test_rebalance_moves_the_excess_in_one_chunk_nearest_the_destination():
     col = np.arange(256) % 16
     part = (col >= 9).astype(np.int32)  # 144 | 112 vertices
     limits = np.array([130, 130])
-    moved = rebalance_connected(be, g, part, 2, limits)
+    moved = rebalance_connected(be, g, part, limits_balance(limits))
     assert np.bincount(moved, minlength=2).tolist() == [130, 126]
     changed = np.flatnonzero(moved != part)
     assert (col[changed] == 8).all()  # the column next to part 1: distance 0
@@ -251,7 +251,7 @@ def test_plan_chunks_one_sender_per_receiver_and_whole_excess_only():
     conn = np.ones(len(keys), dtype=np.int64)
     limits = np.full(5, 100)
     pw = np.array([105, 103, 94, 104, 98])
-    to, amount = plan_chunks(keys, conn, pw, limits, 5)
+    to, amount = plan_chunks(keys, conn, (limits - pw)[None])
     assert to.tolist() == [2, -1, -1, -1, -1]
     assert amount.tolist() == [[5, 0, 0, 0, 0]]
 
@@ -273,9 +273,10 @@ def test_pieces_cut_off_follow_their_chunk_where_they_fit(leaves, room, follows)
     be = get_backend("cpu")
     g = DeviceGraph.upload(be, graph)
     part = np.array([0] * 7 + [1] * 3 + [0] * leaves, dtype=np.int32)  # 0 over by 1: vertex 6
-    to, amount = np.array([1, -1]), np.array([1, 0])
-    moved = move_chunks(be, g, be.sources(g.xadj, g.nnz), part, 2, to, amount,
-                        np.array([-1, room]))
+    to, amount = np.array([1, -1]), np.array([[1, 0]])
+    rooms = np.array([[-1, room]])
+    limits = np.bincount(part, minlength=2) + rooms[0]
+    moved = Contiguity(be, g, limits_balance(limits)).move_chunks(part, to, amount, rooms)
     if not follows:  # vertex 6 and the leaves it cut off overfill part 1, or outweigh it
         assert moved is None
         return
@@ -380,11 +381,10 @@ def test_constrained_moves_add_no_part_adjacency():
     part = (np.arange(2000) * 7919 % 9).astype(np.int32)
     part[:600] = np.arange(600) // 75  # some structure, so that moves have gains
     total = int(graph.vwgt.sum())
-    src = be.sources(g.xadj, g.nnz)
     before = part_adjacency(graph, part, 9)
     for rebalance, limit in ((False, total // 9 + total // 20), (True, total // 9 - 5)):
-        limits = np.full(9, limit)
-        moved = constrained_round(be, g, src, part, 9, limits, rebalance=rebalance)
+        rounds = MinConn(be, g, limits_balance(np.full(9, limit)))
+        moved = rounds.constrained_round(part, rebalance=rebalance)
         assert moved is not None and (moved != part).any()
         assert part_adjacency(graph, moved, 9) <= before
 

@@ -51,7 +51,8 @@ def test_contiguity_twin_on_a_random_partition():
     graph = random_graph(3000, 6, seed=11, weighted=True)
     part = (np.arange(3000) * 7919 % 5).astype(np.int32)  # scattered: many pieces per part
     total = int(graph.vwgt.sum())
-    _assert_twins(make_contiguous, graph, part, 5, np.full(5, total // 5 + total // 50))
+    _assert_twins(make_contiguous, graph, part,
+                  limits_balance(np.full(5, total // 5 + total // 50)))
 
 
 def test_chunk_rebalancing_twin():
@@ -60,8 +61,8 @@ def test_chunk_rebalancing_twin():
     out = []
     for name in ("cpu", "gpu"):
         be = get_backend(name)
-        moved = rebalance_connected(be, DeviceGraph.upload(be, graph), be.asarray(part), 2,
-                                    np.array([130, 130]))
+        moved = rebalance_connected(be, DeviceGraph.upload(be, graph), be.asarray(part),
+                                    limits_balance(np.array([130, 130])))
         out.append(be.asnumpy(moved))
     assert np.array_equal(out[0], out[1])
     assert (out[0] != part).sum() == 14
@@ -72,7 +73,8 @@ def test_minconn_twin_on_a_random_partition():
     part = (np.arange(3000) * 7919 % 24).astype(np.int32)  # scattered: every part adjacent
     part[:1200] = np.arange(1200) // 50  # and some blocks, so that groups can move
     total = int(graph.vwgt.sum())
-    _assert_twins(_minconn, graph, part, 24, np.full(24, total // 24 + total // 40))
+    _assert_twins(minimize_connectivity, graph, part,
+                  limits_balance(np.full(24, total // 24 + total // 40)))
 
 
 def test_minconn_twin_with_sorted_tables(monkeypatch):
@@ -81,19 +83,15 @@ def test_minconn_twin_with_sorted_tables(monkeypatch):
     test_minconn_twin_on_a_random_partition()
 
 
-def _assert_twins(step, graph, part, nparts: int, limits) -> None:
-    """``step(be, g, part, nparts, limits) -> (part, rounds)`` gives the same on both engines."""
+def _assert_twins(step, graph, part, balance) -> None:
+    """``step(be, g, part, balance) -> (part, rounds)`` gives the same on both engines."""
     out = {}
     for name in ("cpu", "gpu"):
         be = get_backend(name)
-        got, rounds = step(be, DeviceGraph.upload(be, graph), be.asarray(part), nparts, limits)
+        got, rounds = step(be, DeviceGraph.upload(be, graph), be.asarray(part), balance)
         out[name] = (be.asnumpy(got), rounds)
     assert np.array_equal(out["cpu"][0], out["gpu"][0])
     assert out["cpu"][1] == out["gpu"][1]
-
-
-def _minconn(be, g, part, nparts: int, limits):
-    return minimize_connectivity(be, g, part, limits_balance(limits))
 
 
 def _union(graph, npieces: int, be):
@@ -116,9 +114,9 @@ def test_paired_rebalancing_and_jet_twins():
         limits = np.full(8, int(1.03 * int(graph.vwgt.sum()) / 8), np.int64)
         limits[3] = int(graph.vwgt.sum())  # the roomiest part, in another pair
         pw = be.asnumpy(part_weights(be, g.vwgt[:, None], be.asarray(part), 8)[:, 0])
-        moved = rebalance_step(be, g, be.asarray(part), 8, limits, pw, group_size=2)
-        best, _ = refiner(be, g, 8, limits, finest=True, patience=4, group_size=2)(
-            be.asarray(part))
+        paired = limits_balance(limits, group_size=2)
+        moved = rebalance_step(be, g, be.asarray(part), paired, pw)
+        best, _ = refiner(be, g, paired, finest=True, patience=4)(be.asarray(part))
         out[name] = be.asnumpy(moved), be.asnumpy(best).copy()
         assert np.array_equal(out[name][1] >> 1, labels)
     assert np.array_equal(out["cpu"][0], out["gpu"][0])

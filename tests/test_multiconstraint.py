@@ -327,9 +327,9 @@ def test_rebalancing_lowers_the_excess():
     balance = Balance.of(wg.totals, uniform_tpwgts(8, 2), [1.03, 1.03])
     part = (np.arange(graph.nvtxs) * 8 // graph.nvtxs).astype(np.int32)
     part[: graph.nvtxs // 4] = 0  # part 0 far over in both constraints
-    (excess, _), pw = score_state(CPU, wg.graph, wg.weights, part, 8, balance)
-    moved = rebalance_step(CPU, wg.graph, wg.weights, part, 8, balance, pw)
-    (after, _), _ = score_state(CPU, wg.graph, wg.weights, moved, 8, balance)
+    (excess, _), pw = score_state(CPU, wg.graph, wg.weights, part, balance)
+    moved = rebalance_step(CPU, wg.graph, wg.weights, part, balance, pw)
+    (after, _), _ = score_state(CPU, wg.graph, wg.weights, moved, balance)
     assert excess > 0 and after < excess
 
 
@@ -357,14 +357,14 @@ def test_power_law_rebalancing_converges_in_few_steps(ncon):
     wg = upload(CPU, graph, 8, DEFAULT.coarsening)
     balance = Balance.of(wg.totals, uniform_tpwgts(8, ncon), [1.03] * ncon)
     part = (np.arange(graph.nvtxs) * 8 // graph.nvtxs).astype(np.int32)
-    (excess, _), pw = score_state(CPU, wg.graph, wg.weights, part, 8, balance)
+    (excess, _), pw = score_state(CPU, wg.graph, wg.weights, part, balance)
     assert excess > 0.1
     for _ in range(40):
-        moved = rebalance_step(CPU, wg.graph, wg.weights, part, 8, balance, pw)
+        moved = rebalance_step(CPU, wg.graph, wg.weights, part, balance, pw)
         if moved is part:
-            moved = swap_step(CPU, wg.graph, wg.weights, part, 8, balance, pw)
+            moved = swap_step(CPU, wg.graph, wg.weights, part, balance, pw)
         part = moved
-        (excess, _), pw = score_state(CPU, wg.graph, wg.weights, part, 8, balance)
+        (excess, _), pw = score_state(CPU, wg.graph, wg.weights, part, balance)
         if excess == 0:
             break
     assert excess == 0
@@ -484,8 +484,8 @@ def test_gpu_refinement_loop_equals_cpu_loop(name, ncon, nparts):
     for part, (patience, finest, tolerance) in zip((p.astype(np.int32) for p in
                                                     (start, *skews, start)), runs):
         kw = dict(finest=finest, patience=patience, tolerance=tolerance)
-        part_c, its_c = refine(CPU, wc.graph, wc.weights, part, nparts, balance, **kw)
-        part_g, its_g = refine(gpu, wg.graph, wg.weights, gpu.xp.asarray(part), nparts,
+        part_c, its_c = refine(CPU, wc.graph, wc.weights, part, balance, **kw)
+        part_g, its_g = refine(gpu, wg.graph, wg.weights, gpu.xp.asarray(part),
                                balance, **kw)
         assert its_c == its_g
         assert np.array_equal(part_c, part_g.get())
@@ -504,9 +504,9 @@ def test_gpu_refinement_loop_swaps_as_the_cpu_loop_does():
     wc, wg = (upload(be, graph, 2, DEFAULT.coarsening) for be in (CPU, gpu))
     balance = Balance.of(wc.totals, uniform_tpwgts(2, 2), [1.03, 1.03])
     part = np.array([0, 0, 1, 1], dtype=np.int32)
-    part_c, its_c = refine(CPU, wc.graph, wc.weights, part, 2, balance, finest=True,
+    part_c, its_c = refine(CPU, wc.graph, wc.weights, part, balance, finest=True,
                            patience=4)
-    part_g, its_g = refine(gpu, wg.graph, wg.weights, gpu.xp.asarray(part), 2, balance,
+    part_g, its_g = refine(gpu, wg.graph, wg.weights, gpu.xp.asarray(part), balance,
                            finest=True, patience=4)
     assert part_c.tolist() == part_g.get().tolist() == [1, 0, 0, 1]
     assert its_c == its_g
@@ -535,12 +535,12 @@ def test_a_swap_repairs_parts_full_in_different_constraints():
     wg = upload(CPU, Graph.from_csr(xadj, adjncy, vwgt), 2, DEFAULT.coarsening)
     balance = Balance.of(wg.totals, uniform_tpwgts(2, 2), [1.03, 1.03])
     part = np.array([0, 0, 1, 1], dtype=np.int32)
-    (excess, _), pw = score_state(CPU, wg.graph, wg.weights, part, 2, balance)
+    (excess, _), pw = score_state(CPU, wg.graph, wg.weights, part, balance)
     assert excess > 0
-    assert rebalance_step(CPU, wg.graph, wg.weights, part, 2, balance, pw) is part
-    swapped = swap_step(CPU, wg.graph, wg.weights, part, 2, balance, pw)
+    assert rebalance_step(CPU, wg.graph, wg.weights, part, balance, pw) is part
+    swapped = swap_step(CPU, wg.graph, wg.weights, part, balance, pw)
     assert swapped.tolist() == [1, 0, 0, 1]
-    assert score_state(CPU, wg.graph, wg.weights, swapped, 2, balance)[0][0] == 0
+    assert score_state(CPU, wg.graph, wg.weights, swapped, balance)[0][0] == 0
 
 
 def test_part_graph_takes_weight_vectors():

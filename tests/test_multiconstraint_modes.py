@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import load_fixture, requires_cuda
+from conftest import limits_balance, load_fixture, requires_cuda
 from test_modes import check_bisections, grid, part_components
 from test_multiconstraint import assert_balanced, part_weights, power_law_graph, with_weights
 
@@ -93,7 +93,8 @@ def test_make_contiguous_checks_every_constraint():
     weights = np.stack([np.ones(144, np.int32), np.where(column < 4, 2, 1).astype(np.int32)])
     limits = np.array([[60, 60, 60], [70, 70, 70]])
     g = DeviceGraph.upload(CPU, graph)
-    out, (merges, rebalances) = make_contiguous(CPU, g, part, 3, limits, weights=weights)
+    out, (merges, rebalances) = make_contiguous(CPU, g, part, limits_balance(limits),
+                                                weights=weights)
     assert merges >= 1 and rebalances >= 1
     assert (part_components(graph, out, 3) == 1).all()
     pw = np.stack([np.bincount(out, weights=w, minlength=3) for w in weights])
@@ -108,14 +109,14 @@ def test_rebalancing_under_contig_moves_only_to_adjacent_parts():
     part = (np.arange(graph.nvtxs) * 16 // graph.nvtxs).astype(np.int32)
     part[: graph.nvtxs // 5] = 0  # part 0 far over in both constraints
     pw = part_weights(graph, part, 16).T
-    moved = rebalance_step(CPU, g, wg.weights, part, 16, balance, pw)
+    moved = rebalance_step(CPU, g, wg.weights, part, balance, pw)
     movers = np.flatnonzero(moved != part)
     assert len(movers)
     src = np.repeat(np.arange(graph.nvtxs), np.diff(graph.xadj))
     touches = set(zip(src.tolist(), part[graph.adjncy].tolist()))
     assert all((v, moved[v]) in touches for v in movers.tolist())
     # the same step free to use each constraint's roomiest part sends some vertex elsewhere
-    free = rebalance_step(CPU, g, wg.weights, part, 16,
+    free = rebalance_step(CPU, g, wg.weights, part,
                           Balance(balance.limits, balance.totals), pw)
     assert any((v, free[v]) not in touches for v in np.flatnonzero(free != part).tolist())
 
@@ -148,9 +149,9 @@ def test_gpu_refinement_loop_moving_to_adjacent_parts_only_equals_cpu_loop(name)
     rng = np.random.default_rng(7)
     start = np.arange(graph.nvtxs) * 16 // graph.nvtxs
     part = np.where(rng.random(graph.nvtxs) < 0.4, 0, start).astype(np.int32)
-    part_c, its_c = refine(CPU, wc.graph, wc.weights, part, 16, balance, finest=True,
+    part_c, its_c = refine(CPU, wc.graph, wc.weights, part, balance, finest=True,
                            patience=6)
-    part_g, its_g = refine(gpu, wg.graph, wg.weights, gpu.xp.asarray(part), 16, balance,
+    part_g, its_g = refine(gpu, wg.graph, wg.weights, gpu.xp.asarray(part), balance,
                            finest=True, patience=6)
     assert its_c == its_g
     assert np.array_equal(part_c, part_g.get())

@@ -6,7 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import METIS_CUTS, check_partition, graph_from_edges, grid_components, load_fixture
+from conftest import (
+    METIS_CUTS,
+    check_partition,
+    graph_from_edges,
+    grid_components,
+    limits_balance,
+    load_fixture,
+)
 
 from gpmetis import partition
 from gpmetis.backend import get_backend
@@ -65,7 +72,8 @@ def _setup(name: str, k: int):
 def test_coarsening_within_labels_keeps_each_coarse_vertex_in_one_label():
     g, _, _ = _setup("4elt", 8)
     labels = (np.arange(g.nvtxs) * 7 // g.nvtxs).astype(np.int32)  # 7 bands of ids
-    levels = coarsen(CPU, g, 8, 5, "lp", True, within=labels, context=DEFAULT.coarsening)
+    levels = coarsen(CPU, g, DEFAULT.coarsening.target(8), 5, "lp", True, within=labels,
+                     context=DEFAULT.coarsening)
     assert len(levels) > 2
     projected = labels
     for level in levels[:-1]:
@@ -84,13 +92,13 @@ def test_vcycle_and_combine_never_worsen(name, k):
     a, _ = multilevel_partition(wg, balance, options, tpwgts, 11)
     b, _ = multilevel_partition(wg, balance, options, tpwgts, 12)
     c, _ = multilevel_partition(wg, balance, options, tpwgts, 14)
-    scores = [score_state(CPU, g, p, k, maxpwgt) for p in (a, b, c)]
+    scores = [score_state(CPU, g, p, limits_balance(maxpwgt)) for p in (a, b, c)]
     again, _ = vcycle(g, balance, options, 13, a)
-    assert score_state(CPU, g, again, k, maxpwgt) <= scores[0]
+    assert score_state(CPU, g, again, limits_balance(maxpwgt)) <= scores[0]
     child, _ = vcycle(g, balance, options, 13, a, b)
-    assert score_state(CPU, g, child, k, maxpwgt) <= min(scores[:2])
+    assert score_state(CPU, g, child, limits_balance(maxpwgt)) <= min(scores[:2])
     child, _ = vcycle(g, balance, options, 13, c, a, b)  # the overlay of three
-    assert score_state(CPU, g, child, k, maxpwgt) <= min(scores)
+    assert score_state(CPU, g, child, limits_balance(maxpwgt)) <= min(scores)
 
 
 def test_direct_candidate_only_for_small_inputs_and_few_parts():
@@ -110,7 +118,7 @@ def test_direct_split_is_one_level_and_kept_where_it_cuts_less(name, k):
     direct, direct_stats = multilevel_partition(wg, balance, options, tpwgts, seed, direct=True)
     assert len(stats.levels) > 1 and len(direct_stats.levels) == 1  # the input, not coarsened
     check_partition(load_fixture(name), direct, k)
-    scores = [score_state(CPU, g, p, k, maxpwgt) for p in (coarsened, direct)]
+    scores = [score_state(CPU, g, p, limits_balance(maxpwgt)) for p in (coarsened, direct)]
     result = partition(load_fixture(name), k, engine="cpu", seed=seed)
     assert (0, result.edgecut) == min(scores)
 
@@ -133,12 +141,12 @@ def test_packed_start_places_components_whole():
     g = DeviceGraph.upload(CPU, graph)
     tpwgts = uniform_tpwgts(2, 1)
     maxpwgt = max_part_weights(np.array([g.total_vwgt]), tpwgts, [1.03])[:, 0]
-    start = packed_start(g, 2, maxpwgt, tpwgts, connected_components(CPU, g.xadj, g.adjncy),
+    start = packed_start(g, maxpwgt, tpwgts, connected_components(CPU, g.xadj, g.adjncy),
                          DEFAULT.packing)
     assert np.all(start[:510] == 0) and np.all(start[510:] == 1)
     connected = DeviceGraph.upload(CPU, load_fixture("3elt"))
     labels = connected_components(CPU, connected.xadj, connected.adjncy)
-    assert packed_start(connected, 2, maxpwgt, tpwgts, labels, DEFAULT.packing) is None
+    assert packed_start(connected, maxpwgt, tpwgts, labels, DEFAULT.packing) is None
 
 
 def test_disconnected_graph_uses_the_allowed_imbalance():

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import grid_components, load_fixture, random_graph, requires_cuda
+from conftest import grid_components, limits_balance, load_fixture, random_graph, requires_cuda
 
 from gpmetis import partition
 from gpmetis.backend import get_backend
@@ -88,10 +88,9 @@ def test_group_rebalancing_and_jet_twins(ncopies, nparts):
         limits = np.full(total, int(1.03 * int(graph.vwgt.sum()) / nparts), np.int64)
         limits[-1] = ncopies * int(graph.vwgt.sum())
         pw = be.asnumpy(part_weights(be, union.vwgt[:, None], be.asarray(part), total)[:, 0])
-        moved = rebalance_step(be, union, be.asarray(part), total, limits, pw,
-                               group_size=nparts)
-        best, _ = refiner(be, union, total, limits, finest=True, patience=4,
-                          group_size=nparts)(be.asarray(part))
+        grouped = limits_balance(limits, group_size=nparts)
+        moved = rebalance_step(be, union, be.asarray(part), grouped, pw)
+        best, _ = refiner(be, union, grouped, finest=True, patience=4)(be.asarray(part))
         out[name] = be.asnumpy(moved), be.asnumpy(best).copy()
         assert np.array_equal(out[name][0] // nparts, labels)
         assert np.array_equal(out[name][1] // nparts, labels)
@@ -126,8 +125,8 @@ def test_coarsening_within_labels_gpu_equals_cpu(name, ctype):
     for engine in ("cpu", "gpu"):
         be = get_backend(engine)
         g = DeviceGraph.upload(be, graph)
-        levels = coarsen(be, g, 8, 3, ctype, True, within=be.asarray(labels),
-                         context=DEFAULT.coarsening)
+        levels = coarsen(be, g, DEFAULT.coarsening.target(8), 3, ctype, True,
+                         within=be.asarray(labels), context=DEFAULT.coarsening)
         results.append(([be.asnumpy(lvl.cmap) for lvl in levels[:-1]],
                         be.asnumpy(levels[-1].part)))
     (cpu_maps, cpu_part), (gpu_maps, gpu_part) = results
@@ -147,7 +146,7 @@ def test_packed_start_gpu_equals_cpu(name):
         g = DeviceGraph.upload(be, graph)
         tpwgts = uniform_tpwgts(nparts, 1)
         maxpwgt = max_part_weights(np.array([g.total_vwgt]), tpwgts, [1.03])[:, 0]
-        start = packed_start(g, nparts, maxpwgt, tpwgts,
+        start = packed_start(g, maxpwgt, tpwgts,
                              connected_components(be, g.xadj, g.adjncy), DEFAULT.packing)
         starts.append(None if start is None else be.asnumpy(start))
     if starts[0] is None:

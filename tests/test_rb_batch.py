@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from conftest import load_fixture, random_graph
+from conftest import limits_balance, load_fixture, random_graph
 from test_modes import check_bisections
 
 from gpmetis import context, partition
@@ -54,9 +54,9 @@ def test_paired_rebalancing_keeps_every_vertex_in_its_pair():
     g, labels = disjoint_union(random_graph(4000, 6, seed=3, weighted=True), 4)
     part, limits, pw = skewed_pairs(g, labels, 4)
     # unpaired, the vertices with no neighbour in part 1 head for the roomiest part, 3
-    loose = rebalance_step(CPU, g, part, 8, limits, pw)
+    loose = rebalance_step(CPU, g, part, limits_balance(limits), pw)
     assert np.any(loose[labels == 0] == 3)
-    paired = rebalance_step(CPU, g, part, 8, limits, pw, group_size=2)
+    paired = rebalance_step(CPU, g, part, limits_balance(limits, group_size=2), pw)
     assert np.array_equal(paired >> 1, labels)
     after = part_weights(CPU, g.vwgt[:, None], paired, 8)[:, 0]
     assert after[0] < pw[0] and after[1] > pw[1]
@@ -67,11 +67,11 @@ def test_paired_rebalancing_keeps_every_vertex_in_its_pair():
 def test_paired_jet_refinement_keeps_every_vertex_in_its_pair():
     g, labels = disjoint_union(random_graph(4000, 6, seed=4, weighted=True), 4)
     part, limits, _ = skewed_pairs(g, labels, 4)
-    best, _ = refiner(CPU, g, 8, limits, finest=True, patience=4, group_size=2)(part)
+    best, _ = refiner(CPU, g, limits_balance(limits, group_size=2), finest=True, patience=4)(part)
     assert np.array_equal(best >> 1, labels)
     after = part_weights(CPU, g.vwgt[:, None], best, 8)[:, 0]
     assert np.all(after <= limits)
-    unpaired, _ = refine(CPU, g, part, 8, limits, finest=True, patience=4)
+    unpaired, _ = refine(CPU, g, part, limits_balance(limits), finest=True, patience=4)
     assert not np.array_equal(unpaired >> 1, labels)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import random_graph
+from conftest import limits_balance, random_graph
 
 from gpmetis.backend import get_backend
 from gpmetis.device_graph import DeviceGraph
@@ -101,7 +101,7 @@ def test_rebalance_step_covers_excess_and_fills_no_part_beyond_its_limit(n):
     part[rng.random(n) < 0.15] = 0  # part 0 far over its limit
     limit = np.full(nparts, int(1.03 * g.vwgt.sum() / nparts), np.int64)
     pw = part_weights(CPU, g.vwgt[:, None], part, nparts)[:, 0]
-    moved = rebalance_step(CPU, g, part, nparts, limit, pw)
+    moved = rebalance_step(CPU, g, part, limits_balance(limit), pw)
     after = part_weights(CPU, g.vwgt[:, None], moved, nparts)[:, 0]
     receivers = after > pw
     assert receivers.any() and after[0] < pw[0]
@@ -123,7 +123,7 @@ def test_cap_inflow_keeps_the_highest_gains_that_fit(loose):
     gain = rng.integers(-40, 5000, g.nvtxs)
     pw = part_weights(CPU, g.vwgt[:, None], part, nparts)[:, 0]
     maxpwgt = np.full(nparts, int(1.03 * g.vwgt.sum() / nparts), np.int64)
-    keep, capped = cap_inflow(CPU, g, part, moved, gain, nparts, maxpwgt, pw, loose=loose)
+    keep, capped = cap_inflow(CPU, g, part, moved, gain, maxpwgt, pw, loose=loose)
     items = moved != part
     assert np.array_equal(capped, np.where(keep == 1, moved, part))
     assert keep[~items].sum() == 0 and 0 < keep[items].sum() < items.sum()

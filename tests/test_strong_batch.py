@@ -47,8 +47,8 @@ def test_disjoint_copies_number_each_copy_apart():
 def test_copies_coarsen_differently():
     g = DeviceGraph.upload(CPU, load_fixture("4elt"))
     union, labels = disjoint_copies(g, 4)
-    levels = coarsen(CPU, union, 8, 5, "lp", True, within=labels, closed=True,
-                     target=4 * 1000, context=DEFAULT.coarsening)
+    levels = coarsen(CPU, union, 4 * 1000, 5, "lp", True, within=labels, closed=True,
+                     context=DEFAULT.coarsening)
     n = g.nvtxs
     clusterings = []
     for c in range(4):  # each copy's first-level clusters, numbered by first member
@@ -70,10 +70,10 @@ def test_initial_copies_split_each_copy_as_its_own_run(stalled):
     tpwgts = uniform_tpwgts(k, 1).reshape(-1)
     maxpwgt = max_part_weights(np.array([g.total_vwgt]), tpwgts[:, None], [1.03])[:, 0]
     target = g.nvtxs // 4 if stalled else g.nvtxs
-    part = initial_copies(union, labels, k, maxpwgt, tpwgts, target=len(seeds) * target,
+    part = initial_copies(union, labels, maxpwgt, tpwgts, target=len(seeds) * target,
                           seeds=seeds, ntrials=3, ufactor=30, niter=10, context=DEFAULT.initial)
     for c, seed in enumerate(seeds):
-        alone = initial_partition(g, k, maxpwgt, tpwgts, target=target, seed=seed, ntrials=3,
+        alone = initial_partition(g, maxpwgt, tpwgts, target=target, seed=seed, ntrials=3,
                                   ufactor=30, niter=10, context=DEFAULT.initial)
         assert np.array_equal(part[c * g.nvtxs:(c + 1) * g.nvtxs], c * k + alone)
 
@@ -111,20 +111,19 @@ def _skewed_copies(ncopies: int, nparts: int, seed: int):
 def test_group_rebalancing_keeps_every_vertex_in_its_copy(ncopies, nparts):
     union, labels, part, limits, pw = _skewed_copies(ncopies, nparts, 5)
     # without groups, stranded vertices of copy 0 head for the roomiest part, in another copy
-    loose = rebalance_step(CPU, union, part, ncopies * nparts, limits, pw)
+    loose = rebalance_step(CPU, union, part, limits_balance(limits), pw)
     assert np.any(loose[labels == 0] // nparts != 0)
-    grouped = rebalance_step(CPU, union, part, ncopies * nparts, limits, pw,
-                             group_size=nparts)
+    grouped = rebalance_step(CPU, union, part, limits_balance(limits, group_size=nparts), pw)
     assert np.array_equal(grouped // nparts, labels)
     after = part_weights(CPU, union.vwgt[:, None], grouped, ncopies * nparts)[:, 0]
     assert after[0] < pw[0]
     assert not np.array_equal(grouped, part)
-    best, _ = refiner(CPU, union, ncopies * nparts, limits, finest=True, patience=4,
-                      group_size=nparts)(part)
+    best, _ = refiner(CPU, union, limits_balance(limits, group_size=nparts), finest=True,
+                      patience=4)(part)
     assert np.array_equal(best // nparts, labels)
     after = part_weights(CPU, union.vwgt[:, None], best, ncopies * nparts)[:, 0]
     assert np.all(after <= limits)
-    ungrouped, _ = refine(CPU, union, part, ncopies * nparts, limits, finest=True, patience=4)
+    ungrouped, _ = refine(CPU, union, part, limits_balance(limits), finest=True, patience=4)
     assert not np.array_equal(ungrouped // nparts, labels)
 
 
@@ -139,7 +138,7 @@ def test_multilevel_copies_returns_the_copies_best_first(name, k):
     assert len(parts) == 4
     for part in parts:
         check_partition(graph, part, k)
-    scores = [score_state(CPU, g, part, k, maxpwgt) for part in parts]
+    scores = [score_state(CPU, g, part, limits_balance(maxpwgt)) for part in parts]
     assert scores == sorted(scores)
     best, second = parts[:2]
     assert not np.array_equal(best, second)
@@ -147,9 +146,9 @@ def test_multilevel_copies_returns_the_copies_best_first(name, k):
     # each copy's score as copy_scores reads it from the union's partition
     union, _ = disjoint_copies(g, 2)
     both = np.concatenate([best, second + k]).astype(np.int32)
-    excess, cuts = copy_scores(CPU, union, both, 2, k, maxpwgt)
+    excess, cuts = copy_scores(CPU, union, both, 2, maxpwgt)
     assert [(int(e), int(c)) for e, c in zip(excess, cuts)] == [
-        score_state(CPU, g, p, k, maxpwgt) for p in (best, second)]
+        score_state(CPU, g, p, limits_balance(maxpwgt)) for p in (best, second)]
 
 
 @pytest.mark.parametrize("name,k", [("data", 8), ("uk", 2), ("3elt", 64), ("power", 8),

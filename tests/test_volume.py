@@ -45,15 +45,15 @@ def _random_boundary(n: int, degree: int, seed: int, rng, nparts: int, max_vsize
     vsize = rng.integers(1, max_vsize, graph.nvtxs).astype(np.int64)
     g = DeviceGraph.upload(CPU, graph)
     src = CPU.sources(g.xadj, g.nnz)
-    return graph, part, vsize, g, src, volume.boundary_table(CPU, g, part, nparts, src, vsize)
+    return graph, part, vsize, g, src, volume.BoundaryTable(CPU, g, part, nparts, src, vsize)
 
 
 def test_move_gains_are_the_volume_and_cut_changes():
     rng = np.random.default_rng(5)
     nparts = 6
     graph, part, vsize, g, src, table = _random_boundary(400, 5, 3, rng, nparts, 5)
-    gain, cut_gain = volume.move_gains(CPU, g, part, nparts, vsize, src,
-                                       CPU.bin_sums(src, graph.nvtxs, vsize[g.adjncy]), table)
+    unlimited = limits_balance(np.full(nparts, graph.nvtxs * 10))
+    gain, cut_gain = volume.VolumeRefinement(CPU, g, unlimited, vsize).move_gains(part, table)
     before = recomputed_volume(graph, part, nparts, vsize)
     cut = recomputed_cut(graph, part)
     assert volume.communication_volume(CPU, g, part, nparts, vsize) == before
@@ -71,8 +71,8 @@ def test_a_round_lowers_the_volume_by_at_least_its_gain(seed):
     graph, part, vsize, g, src, table = _random_boundary(2000, 6, seed, np.random.default_rng(seed),
                                                          nparts, 4)
     limits = np.full(nparts, graph.nvtxs * 10, dtype=np.int64)
-    out, gained = volume._round(CPU, g, part, nparts, limits[None], g.vwgt[None], vsize, src,
-                                CPU.bin_sums(src, graph.nvtxs, vsize[g.adjncy]), table)
+    out, gained = volume.VolumeRefinement(CPU, g, limits_balance(limits), vsize).move_round(
+        part, table)
     moved = np.flatnonzero(out != part)
     assert len(moved) > 20 and gained > 0
     assert (recomputed_volume(graph, part, nparts, vsize)
@@ -90,8 +90,7 @@ def test_fitting_keeps_every_part_within_its_room():
     dest = np.array([2, 1, 1, 0, 2], np.int32)
     room = np.array([0, 0, 1], np.int64)
     pick = np.arange(5)
-    kept = volume._fitting(CPU, part, 3, room[None], movers, dest, np.ones((1, 8), np.int32),
-                           pick)
+    kept = volume._fitting(CPU, part, room[None], movers, dest, np.ones((1, 8), np.int32), pick)
     assert kept.tolist() == [0, 1]
     moved = part.copy()
     moved[movers[kept]] = dest[kept]
@@ -106,10 +105,10 @@ def test_fitting_checks_every_constraint():
     dest = np.array([2, 1, 1, 0, 2], np.int32)
     room = np.array([[0, 0, 1], [0, 0, 1]], np.int64)
     weights = np.ones((2, 8), np.int32)
-    assert volume._fitting(CPU, part, 3, room, movers, dest, weights,
+    assert volume._fitting(CPU, part, room, movers, dest, weights,
                            np.arange(5)).tolist() == [0, 1]
     weights[1, 3] = 2
-    assert volume._fitting(CPU, part, 3, room, movers, dest, weights,
+    assert volume._fitting(CPU, part, room, movers, dest, weights,
                            np.arange(5)).tolist() == []
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpmetis.backend import NULL, Backend, loop_blocks
+from gpmetis.backend import NULL, Backend, exact_bin_sums, loop_blocks
 from gpmetis.context import CoarseningContext
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.edge_hash import mix32
@@ -137,7 +137,7 @@ def _best_cluster_numpy(g: DeviceGraph, cluster, cw, maxvwgt: int, seed: int, rs
         return
     c = cluster[g.adjncy[on]].astype(np.int64)
     pairs, inverse = np.unique(s * n + c, return_inverse=True)
-    r = np.bincount(inverse, weights=g.adjwgt[on], minlength=len(pairs)).astype(np.int64)
+    r = exact_bin_sums(inverse, len(pairs), g.adjwgt[on])
     vs, cs = pairs // n, pairs % n
     fits = (cs == cluster[vs]) | (cw[cs].astype(np.int64) + g.vwgt[vs] <= maxvwgt)
     vs, cs, r = vs[fits], cs[fits], r[fits]

@@ -32,9 +32,9 @@ class Level:
 
 
 def coarsen(
-    be: Backend, graph: DeviceGraph, nparts: int, seed: int, ctype: str, two_hop: bool,
+    be: Backend, graph: DeviceGraph, target: int, seed: int, ctype: str, two_hop: bool,
     maxvwgt: int | None = None, within=None, *, context: CoarseningContext,
-    closed: bool = False, target: int | None = None,
+    closed: bool = False,
 ) -> list[Level]:
     """The hierarchy, finest first; the last level has no cmap and is the coarsest graph.
     With ``within`` (int32 labels per vertex of ``graph``, e.g. a partition), every coarse
@@ -43,12 +43,12 @@ def coarsen(
     says that ``graph`` has no edge between labels already (none to cut level by level).
 
     ``ctype``: "lp" clusters by label propagation, "shem" matches heavy edges, "rm" matches at
-    random. Stops when the graph has at most ``context.target_slack`` times the target's
-    vertices (``target``, else ``context.target(nparts)``), or a level shrinks it by less than
-    ``context.min_shrink``. A coarse vertex never weighs more than ``maxvwgt``, by default
-    ``context.vertex_weight_limit`` * total / target (unless it is one heavier fine vertex).
+    random. Stops when the graph has at most ``context.target_slack`` times ``target``
+    vertices (``context.target(nparts)`` for one graph into nparts parts), or a level shrinks
+    it by less than ``context.min_shrink``. A coarse vertex never weighs more than
+    ``maxvwgt``, by default ``context.vertex_weight_limit`` * total / target (unless it is one
+    heavier fine vertex).
     """
-    target = context.target(nparts) if target is None else target
     enough = int(context.target_slack * target)
     input_bytes = graph.nbytes  # before the finest level drops any array
     budget = level_budget(be, input_bytes, context)

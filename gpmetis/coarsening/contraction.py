@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpmetis.backend import NULL, Backend, loop_blocks
+from gpmetis.backend import NULL, Backend, exact_bin_sums, loop_blocks
 from gpmetis.device_graph import HEAVY_DEGREE, WARP_DEGREE, DeviceGraph, decode_degree_range
 
 CU_FILE = Path(__file__).with_name("contraction.cu")
@@ -77,9 +77,9 @@ def contract(be: Backend, g: DeviceGraph, cmap, nc: int, members=None) -> Device
         if members is None:
             members = members_of(be, cmap, nc)
         return _contract_cuda(be, g, cmap, nc, members)
-    cvwgt = np.bincount(cmap, weights=g.vwgt, minlength=nc)
+    cvwgt = exact_bin_sums(cmap, nc, g.vwgt)
     cxadj, cadjncy, cadjwgt = _contract_numpy(g, cmap, nc)
-    return DeviceGraph(be, cxadj, cadjncy, cadjwgt, np.rint(cvwgt).astype(np.int32))
+    return DeviceGraph(be, cxadj, cadjncy, cadjwgt, cvwgt.astype(np.int32))
 
 
 def by_loop(g: DeviceGraph, nc: int) -> bool:
@@ -162,7 +162,7 @@ def _contract_numpy(g: DeviceGraph, cmap, nc: int):
     keep = cu != cv
     keys = cu[keep] * nc + cv[keep]
     uniq, inverse = np.unique(keys, return_inverse=True)
-    cadjwgt = np.bincount(inverse, weights=g.adjwgt[keep], minlength=len(uniq))
+    cadjwgt = exact_bin_sums(inverse, len(uniq), g.adjwgt[keep])
     cxadj = np.zeros(nc + 1, dtype=np.int64)
     np.cumsum(np.bincount(uniq // nc, minlength=nc), out=cxadj[1:])
-    return cxadj, (uniq % nc).astype(np.int32), np.rint(cadjwgt).astype(np.int32)
+    return cxadj, (uniq % nc).astype(np.int32), cadjwgt.astype(np.int32)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpmetis.backend import Backend
+from gpmetis.balance import Balance
 
 BALANCE_ROUNDS = 8  # rounds of moves out of overweight parts; each leaves no receiver over
 
@@ -67,15 +68,15 @@ class EdgeMetrics:
         return float(self.loads.max()) * len(self.loads) / total if total else 0.0
 
 
-def edge_parts(be: Backend, edges: EdgeSlots, split_part, nparts: int, limit: int):
+def edge_parts(be: Backend, edges: EdgeSlots, split_part, balance: Balance):
     """(int32 part per edge on ``be``, dominant edges cut): each edge takes the part of its
     lower endpoint's slot; then ``balance_edges`` and ``fill_empty_parts``."""
     xp = be.xp
     part = split_part[edges.slot].astype(xp.int32)
     other = split_part[edges.other].astype(xp.int32)
     cut = int((part != other).sum())
-    part = balance_edges(be, part, other, edges.load, nparts, limit)
-    return fill_empty_parts(be, part, edges.load, nparts), cut
+    part = balance_edges(be, part, other, edges.load, balance)
+    return fill_empty_parts(be, part, edges.load, balance.nparts), cut
 
 
 def _within_groups(be: Backend, keys, values):
@@ -86,8 +87,9 @@ def _within_groups(be: Backend, keys, values):
     return total - (total[first] - values[first])
 
 
-def balance_edges(be: Backend, part, other, load, nparts: int, limit: int):
-    """Edge parts with every part's load within ``limit`` where moves allow it.
+def balance_edges(be: Backend, part, other, load, balance: Balance):
+    """Edge parts with every part's load within its limit (``balance``'s, one constraint: the
+    loads; equal parts) where moves allow it.
 
     Each round first moves edges whose other slot lies in a part with room (a cut dominant edge:
     the move adds no copy of its lower endpoint that the split graph did not have), then, for
@@ -98,6 +100,7 @@ def balance_edges(be: Backend, part, other, load, nparts: int, limit: int):
     loads every limit then holds; heavy edges may leave one over, which the metrics show.
     """
     xp = be.xp
+    nparts, limit = balance.nparts, int(balance.limits[0].max())
     part, other = part.copy(), other.copy()
     for _ in range(BALANCE_ROUNDS):
         loads = be.bin_sums(part, nparts, load)
@@ -163,10 +166,12 @@ def fill_empty_parts(be: Backend, part, load, nparts: int):
     return part
 
 
-def edge_metrics(be: Backend, edges: EdgeSlots, src, part, nparts: int, limit: int,
+def edge_metrics(be: Backend, edges: EdgeSlots, src, part, balance: Balance,
                  nvertices_with_edges: int) -> EdgeMetrics:
-    """The copies of ``part`` (per edge) counted over every slot's (vertex, part) pair."""
+    """The copies of ``part`` (per edge) counted over every slot's (vertex, part) pair, and the
+    parts' loads against ``balance``'s limit."""
     xp = be.xp
+    nparts, limit = balance.nparts, int(balance.limits[0].max())
     keys = src.astype(xp.int64) * nparts + part[edges.edge_of_slot]
     keys = xp.sort(keys)
     copies = int((keys[1:] != keys[:-1]).sum()) + 1 if len(keys) else 0

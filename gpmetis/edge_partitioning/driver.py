@@ -16,7 +16,7 @@ import numpy as np
 
 from gpmetis.api import partition_inputs
 from gpmetis.backend import cuda_available, get_backend
-from gpmetis.balance import Balance, max_part_weights, uniform_tpwgts
+from gpmetis.balance import Balance, uniform_tpwgts
 from gpmetis.edge_partitioning.assign import EdgeSlots, edge_metrics, edge_parts
 from gpmetis.edge_partitioning.split_graph import build_split_graph
 from gpmetis.errors import OptionError, PartitionError
@@ -163,8 +163,7 @@ def _run(be, engine: str, graph: Graph, nparts: int, options: Options):
     split = build_split_graph(be, xadj, adjncy, loads)
     edges = EdgeSlots.of(be, split.src, adjncy, split.partner, loads)
     total = int(edges.load.sum())
-    limit = int(max_part_weights(np.array([total]), uniform_tpwgts(nparts),
-                                 options.ubfactors(1))[0, 0])
+    balance = Balance.of([total], uniform_tpwgts(nparts), options.ubfactors(1))
     with_edges = int((xadj[1:] > xadj[:-1]).sum())
     be.synchronize()
     t1 = time.perf_counter()
@@ -173,9 +172,9 @@ def _run(be, engine: str, graph: Graph, nparts: int, options: Options):
     best = None
     for trial in range(options.ncuts):
         split_part = run(seed + trial * CUT_SEED_STRIDE)
-        part, cut = edge_parts(be, edges, split_part, nparts, limit)
-        metrics = edge_metrics(be, edges, split.src, part, nparts, limit, with_edges)
-        score = (int(np.maximum(metrics.loads - limit, 0).sum()), metrics.copies)
+        part, cut = edge_parts(be, edges, split_part, balance)
+        metrics = edge_metrics(be, edges, split.src, part, balance, with_edges)
+        score = (int(np.maximum(metrics.loads - metrics.limit, 0).sum()), metrics.copies)
         if best is None or score < best[0]:
             best = (score, part, cut, metrics)
     _, part, cut, metrics = best

@@ -29,16 +29,15 @@ def initial_partition(coarsest: Level, balance: Balance, tpwgts: np.ndarray, opt
     ``input_nvtxs``: the finest level's size; ``direct``: the level is the input itself
     (k-way trials); ``coarsened``: finer levels follow. The steps of ``meanwhile`` run while
     the workers compute."""
-    nparts = balance.nparts
     if coarsest.weights is None:
         return metis_trials.initial_partition(
-            coarsest.graph, nparts, balance.limits[0], tpwgts.reshape(-1),
+            coarsest.graph, balance.limits[0], tpwgts.reshape(-1),
             target=target, seed=seed, ntrials=ntrials,
             ufactor=options.trial_ufactor, niter=options.niter, context=context,
             random_bisections=options.iptype == "random", kway=direct, meanwhile=meanwhile)
     coarsest.graph.reload()
     return ncon_trials.initial_partition(
-        coarsest.graph, coarsest.weights, nparts, balance, tpwgts,
+        coarsest.graph, coarsest.weights, balance, tpwgts,
         np.asarray(options.ubfactors(balance.ncon), dtype=np.float64), seed=seed,
         ntrials=ntrials, ufactor=options.trial_ufactor, niter=options.niter,
         patience=patience, context=context, coarsened=coarsened,

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpmetis.backend import exact_bin_sums
 from gpmetis.context import InitialContext
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.initial_partitioning.thinning import heaviest_edges
@@ -81,7 +82,6 @@ def metis_trial(args: tuple) -> tuple[np.ndarray, int]:
 
 def initial_partition(
     graph: DeviceGraph,
-    nparts: int,
     maxpwgt: np.ndarray,
     tpwgts: np.ndarray | None,
     *,
@@ -95,16 +95,17 @@ def initial_partition(
     kway: bool = False,
     meanwhile: Iterator[None] | None = None,
 ) -> np.ndarray:
-    """A partition (int32, on the host) of the coarsest ``graph`` into ``nparts`` parts of target
-    weights ``tpwgts`` (fractions; None: equal), where coarsening aimed at ``target`` vertices,
-    from ``ntrials`` METIS runs at a time, as ``context`` sets them: a bisection tree (balanced
-    per bisection, not to ``maxpwgt``; lowest cut per piece) or k-way partitions (lowest cut
-    within ``maxpwgt``). ``random_bisections``: bisections start from random ones instead of
-    grown regions (METIS's ``-iptype=random``). ``kway``: k-way trials whatever the graph's size
+    """A partition (int32, on the host) of the coarsest ``graph`` into as many parts as
+    ``maxpwgt`` has limits, of target weights ``tpwgts`` (fractions; None: equal), where
+    coarsening aimed at ``target`` vertices, from ``ntrials`` METIS runs at a time, as
+    ``context`` sets them: a bisection tree (balanced per bisection, not to ``maxpwgt``; lowest
+    cut per piece) or k-way partitions (lowest cut within ``maxpwgt``). ``random_bisections``:
+    bisections start from random ones instead of grown regions (METIS's ``-iptype=random``).
+    ``kway``: k-way trials whatever the graph's size
     (``graph`` is the input itself, not a coarsest graph). The steps of ``meanwhile`` run in
     this process while the workers compute, the rest after the trials (none where no trial is
     needed: nparts 1, an empty graph, or no more vertices than parts)."""
-    n = graph.nvtxs
+    n, nparts = graph.nvtxs, len(maxpwgt)
     if nparts == 1 or n == 0:
         return np.zeros(n, dtype=np.int32)
     if nparts >= n:
@@ -159,7 +160,7 @@ def initial_bisections(
                                thin=not bisect and dense(n, graph.nnz, context))
         for i, vertices, (sub, parts, cuts) in zip(split, members, trials):
             scores = list(cuts) if bisect else [
-                (_excess(p, sub[2], 2, maxpwgt[i]), cut) for p, cut in zip(parts, cuts)]
+                (_excess(p, sub[2], maxpwgt[i]), cut) for p, cut in zip(parts, cuts)]
             side[vertices] = parts[scores.index(min(scores))]  # the first of equal scores
     for _ in steps:
         pass
@@ -185,7 +186,6 @@ def tiny_piece_sides(labels: np.ndarray, npieces: int) -> tuple[np.ndarray, np.n
 def initial_copies(
     graph: DeviceGraph,
     labels: np.ndarray,
-    nparts: int,
     maxpwgt: np.ndarray,
     tpwgts: np.ndarray,
     *,
@@ -200,13 +200,14 @@ def initial_copies(
 ) -> np.ndarray:
     """The partition (int32, on the host) of the coarsest ``graph`` of a disjoint union of
     copies of one graph (``labels``: host int32 copy ids, no edge between two copies): copy c's
-    vertices into parts c * nparts .. (c + 1) * nparts - 1, each copy split as
+    vertices into parts c * nparts .. (c + 1) * nparts - 1 (nparts: ``maxpwgt``'s limits of
+    one copy), each copy split as
     ``initial_partition`` splits one graph (``ntrials`` trials seeded ``seeds[c]``, ... per
     copy; a bisection tree, or where coarsening, aimed at ``target`` vertices in all, stalled
     or left a dense graph, k-way trials within ``maxpwgt``), every copy's trials of a round in
     one submission. The steps of ``meanwhile`` run while the workers compute, the rest after."""
     steps = iter(meanwhile if meanwhile is not None else ())
-    n, ncopies = graph.nvtxs, len(seeds)
+    n, ncopies, nparts = graph.nvtxs, len(seeds), len(maxpwgt)
     order = np.argsort(labels, kind="stable")
     starts = np.concatenate(([0], np.cumsum(np.bincount(labels, minlength=ncopies))))
     members = [order[starts[c]:starts[c + 1]] for c in range(ncopies)]
@@ -231,7 +232,7 @@ def initial_copies(
                                thin=dense(n, graph.nnz, context),
                                seeds=[seeds[c] for c in split]) if split else []
         for c, (sub, parts, cuts) in zip(split, trials):
-            scores = [(_excess(p, sub[2], nparts, maxpwgt), cut) for p, cut in zip(parts, cuts)]
+            scores = [(_excess(p, sub[2], maxpwgt), cut) for p, cut in zip(parts, cuts)]
             part[members[c]] = c * nparts + parts[scores.index(min(scores))]
     for _ in steps:
         pass
@@ -420,7 +421,7 @@ def _kway(graph: DeviceGraph, tpwgts: np.ndarray, maxpwgt: np.ndarray, run: _Tri
     parts, cuts = zip(*run([(*host, nparts, _explicit(tpwgts))], recursive=False)[0])
     if thin:
         cuts = _cuts(graph, parts)
-    scores = [(_excess(part, host[2], nparts, maxpwgt), cut) for part, cut in zip(parts, cuts)]
+    scores = [(_excess(part, host[2], maxpwgt), cut) for part, cut in zip(parts, cuts)]
     return parts[scores.index(min(scores))]
 
 
@@ -440,6 +441,6 @@ def _cuts(graph: DeviceGraph, parts: list[np.ndarray]) -> list[int]:
     return cuts
 
 
-def _excess(part: np.ndarray, vwgt: np.ndarray, nparts: int, maxpwgt: np.ndarray) -> float:
-    """The part weights' total excess over ``maxpwgt``."""
-    return float(np.maximum(np.bincount(part, weights=vwgt, minlength=nparts) - maxpwgt, 0).sum())
+def _excess(part: np.ndarray, vwgt: np.ndarray, maxpwgt: np.ndarray) -> int:
+    """The part weights' total excess over ``maxpwgt`` (one limit per part; exact)."""
+    return int(np.maximum(exact_bin_sums(part, len(maxpwgt), vwgt) - maxpwgt, 0).sum())

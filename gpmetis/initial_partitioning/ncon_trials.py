@@ -85,13 +85,13 @@ def refined_trial(args: tuple) -> tuple[np.ndarray, float, int]:
     """A trial's partition after the multi-constraint refinement: (partition, excess,
     edgecut). The refinement weighs vertices by ``weights``; its move kernels compare the
     graph's single weight only with rooms of -1 or unbounded, so unit weights serve."""
-    xadj, adjncy, adjwgt, weights, part, nparts, balance, patience, near = args
+    xadj, adjncy, adjwgt, weights, part, balance, patience, near = args
     ones = np.ones(len(xadj) - 1, dtype=np.int32)
-    return refine_on_host((xadj, adjncy, adjwgt, ones), weights, part, nparts, balance,
+    return refine_on_host((xadj, adjncy, adjwgt, ones), weights, part, balance,
                           patience, near)
 
 
-def initial_partition(graph: DeviceGraph, weights, nparts: int, balance: Balance,
+def initial_partition(graph: DeviceGraph, weights, balance: Balance,
                       tpwgts: np.ndarray, ubvec: np.ndarray, *, seed: int, ntrials: int,
                       ufactor: int, niter: int, patience: int, context: InitialContext,
                       coarsened: bool = True, iptype: int = IPTYPE_GROW,
@@ -104,7 +104,7 @@ def initial_partition(graph: DeviceGraph, weights, nparts: int, balance: Balance
     ``balanced_trials``: METIS's multi-constraint k-way trials from the start (else the
     scalarised ones, and the former only where none of those is balanced); ``context``: how
     many trials are refined, and for how long."""
-    n = graph.nvtxs
+    n, nparts = graph.nvtxs, balance.nparts
     steps = iter(meanwhile if meanwhile is not None else ())
     if nparts == 1 or n == 0:
         part = np.zeros(n, dtype=np.int32)
@@ -117,7 +117,7 @@ def initial_partition(graph: DeviceGraph, weights, nparts: int, balance: Balance
         # part's allowed slack count as balanced
         # (unless the coarsest graph is the input: nothing finer is left to repair it)
         near = balance.slack_share() / nparts if coarsened else 0.0
-        trials = _Trials(graph, weights, host, host_weights, nparts, balance, near,
+        trials = _Trials(graph, weights, host, host_weights, balance, near,
                          min(patience, context.ncon_trial_patience), steps,
                          ntrials > 1 and len(host[1]) >= context.parallel_min_nnz,
                          context.ncon_refined_trials)
@@ -160,10 +160,11 @@ class _Trials:
     """Runs trials on the coarsest graph and refines the best of them."""
 
     def __init__(self, graph: DeviceGraph, weights, host: tuple, host_weights: np.ndarray,
-                 nparts: int, balance: Balance, near: float, patience: int,
+                 balance: Balance, near: float, patience: int,
                  steps: Iterator[None], parallel: bool, nrefined: int) -> None:
         self.graph, self.weights, self.host, self.host_weights = graph, weights, host, host_weights
-        self.nparts, self.balance, self.near, self.patience = nparts, balance, near, patience
+        self.nparts, self.balance, self.near, self.patience = (balance.nparts, balance, near,
+                                                               patience)
         self.steps, self.parallel, self.nrefined = steps, parallel, nrefined
 
     def refined(self, jobs: list) -> list[tuple[np.ndarray, float, int]]:
@@ -179,11 +180,11 @@ class _Trials:
                       key=lambda t: (unbalanced[t], trials[t][1], t))[:self.nrefined]
         parts = [trials[t][0] for t in kept]
         if self.graph.be.gpu:
-            return refine_each(self.graph, self.weights, parts, self.nparts, self.balance,
+            return refine_each(self.graph, self.weights, parts, self.balance,
                                patience=self.patience, tolerance=self.near)
         xadj, adjncy, _, adjwgt = self.host
         return run_jobs([(refined_trial, (xadj, adjncy, adjwgt, self.host_weights, part,
-                                          self.nparts, self.balance, self.patience,
+                                          self.balance, self.patience,
                                           self.near))
                          for part in parts], self.steps, self.parallel)
 

@@ -18,8 +18,8 @@ from gpmetis.context import PackingContext
 from gpmetis.device_graph import DeviceGraph
 
 
-def packed_start(g: DeviceGraph, nparts: int, maxpwgt: np.ndarray, tpwgts: np.ndarray,
-                 labels, context: PackingContext):
+def packed_start(g: DeviceGraph, maxpwgt: np.ndarray, tpwgts: np.ndarray, labels,
+                 context: PackingContext):
     """A partition (int32 on g's backend) that places every component of ``g`` whole, or None
     where ``g`` is connected or its largest component exceeds the context's ``place_max``
     times the largest of ``maxpwgt`` (the part weight limits); ``tpwgts``: the parts' target
@@ -27,7 +27,7 @@ def packed_start(g: DeviceGraph, nparts: int, maxpwgt: np.ndarray, tpwgts: np.nd
     vertex)."""
     be = g.be
     xp = be.xp
-    n = g.nvtxs
+    n, nparts = g.nvtxs, len(maxpwgt)
     if n < 2:
         return None
     roots = xp.flatnonzero(labels == xp.arange(n, dtype=labels.dtype))

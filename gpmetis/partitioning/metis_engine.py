@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpmetis.backend import get_backend
+from gpmetis.balance import Balance
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.errors import OptionError, PartitionError
 from gpmetis.graph import Graph
@@ -34,11 +35,15 @@ def metis_index(a: np.ndarray | None) -> np.ndarray | None:
     return np.ascontiguousarray(a, dtype=pymetis.zero_copy_dtype())
 
 
-def metis_partition(graph: Graph, nparts: int, options: Options, tpwgts: np.ndarray | None):
-    """METIS's partition (int32) of ``graph`` under ``options``: through pymetis, or where
-    pymetis cannot pass what the graph holds (several constraints, vertex sizes), through
-    METIS's own entry points in pymetis's module (``partitioning.metis_ncon``)."""
+def metis_partition(problem: PartitionProblem, options: Options):
+    """METIS's partition (int32) of the problem's graph under ``options``: through pymetis, or
+    where pymetis cannot pass what the graph holds (several constraints, vertex sizes), through
+    METIS's own entry points in pymetis's module (``partitioning.metis_ncon``). Targets are
+    passed only where -tpwgts gave them (METIS's own uniform ones otherwise)."""
     import pymetis
+
+    graph, nparts = problem.graph, problem.nparts
+    tpwgts = None if options.tpwgts is None else problem.tpwgts
 
     if options.ondisk:
         raise OptionError("ondisk", "is not supported: the graph is always held in memory")
@@ -95,8 +100,7 @@ def metis_engine(problem: PartitionProblem) -> tuple[np.ndarray, dict]:
     stats: dict = {}
     if options.contig and bool(connected_components(CPU, graph.xadj, graph.adjncy).any()):
         options, stats = options.with_(contig=False), {"contig": CONTIG_IGNORED}
-    part = metis_partition(graph, nparts, options,
-                           None if options.tpwgts is None else problem.tpwgts)
+    part = metis_partition(problem, options)
     host = None
     if graph.nvtxs >= nparts and not np.bincount(part, minlength=nparts).all():
         host = _host_graph(graph)
@@ -106,10 +110,10 @@ def metis_engine(problem: PartitionProblem) -> tuple[np.ndarray, dict]:
     if options.contig:
         host = _host_graph(graph) if host is None else host
         label = connected_components(CPU, host.xadj, host.adjncy, part)
-        if not bool(main_components(CPU, host, part, label, nparts).all()):
+        if not bool(main_components(CPU, host, part, label).all()):
             weights = None if graph.ncon == 1 else np.ascontiguousarray(graph.vwgt.T)
-            part = make_contiguous(CPU, host, part, nparts, problem.limits.T,
-                                   weights=weights)[0]
+            balance = Balance(problem.limits.T.copy(), problem.totals)
+            part = make_contiguous(CPU, host, part, balance, weights=weights)[0]
     return part, stats
 
 

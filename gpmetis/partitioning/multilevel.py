@@ -68,9 +68,8 @@ def multilevel_partition(wg: WeightedGraph, balance: Balance, options: Options,
     if direct:
         levels = [Level(g)]
     else:
-        levels = coarsen(be, g, nparts, seed, options.effective_ctype(be.name),
-                         not options.no2hop, maxvwgt=wg.scale, context=context.coarsening,
-                         target=target)
+        levels = coarsen(be, g, target, seed, options.effective_ctype(be.name),
+                         not options.no2hop, maxvwgt=wg.scale, context=context.coarsening)
     weigh_levels(be, wg.weights, levels)
     be.release_free_memory(keep_below)
     t1 = time.perf_counter()
@@ -105,8 +104,9 @@ def multilevel_partition(wg: WeightedGraph, balance: Balance, options: Options,
             stats.minconn["refinement"] += rounds[1]
         return part
 
-    part = _uncoarsen(g, levels, be.xp.asarray(part0, dtype=be.xp.int32), nparts, refiners,
-                      level_refiner, keep_below, memory.release_fraction, after_level)
+    part = _uncoarsen(g, levels, be.xp.asarray(part0, dtype=be.xp.int32), refiners,
+                      level_refiner, keep_below, memory.release_fraction, after_level,
+                      fill_empty=nparts)
     stats.refinement = time.perf_counter() - t2
     stats.levels = _level_stats(levels)
     return part, stats
@@ -139,7 +139,7 @@ def multilevel_bisections(wg: WeightedGraph, labels, targets: np.ndarray, option
     sizes = be.asnumpy(be.counts(labels, npieces))
     target = int(sum(min(int(size), piece_coarsen_to(int(size), npieces, context.coarsening))
                      for size in sizes))
-    levels, coarse_labels, keep_below = _coarsen_within(g, labels, 2, seed, options, target,
+    levels, coarse_labels, keep_below = _coarsen_within(g, labels, seed, options, target,
                                                         wg.scale)
     weigh_levels(be, wg.weights, levels)
     t1 = time.perf_counter()
@@ -156,8 +156,8 @@ def multilevel_bisections(wg: WeightedGraph, labels, targets: np.ndarray, option
     t2 = time.perf_counter()
     stats.initial = t2 - t1
     part0 = be.xp.asarray(2 * coarse_labels + side, dtype=be.xp.int32)
-    part = _uncoarsen(g, levels, part0, nparts, refiners, level_refiner, keep_below,
-                      context.memory.release_fraction, fill_empty=False)
+    part = _uncoarsen(g, levels, part0, refiners, level_refiner, keep_below,
+                      context.memory.release_fraction)
     part = fill_empty_halves(be, g, part, nparts)
     stats.refinement = time.perf_counter() - t2
     stats.levels = _level_stats(levels)
@@ -215,7 +215,7 @@ def multilevel_copies(g: DeviceGraph, balance: Balance, options: Options, tpwgts
     nparts = balance.nparts
     union, labels = disjoint_copies(g, ncopies)
     target = ncopies * context.coarsening.target(nparts)
-    levels, coarse_labels, keep_below = _coarsen_within(union, labels, nparts, seeds[0], options,
+    levels, coarse_labels, keep_below = _coarsen_within(union, labels, seeds[0], options,
                                                         target)
     t1 = time.perf_counter()
     stats.coarsening = t1 - t0
@@ -223,9 +223,8 @@ def multilevel_copies(g: DeviceGraph, balance: Balance, options: Options, tpwgts
     refiners: dict = {}
     copies = Balance(np.tile(balance.limits, ncopies), balance.totals, group_size=nparts)
     level_refiner = _level_refiners(levels, copies, options)
-    total = ncopies * nparts
     part0 = initial_copies(
-        levels[-1].graph, coarse_labels, nparts, balance.limits[0], tpwgts.reshape(-1),
+        levels[-1].graph, coarse_labels, balance.limits[0], tpwgts.reshape(-1),
         target=target,
         seeds=seeds, ntrials=context.initial.copy_trials, ufactor=options.trial_ufactor,
         niter=options.niter, context=context.initial,
@@ -234,11 +233,10 @@ def multilevel_copies(g: DeviceGraph, balance: Balance, options: Options, tpwgts
                                         context.memory.release_fraction))
     t2 = time.perf_counter()
     stats.initial = t2 - t1
-    part = _uncoarsen(union, levels, xp.asarray(part0, dtype=xp.int32), total, refiners,
-                      level_refiner, keep_below, context.memory.release_fraction,
-                      fill_empty=False)
+    part = _uncoarsen(union, levels, xp.asarray(part0, dtype=xp.int32), refiners,
+                      level_refiner, keep_below, context.memory.release_fraction)
     union.reload()  # the edge weights, where unit ones were dropped
-    excess, cuts = copy_scores(be, union, part, ncopies, nparts, balance.limits[0])
+    excess, cuts = copy_scores(be, union, part, ncopies, balance.limits[0])
     order = sorted(range(ncopies), key=lambda c: (excess[c], cuts[c], c))
     n = g.nvtxs
     parts = [fill_empty_parts(be, g, part[c * n:(c + 1) * n] - np.int32(c * nparts), nparts)
@@ -266,12 +264,13 @@ def disjoint_copies(g: DeviceGraph, ncopies: int):
     return union, labels
 
 
-def copy_scores(be: Backend, union: DeviceGraph, part, ncopies: int, nparts: int,
+def copy_scores(be: Backend, union: DeviceGraph, part, ncopies: int,
                 maxpwgt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(excess, cut): host int64 arrays of each copy's total weight above ``maxpwgt`` (one
     copy's limits) and edge cut, for ``part`` of ``disjoint_copies``' union (copy c in parts
-    c * nparts ..), from one pass over the edges (each copy's edges are a contiguous range)."""
-    xp = be.xp
+    c * nparts .., nparts = ``len(maxpwgt)``), from one pass over the edges (each copy's edges
+    are a contiguous range)."""
+    xp, nparts = be.xp, len(maxpwgt)
     pw = be.asnumpy(part_weights(be, union.vwgt[:, None], part, ncopies * nparts)[:, 0])
     excess = np.maximum(pw.reshape(ncopies, nparts) - maxpwgt, 0).sum(axis=1)
     cut = cut_edges(be, union.xadj, union.adjncy, part)
@@ -281,16 +280,16 @@ def copy_scores(be: Backend, union: DeviceGraph, part, ncopies: int, nparts: int
     return excess.astype(np.int64), be.asnumpy(ends[1:] - ends[:-1]) // 2
 
 
-def _coarsen_within(g: DeviceGraph, labels, nparts: int, seed: int, options: Options,
-                    target: int, maxvwgt: int | None = None):
+def _coarsen_within(g: DeviceGraph, labels, seed: int, options: Options, target: int,
+                    maxvwgt: int | None = None):
     """(levels, the coarsest level's piece ids on the host, the pool size its refinement keeps
     below): the disjoint union ``g`` coarsened towards ``target`` vertices in all, every coarse
     vertex inside one piece of ``labels``."""
     be = g.be
     keep_below = options.context.memory.release_above * g.nbytes
-    levels = coarsen(be, g, nparts, seed, options.effective_ctype(be.name), not options.no2hop,
+    levels = coarsen(be, g, target, seed, options.effective_ctype(be.name), not options.no2hop,
                      maxvwgt=maxvwgt, within=labels, context=options.context.coarsening,
-                     closed=True, target=target)
+                     closed=True)
     be.release_free_memory(keep_below)
     coarse_labels = be.asnumpy(levels[-1].part)
     levels[-1].part = None
@@ -349,8 +348,9 @@ def vcycle(g: DeviceGraph, balance: Balance, options: Options, seed: int, part, 
         used, within = be.xp.unique(within.astype(np.int64) * nparts + other,
                                     return_inverse=True)
         within, nlabels = within.reshape(-1).astype(np.int32), len(used)
-    levels = coarsen(be, g, nparts, seed, options.effective_ctype(be.name), not options.no2hop,
-                     within=within, context=options.context.coarsening)
+    coarsening = options.context.coarsening
+    levels = coarsen(be, g, coarsening.target(nparts), seed, options.effective_ctype(be.name),
+                     not options.no2hop, within=within, context=coarsening)
     t1 = time.perf_counter()
     stats.coarsening = t1 - t0
     level_refiner = _level_refiners(levels, balance, options)
@@ -365,23 +365,22 @@ def vcycle(g: DeviceGraph, balance: Balance, options: Options, seed: int, part, 
             table = be.xp.empty(nlabels, dtype=be.xp.int32)
             table[within] = parent
             parents.append(table[coarsest])
-        scores = [score_state(be, top, p, nparts, balance.limits[0]) for p in parents]
+        scores = [score_state(be, top, p, balance) for p in parents]
         coarsest = parents[scores.index(min(scores))]
-    part = _uncoarsen(g, levels, coarsest, nparts, {}, level_refiner, keep_below,
-                      memory.release_fraction)
+    part = _uncoarsen(g, levels, coarsest, {}, level_refiner, keep_below,
+                      memory.release_fraction, fill_empty=nparts)
     stats.refinement = time.perf_counter() - t1
     stats.levels = _level_stats(levels)
     return part, stats
 
 
-def _uncoarsen(g: DeviceGraph, levels: list, part, nparts: int, refiners: dict,
-               level_refiner, keep_below: int, release_fraction: int, after_level=None,
-               fill_empty: bool = True):
+def _uncoarsen(g: DeviceGraph, levels: list, part, refiners: dict, level_refiner,
+               keep_below: int, release_fraction: int, after_level=None, fill_empty: int = 0):
     """Refine ``part`` of the coarsest level, then project and refine level by level down to
     ``g``; ``after_level`` ((depth, level, part) -> part) after each level's refinement, then
-    empty parts filled (unless not ``fill_empty``). ``refiners``: the levels' refiners made
-    already; a level of at least 1/``release_fraction`` of ``g``'s vertices starts from the
-    pool released down to ``keep_below`` bytes."""
+    the empty parts of ``fill_empty`` parts filled (0: none). ``refiners``: the levels'
+    refiners made already; a level of at least 1/``release_fraction`` of ``g``'s vertices
+    starts from the pool released down to ``keep_below`` bytes."""
     be = g.be
     iterations = {}  # the levels' counts, read once all are done: no level waits for the last
     for depth in range(len(levels) - 1, -1, -1):
@@ -402,7 +401,7 @@ def _uncoarsen(g: DeviceGraph, levels: list, part, nparts: int, refiners: dict,
         if after_level is not None:
             part = after_level(depth, level, part)
     if fill_empty:
-        part = fill_empty_parts(be, g, part, nparts)
+        part = fill_empty_parts(be, g, part, fill_empty)
     g.release_scratch()  # the finest level's work arrays: the metrics need the room
     be.synchronize()
     for depth, count in iterations.items():

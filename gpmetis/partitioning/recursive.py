@@ -64,17 +64,18 @@ def split_pieces(g: DeviceGraph, part, pieces: list[Piece]):
     return vertices, label[vertices], sub
 
 
-def recursive_partition(wg: WeightedGraph, nparts: int, options: Options, tpwgts: np.ndarray,
+def recursive_partition(wg: WeightedGraph, tpwgts: np.ndarray, options: Options,
                         seed: int) -> tuple[object, RunStats]:
-    """(part, stats): ``nparts`` parts of ``wg`` (int32 on its backend) by recursive bisection,
-    every bisection within ``options.ubfactors`` of its targets in every constraint, where the
-    bisections reach it; ``stats`` sums the depths' phase times."""
+    """(part, stats): ``wg`` (int32 on its backend) in parts of targets ``tpwgts`` (nparts,
+    ncon) by recursive bisection, every bisection within ``options.ubfactors`` of its targets
+    in every constraint, where the bisections reach it; ``stats`` sums the depths' phase
+    times."""
     def bisect(pieces: list[Piece], labels, sub: DeviceGraph, vertices, depth: int):
         targets = np.stack([bisection_targets(tpwgts, p) for p in pieces])
         return multilevel_bisections(wg.restricted(sub, vertices), labels, targets, options,
                                      seed + depth * DEPTH_SEED_STRIDE)
 
-    return bisect_depths(wg.graph, nparts, bisect)
+    return bisect_depths(wg.graph, len(tpwgts), bisect)
 
 
 def bisect_depths(g: DeviceGraph, nparts: int, bisect) -> tuple[object, RunStats]:

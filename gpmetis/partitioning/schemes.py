@@ -40,7 +40,7 @@ class Scheme:
         """(part, RunStats) of one multilevel run: k-way, or recursive bisection."""
         p = self.problem
         if options.ptype == "rb":
-            return recursive_partition(self.wg, p.nparts, options, p.tpwgts, seed)
+            return recursive_partition(self.wg, p.tpwgts, options, seed)
         return multilevel_partition(self.wg, self.balance_for(options), options, p.tpwgts, seed,
                                     **extra)
 
@@ -51,8 +51,7 @@ class Scheme:
 
     def contiguous(self, part):
         """(part with every part connected, its rounds)."""
-        return make_contiguous(self.be, self.graph, part, self.problem.nparts,
-                               self.balance.limits, weights=self.wg.weights)
+        return make_contiguous(self.be, self.graph, part, self.balance, weights=self.wg.weights)
 
 
 class SingleConstraint(Scheme):
@@ -67,7 +66,7 @@ class SingleConstraint(Scheme):
         """(excess over the limits, edgecut); ``rb``: the excess over the per-bisection
         limits, as recursive bisection balances."""
         p = self.problem
-        cut, pw = partition_state(self.be, self.graph, part, p.nparts)
+        cut, pw = partition_state(self.be, self.graph, part, self.balance)
         if rb:
             return bisection_balance(pw, p.tpwgts, p.ubfactors[0])[0], cut
         return int(np.maximum(pw - self.balance.limits[0], 0).sum()), cut
@@ -86,7 +85,7 @@ class MultiConstraint(Scheme):
         constraint's excess over its per-bisection limits as a share of its total."""
         p = self.problem
         (excess, cut), pwgts = score_state(self.be, self.graph, self.wg.weights, part,
-                                           p.nparts, self.balance)
+                                           self.balance)
         if rb:
             excess = sum(bisection_balance(pwgts[c], p.tpwgts[:, c], p.ubfactors[c])[0]
                          / max(int(self.wg.totals[c]), 1) for c in range(p.ncon))

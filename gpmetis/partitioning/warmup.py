@@ -236,6 +236,7 @@ def run_phases_on_grid(be: Backend) -> PartitionMetrics:
     engine on ``be``, run on a small grid; returns the metrics of the partition it ends with."""
     import numpy as np
 
+    from gpmetis.balance import Balance
     from gpmetis.coarsening.coarsen import coarsen
     from gpmetis.device_graph import DeviceGraph
     from gpmetis.graph import Graph
@@ -255,15 +256,17 @@ def run_phases_on_grid(be: Backend) -> PartitionMetrics:
     g = DeviceGraph.upload(be, grid)
     for ctype in ("lp", "shem"):  # clusters, and the pairs that take over from them
         # (the default's coarsening: every context launches the same kernels)
-        coarsen(be, DeviceGraph.upload(be, grid), WARM_PARTS, 1, ctype, True,
-                context=DEFAULT.coarsening)
+        coarsening = DEFAULT.coarsening
+        coarsen(be, DeviceGraph.upload(be, grid), coarsening.target(WARM_PARTS), 1, ctype, True,
+                context=coarsening)
     # a skewed start (two thirds of the grid in one part, the last part empty) runs label
     # propagation, rebalancing and the empty-part fill
     n = g.nvtxs
     part = be.xp.asarray(np.minimum(np.arange(n) * 2 * (WARM_PARTS - 1) // n, WARM_PARTS - 2)
                          .astype(np.int32))
-    maxpwgt = np.full(WARM_PARTS, int(1.03 * n / WARM_PARTS), np.int64)
-    part, _ = refine(be, g, part, WARM_PARTS, maxpwgt, finest=True, patience=2)
+    balance = Balance(np.full((1, WARM_PARTS), int(1.03 * n / WARM_PARTS), np.int64),
+                      np.array([n], dtype=np.int64))
+    part, _ = refine(be, g, part, balance, finest=True, patience=2)
     part = fill_empty_parts(be, g, part, WARM_PARTS)
     metrics = compute_metrics(g.xadj, g.adjncy, g.vwgt[:, None], g.adjwgt, part, WARM_PARTS,
                               np.full((WARM_PARTS, 1), 1 / WARM_PARTS), None, be)

@@ -4,12 +4,13 @@ that runs them with vertex locking and rebalancing is ``jet_refiner``'s."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from gpmetis.backend import NULL, Backend
+from gpmetis.balance import Balance
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.metrics import edgecut, part_weights
 
@@ -35,26 +36,28 @@ class MoveRequest:
     c_num: int = 0
     c_den: int = 1
     room: object = None
+    nparts: int = field(kw_only=True)  # the parts the moves go between
 
     def active(self, part):
         return self.locked == 0 if self.mode == 0 else self.room[part] < 0
 
 
-def best_moves(be: Backend, g: DeviceGraph, part, nparts: int, req: MoveRequest):
+def best_moves(be: Backend, g: DeviceGraph, part, req: MoveRequest):
     """(dest int32, gain) per vertex as ``jet.cu``'s best_moves defines them (gain int32 on the
     GPU, int64 in the twin: |gain| is at most a weighted degree, below 2^31)."""
     if not be.gpu:
-        return _best_moves_numpy(g, part, nparts, req)
+        return _best_moves_numpy(g, part, req)
     dest = be.xp.empty(g.nvtxs, dtype=be.xp.int32)
     gain = be.xp.empty(g.nvtxs, dtype=be.xp.int32)
-    launch_best_moves(be, g, part, nparts, req, dest, gain)
+    launch_best_moves(be, g, part, req, dest, gain)
     return dest, gain
 
 
-def launch_best_moves(be: Backend, g: DeviceGraph, part, nparts: int, req: MoveRequest, dest,
+def launch_best_moves(be: Backend, g: DeviceGraph, part, req: MoveRequest, dest,
                       gain) -> None:
     """Queue best_moves into ``dest``/``gain``."""
     xp = be.xp
+    nparts = req.nparts
     n = g.nvtxs
     locked = req.locked if req.locked is not None else g.scratch("dummy8", 1, xp.uint8)
     room = req.room if req.room is not None else g.scratch("dummy64", 1, xp.int64)
@@ -75,8 +78,8 @@ def launch_best_moves(be: Backend, g: DeviceGraph, part, nparts: int, req: MoveR
                          shared_mem=4 * nparts, block=BLOCK)
 
 
-def _best_moves_numpy(g: DeviceGraph, part, nparts: int, req: MoveRequest):
-    n = g.nvtxs
+def _best_moves_numpy(g: DeviceGraph, part, req: MoveRequest):
+    n, nparts = g.nvtxs, req.nparts
     dest = np.full(n, -1, dtype=np.int32)
     gain = np.zeros(n, dtype=np.int64)
     active = req.active(part)
@@ -120,13 +123,15 @@ def _best_moves_numpy(g: DeviceGraph, part, nparts: int, req: MoveRequest):
     return dest, gain
 
 
-def afterburner(be: Backend, g: DeviceGraph, part, dest, gain, nparts: int):
-    """(keep, moved): the uint8 mask of the candidate moves whose gain stays >= 0 after
-    higher-priority moves, and the partition with those moves applied (a new array)."""
+def afterburner(be: Backend, g: DeviceGraph, part, dest, gain, req: MoveRequest):
+    """(keep, moved): the uint8 mask of the candidate moves (``best_moves`` of ``req``) whose
+    gain stays >= 0 after higher-priority moves, and the partition with those moves applied
+    (a new array)."""
     if be.gpu:
         keep = be.xp.empty(g.nvtxs, dtype=be.xp.uint8)
         moved = be.xp.empty(g.nvtxs, dtype=be.xp.int32)
-        launch_afterburner(be, g, part, dest, gain, nparts, keep, moved)
+        launch_afterburner(be, g, part, dest, gain, req.nparts <= MAX_SHARED_PARTS, keep,
+                           moved)
         return keep, moved
     s, u = g.src, g.adjncy
     cand = dest[s] >= 0
@@ -139,10 +144,11 @@ def afterburner(be: Backend, g: DeviceGraph, part, dest, gain, nparts: int):
     return keep.astype(np.uint8), np.where(keep, dest, part).astype(np.int32)
 
 
-def launch_afterburner(be: Backend, g: DeviceGraph, part, dest, gain, nparts: int, keep,
+def launch_afterburner(be: Backend, g: DeviceGraph, part, dest, gain, shared: bool, keep,
                        moved) -> None:
-    """Queue the afterburner into ``keep``/``moved``."""
-    max_degree, mid, heavy = g.warp_split(nparts <= MAX_SHARED_PARTS)
+    """Queue the afterburner into ``keep``/``moved``; ``shared``: as ``g.warp_split`` takes it
+    (the heavy rows' kernels keep one int per part in shared memory)."""
+    max_degree, mid, heavy = g.warp_split(shared)
     be.launch_resident(be.kernel(CU_FILE, "afterburner"), g.nvtxs,
                        (np.int32(g.nvtxs), g.xadj, g.adjncy, g.adjwgt, part, dest, gain,
                         keep, moved, max_degree, *g.id_list_args(mid)))
@@ -152,8 +158,11 @@ def launch_afterburner(be: Backend, g: DeviceGraph, part, dest, gain, nparts: in
                          block=BLOCK)
 
 
-def partition_state(be: Backend, g: DeviceGraph, part, nparts: int) -> tuple[int, np.ndarray]:
-    """(edgecut, part weights as a host int64 array) with one device round trip on the GPU."""
+def partition_state(be: Backend, g: DeviceGraph, part, balance: Balance
+                    ) -> tuple[int, np.ndarray]:
+    """(edgecut, the ``balance.nparts`` part weights as a host int64 array) with one device
+    round trip on the GPU."""
+    nparts = balance.nparts
     if not be.gpu:
         pw = part_weights(be, g.vwgt[:, None], part, nparts)[:, 0]
         return edgecut(be, g.src, g.adjncy, g.adjwgt, part), pw

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from gpmetis.backend import Backend, loop_blocks
+from gpmetis.balance import Balance
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.refinement.jet import IMPROVEMENT, MAX_ITERATIONS, MAX_SHARED_PARTS, score_shared_mem
 from gpmetis.refinement.rebalance import (
@@ -33,12 +34,12 @@ NUM_GATES = 5  # as in jet_device.cu
 class DeviceRefiner:
     """Refines partitions of one level as ``jet_refiner.refine``'s host loop does: (best partition,
     iterations run) = refiner(part). Its buffers are made at construction, so a level can be
-    prepared before its starting partition exists. ``group_size``: as ``jet.refiner``'s."""
+    prepared before its starting partition exists. ``balance``: as ``jet_refiner.refiner``'s."""
 
-    def __init__(self, be: Backend, g: DeviceGraph, nparts: int, maxpwgt: np.ndarray, *,
-                 c_num: int, c_den: int, patience: int, group_size: int = 0) -> None:
+    def __init__(self, be: Backend, g: DeviceGraph, balance: Balance, *, c_num: int, c_den: int,
+                 patience: int) -> None:
         xp = be.xp
-        n = g.nvtxs
+        n, nparts, group_size = g.nvtxs, balance.nparts, balance.group_size
         self.be = be
         # rows by length as the kernels take them; blocks keep a count per part in shared memory
         split = nparts <= MAX_SHARED_PARTS
@@ -64,7 +65,7 @@ class DeviceRefiner:
                  roomiest, gates, acc)
         self._args = (
             np.int32(n), np.int32(nparts), g.xadj, g.adjncy, g.adjwgt, g.vwgt, max_degree,
-            *lists, xp.asarray(maxpwgt, dtype=xp.int64),
+            *lists, xp.asarray(balance.limits_on(be), dtype=xp.int64),
             np.int64(patience), np.int64(MAX_ITERATIONS), np.int64(c_num), np.int64(c_den),
             np.int64(INFLOW_SLACK), np.float64(1 - IMPROVEMENT),
             *(np.int32(shift) for shift in id_shifts(n)), np.int32(group_size),

@@ -10,6 +10,7 @@ from collections.abc import Callable
 import numpy as np
 
 from gpmetis.backend import Backend
+from gpmetis.balance import Balance
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.refinement.jet import (
     FILTER_COARSE,
@@ -24,72 +25,69 @@ from gpmetis.refinement.loop import loop_on_host
 from gpmetis.refinement.rebalance import cap_inflow, rebalance_step
 
 
-def score_state(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray
-                ) -> tuple[int, int]:
-    """(total overweight over ``maxpwgt``, edgecut) of ``part``: smaller is better."""
-    return _score(be, g, part, nparts, maxpwgt)[0]
+def score_state(be: Backend, g: DeviceGraph, part, balance: Balance) -> tuple[int, int]:
+    """(total overweight over ``balance``'s limits, edgecut) of ``part``: smaller is better."""
+    return _score(be, g, part, balance)[0]
 
 
-def _score(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray):
+def _score(be: Backend, g: DeviceGraph, part, balance: Balance):
     """((total overweight, edgecut), part weights): smaller scores are better."""
-    cut, pw = partition_state(be, g, part, nparts)
-    return (int(np.maximum(pw - maxpwgt, 0).sum()), cut), pw
+    cut, pw = partition_state(be, g, part, balance)
+    return (int(np.maximum(pw - balance.limits[0], 0).sum()), cut), pw
 
 
-def refiner(be: Backend, g: DeviceGraph, nparts: int, maxpwgt: np.ndarray, *, finest: bool,
-            patience: int, group_size: int = 0) -> Callable:
+def refiner(be: Backend, g: DeviceGraph, balance: Balance, *, finest: bool,
+            patience: int) -> Callable:
     """A function from a partition of ``g`` to (the best partition Jet iterations find from
     it, iterations run: on the GPU a device scalar that ``int`` reads, so that the next level
-    can be queued before this one ends); ``maxpwgt`` holds the part weight limits (int64, on
-    the host or the backend). ``group_size``: rebalancing keeps vertices in their group of that
-    many parts (``rebalance_step``'s), as label propagation does where edges join only parts of
-    one group.
+    can be queued before this one ends), against ``balance``'s limits (its first constraint);
+    rebalancing keeps vertices in their group of ``balance.group_size`` parts
+    (``rebalance_step``'s), as label propagation does where edges join only parts of one group.
     On the GPU the level's buffers are made now (jet_device.py runs the loop on the device);
     the host loop here is its twin."""
     c_num, c_den = FILTER_FINEST if finest else FILTER_COARSE
     if be.gpu:
-        return DeviceRefiner(be, g, nparts, maxpwgt, c_num=c_num, c_den=c_den,
-                             patience=patience, group_size=group_size)
-    return functools.partial(_refine_host, be, g, nparts=nparts, maxpwgt=maxpwgt, c_num=c_num,
-                             c_den=c_den, patience=patience, group_size=group_size)
+        return DeviceRefiner(be, g, balance, c_num=c_num, c_den=c_den, patience=patience)
+    return functools.partial(_refine_host, be, g, balance=balance, c_num=c_num, c_den=c_den,
+                             patience=patience)
 
 
-def refine(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray, *,
-           finest: bool, patience: int):
+def refine(be: Backend, g: DeviceGraph, part, balance: Balance, *, finest: bool,
+           patience: int):
     """(best partition found by Jet iterations from ``part``, iterations run), as the
     ``refiner`` gives them."""
-    return refiner(be, g, nparts, maxpwgt, finest=finest, patience=patience)(part)
+    return refiner(be, g, balance, finest=finest, patience=patience)(part)
 
 
 class JetSteps:
     """Jet's label propagation (with the afterburner and the cap on inflow) and rebalancing
-    (vertices kept in their group of ``group_size`` parts) of ``g`` against ``maxpwgt``."""
+    (vertices kept in their group of ``balance.group_size`` parts) of ``g`` against
+    ``balance``'s limits."""
 
     settle = None
 
-    def __init__(self, be: Backend, g: DeviceGraph, nparts: int, maxpwgt: np.ndarray,
-                 c_num: int, c_den: int, group_size: int) -> None:
-        self.be, self.g, self.nparts, self.maxpwgt = be, g, nparts, maxpwgt
-        self.c_num, self.c_den, self.group_size = c_num, c_den, group_size
+    def __init__(self, be: Backend, g: DeviceGraph, balance: Balance, c_num: int,
+                 c_den: int) -> None:
+        self.be, self.g, self.balance = be, g, balance
+        self.maxpwgt = balance.limits_on(be)
+        self.c_num, self.c_den = c_num, c_den
 
     def score(self, part):
-        return _score(self.be, self.g, part, self.nparts, self.maxpwgt)
+        return _score(self.be, self.g, part, self.balance)
 
     def propagate(self, part, locked, pwgts, loose: bool):
-        be, g, nparts = self.be, self.g, self.nparts
-        dest, gain = best_moves(be, g, part, nparts,
-                                MoveRequest(0, locked, self.c_num, self.c_den))
-        _, moved = afterburner(be, g, part, dest, gain, nparts)
-        locked, part = cap_inflow(be, g, part, moved, gain, nparts, self.maxpwgt, pwgts,
-                                  loose=loose)
+        be, g = self.be, self.g
+        request = MoveRequest(0, locked, self.c_num, self.c_den, nparts=self.balance.nparts)
+        dest, gain = best_moves(be, g, part, request)
+        _, moved = afterburner(be, g, part, dest, gain, request)
+        locked, part = cap_inflow(be, g, part, moved, gain, self.maxpwgt, pwgts, loose=loose)
         return part, locked
 
     def rebalance(self, part, pwgts):
-        return rebalance_step(self.be, self.g, part, self.nparts, self.maxpwgt, pwgts,
-                              group_size=self.group_size)
+        return rebalance_step(self.be, self.g, part, self.balance, pwgts)
 
 
-def _refine_host(be: Backend, g: DeviceGraph, part, *, nparts: int, maxpwgt: np.ndarray,
-                 c_num: int, c_den: int, patience: int, group_size: int):
-    steps = JetSteps(be, g, nparts, maxpwgt, c_num, c_den, group_size)
+def _refine_host(be: Backend, g: DeviceGraph, part, *, balance: Balance, c_num: int,
+                 c_den: int, patience: int):
+    steps = JetSteps(be, g, balance, c_num, c_den)
     return loop_on_host(be, g, steps, part, patience)

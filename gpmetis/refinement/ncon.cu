@@ -1,5 +1,5 @@
 // Multi-constraint refinement: the move selections of a rebalancing step and of a
-// label-propagation step's inflow cap (device functions that refinement_device.cu's mc_loop
+// label-propagation step's inflow cap (device functions that ncon_device.cu's mc_loop
 // runs), and a kernel for a partition's part weights, for (ncon, n) int32 vertex weights
 // (constraint c of vertex v at weights[c * n + v]). Twin: the NumPy steps of
 // gpmetis/refinement/ncon.py.

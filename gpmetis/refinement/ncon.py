@@ -23,8 +23,8 @@ the best state (least excess beyond a tolerance, then lowest cut) and stops afte
 
 Both selections rank moves by (``order_key`` of the cost, 16 bits; then the vertex id's top 16
 bits) and cut each constraint's groups (its parts) at the rank where their limit is reached: on
-the GPU by the radix select of the single-constraint rebalancing (``refinement.cu``, run inside
-the device loop of ``refinement_device.py``; no sort); on NumPy by one sort (``_select``), their
+the GPU by the radix select of the single-constraint rebalancing (``ncon.cu``, run inside
+the device loop of ``ncon_device.py``; no sort); on NumPy by one sort (``_select``), their
 twin. Every order is decided by values and vertex ids, so both engines take the same moves.
 """
 
@@ -57,18 +57,19 @@ SETTLE = 0.1  # after a balanced state, rebalancing steps removing less of the e
 def order_key(cost) -> np.ndarray:
     """A 16-bit int64 key per float64 cost, monotone (non-decreasing) in the cost: the top bits
     of an order-preserving map of its bits (sign, exponent, 4 mantissa bits), so integers
-    below 32 keep their order exactly. Twin of refinement.cu's order_key."""
+    below 32 keep their order exactly. Twin of ncon.cu's order_key."""
     bits = np.ascontiguousarray(cost, dtype=np.float64).view(np.uint64)
     bits = np.where(bits >> np.uint64(63) != 0, ~bits, bits | np.uint64(1 << 63))
     return (bits >> np.uint64(48)).astype(np.int64)
 
 
-def lp_step(be: Backend, g: DeviceGraph, weights, part, nparts: int, room: np.ndarray, locked,
-            c_num: int, c_den: int):
+def lp_step(be: Backend, g: DeviceGraph, weights, part, room: np.ndarray, locked, c_num: int,
+            c_den: int):
     """(new partition, new locks): one label-propagation step (NumPy) whose inflow fits
     ``room`` ((ncon, nparts) int64)."""
-    dest, gain = best_moves(be, g, part, nparts, MoveRequest(0, locked, c_num, c_den))
-    _, moved = afterburner(be, g, part, dest, gain, nparts)
+    request = MoveRequest(0, locked, c_num, c_den, nparts=room.shape[1])
+    dest, gain = best_moves(be, g, part, request)
+    _, moved = afterburner(be, g, part, dest, gain, request)
     cand = np.flatnonzero(moved != part)
     to = moved[cand]
     keep = cap_inflow(weights, cand, to, order_key(-gain[cand].astype(np.int64)),
@@ -150,8 +151,8 @@ def _relief(groups, w, key, v, n: int, excess, scale: np.ndarray) -> np.ndarray:
     return credit
 
 
-def rebalance_step(be: Backend, g: DeviceGraph, weights, part, nparts: int,
-                   balance: Balance, pwgts: np.ndarray):
+def rebalance_step(be: Backend, g: DeviceGraph, weights, part, balance: Balance,
+                   pwgts: np.ndarray):
     """A new partition (NumPy) with vertices moved out of the parts over in any constraint
     (``part`` itself when none is, or when no move lowers the total excess)."""
     over = pwgts - balance.limits
@@ -165,17 +166,17 @@ def rebalance_step(be: Backend, g: DeviceGraph, weights, part, nparts: int,
     share = (balance.limits - pwgts) / np.maximum(balance.limits, 1)
     roomiest = (np.full(1, -1, dtype=np.int64) if balance.adjacent_only else
                 np.array(sorted({int(np.argmax(row)) for row in share}), dtype=np.int64))
-    dest, gain = best_moves(be, g, part, nparts, MoveRequest(1, room=bm_room))
-    return _rebalance_numpy(weights, part, nparts, over,
+    dest, gain = best_moves(be, g, part, MoveRequest(1, room=bm_room, nparts=balance.nparts))
+    return _rebalance_numpy(weights, part, over,
                             np.maximum(balance.totals, 1).astype(np.float64), roomiest, dest,
                             gain)
 
 
-def _rebalance_numpy(weights, part, nparts: int, over: np.ndarray, scale: np.ndarray,
-                     roomiest: np.ndarray, dest, gain):
+def _rebalance_numpy(weights, part, over: np.ndarray, scale: np.ndarray, roomiest: np.ndarray,
+                     dest, gain):
     """rebalance_step on NumPy from best_moves' ``dest``/``gain`` (twin of the kernels of
-    ``refinement.cu``)."""
-    n = len(part)
+    ``ncon.cu``); ``over``: (ncon, nparts) weight above the limits."""
+    n, nparts = len(part), over.shape[1]
     active = ((over[:, part] > 0) & (weights > 0)).any(axis=0)
     v = np.flatnonzero(active)
     p = part[v]
@@ -227,8 +228,7 @@ def _rebalance_numpy(weights, part, nparts: int, over: np.ndarray, scale: np.nda
     return part
 
 
-def swap_step(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance: Balance,
-              pwgts: np.ndarray):
+def swap_step(be: Backend, g: DeviceGraph, weights, part, balance: Balance, pwgts: np.ndarray):
     """A new partition where pairs of adjacent parts swap a boundary vertex each, at most one
     swap per part, each swap lowering the total excess (``part`` itself when none does).
 
@@ -240,7 +240,7 @@ def swap_step(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance: 
     swap it is in, and a swap runs when both of its parts chose it."""
     xp = be.xp
     excess = be.asarray(np.maximum(pwgts - balance.limits, 0))
-    n = g.nvtxs
+    n, nparts = g.nvtxs, balance.nparts
     s, p, w = g.src, part[g.adjncy], g.adjwgt
     own = p == part[s]
     own_conn = be.bin_sums(s[own], n, w[own])
@@ -306,11 +306,12 @@ def swap_step(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance: 
     return part
 
 
-def score_state(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance: Balance):
+def score_state(be: Backend, g: DeviceGraph, weights, part, balance: Balance):
     """((excess, edgecut), part weights (ncon, nparts) on the host); on the GPU two kernels
     and one read-back."""
+    nparts = balance.nparts
     if not be.gpu:
-        cut, _ = partition_state(be, g, part, nparts)
+        cut, _ = partition_state(be, g, part, balance)
         pwgts = constraint_weights(be, weights, part, nparts)
         return (balance.excess(pwgts), cut), pwgts
     n, ncon = g.nvtxs, len(weights)

@@ -1,7 +1,7 @@
-// refinement.py's multi-constraint refine loop on the device: mc_loop runs a level's iterations
-// in one cooperative kernel (launched by refinement_device.py), from the start partition's score
+// ncon_refiner.py's multi-constraint refine loop on the device: mc_loop runs a level's iterations
+// in one cooperative kernel (launched by ncon_device.py), from the start partition's score
 // on, until the loop stops or a rebalancing step keeps no move (the host then runs swap_step and
-// resumes the loop). Twin: the loop of refinement.py's refine. ctl (int64) and fctl (float64)
+// resumes the loop). Twin: the loop of ncon_refiner.py's refine. ctl (int64) and fctl (float64)
 // hold the loop's state, gates (int32) which steps of the next iteration run.
 //
 // Per (constraint, part) group g = c * nparts + p the books keep pw[g] (the part's weight in c)
@@ -66,7 +66,7 @@ __device__ __forceinline__ void mc_weights_pass(
 
 // End of an iteration (one block), after the score passes brought acc (acc[0] = 2 * cut) and
 // pwacc to the new partition: pw = pwacc, its (excess, cut) against the best so far, as
-// refinement.py's refine keeps them. With `init`, the scores of the starting partition set the
+// ncon_refiner.py's refine keeps them. With `init`, the scores of the starting partition set the
 // state instead.
 __device__ __forceinline__ void mc_end_block(
     const int init, const int ncon, const int nparts, const long long* __restrict__ limits,
@@ -122,7 +122,7 @@ __device__ __forceinline__ void mc_end_block(
 
 // Start of an iteration (one block): stop when the iteration or patience budget is spent, else
 // pick label propagation (no excess) or rebalancing, and set the rooms the step reads, as
-// refinement.py's lp_step and rebalance_step derive them from pw: per group lp_room = limit - pw
+// ncon.py's lp_step and rebalance_step derive them from pw: per group lp_room = limit - pw
 // (+ slack when loose), over = pw - limit, excess_room = -max(over, 0), room = -over; per part
 // bm_room = -1 when over in some constraint, else unbounded; roomiest = the sorted distinct
 // parts of most room relative to their limit, one per constraint (the first of equals).
@@ -206,7 +206,7 @@ __device__ __forceinline__ void mc_score_and_books(
 
 // A level's loop in one cooperative launch (every block resident, NUM_DIGITS threads each, the
 // dynamic shared memory of score, of a heavy row's best_moves and of mc_weights_pass): the
-// steps of an iteration as the kernels of jet.cu and refinement.cu define them, a grid-wide
+// steps of an iteration as the kernels of jet.cu and ncon.cu define them, a grid-wide
 // barrier after each, block 0 keeping the books. From `start` (resume = 0: a level's start, no
 // locks, best = start; resume = 1: the partition the host's swap step left, scored as that
 // rebalancing iteration's result) until mc_begin_block stops the loop, or until a rebalancing

@@ -1,7 +1,7 @@
 """The gpu engine's multi-constraint refinement loop, run on the device as one kernel per level.
 
-Same iterations and result as ``refiner.refine``'s host loop (``refinement.loop``, its twin), but
-a level's loop is one cooperative kernel, ``mc_loop`` (``refinement_device.cu``): the choice between
+Same iterations and result as ``ncon_refiner.refine``'s host loop (``loop``, its twin), but
+a level's loop is one cooperative kernel, ``mc_loop`` (``ncon_device.cu``): the choice between
 label propagation and rebalancing, the moves, the score and the best-state bookkeeping run as
 steps separated by grid-wide barriers. The host steps in only when a rebalancing step keeps no
 move: it runs ``swap_step`` and the kernel resumes from the swapped partition.
@@ -28,8 +28,8 @@ from gpmetis.refinement.ncon import SETTLE, SHARED_GROUPS, score_state, swap_ste
 from gpmetis.refinement.rebalance import INFLOW_SLACK, NUM_DIGITS, id_shifts
 
 CU_FILE = Path(__file__).with_name("ncon_device.cu")
-LEVELS = 4  # as MC_LEVELS in refinement.cu: cost key high and low digits, id high and low
-CTL_SIZE = 6  # as MC_CTL_SIZE in refinement_device.cu
+LEVELS = 4  # as MC_LEVELS in ncon.cu: cost key high and low digits, id high and low
+CTL_SIZE = 6  # as MC_CTL_SIZE in ncon_device.cu
 CTL_ITERATIONS, CTL_SWAP = 3, 4
 NUM_GATES = 5
 
@@ -52,9 +52,10 @@ class _Work:
     scale: object
 
     @classmethod
-    def make(cls, be: Backend, n: int, ncon: int, nparts: int, totals: np.ndarray) -> _Work:
+    def make(cls, be: Backend, n: int, balance: Balance) -> _Work:
         xp = be.xp
-        groups = ncon * nparts
+        nparts, totals = balance.nparts, balance.totals
+        groups = balance.ncon * nparts
         to, ckey = be.carve((n, n), xp.int32)
         hist, first, kept = be.carve((groups * NUM_DIGITS, nparts, 1), xp.uint64, zeroed=1)
         return cls(to, ckey, xp.empty(n, dtype=xp.float64), hist,
@@ -64,19 +65,19 @@ class _Work:
 
 
 class DeviceLoop:
-    """Refines partitions of one level as ``refiner.refine``'s host loop does: (best
+    """Refines partitions of one level as ``ncon_refiner.refine``'s host loop does: (best
     partition, iterations run) = loop(part). ``weights``: (ncon, n) int32 on the device."""
 
-    def __init__(self, be: Backend, g: DeviceGraph, weights, nparts: int, balance: Balance, *,
-                 c_num: int, c_den: int, patience: int, tolerance: float) -> None:
+    def __init__(self, be: Backend, g: DeviceGraph, weights, balance: Balance, *, c_num: int,
+                 c_den: int, patience: int, tolerance: float) -> None:
         xp = be.xp
-        n, ncon = g.nvtxs, balance.ncon
+        n, ncon, nparts = g.nvtxs, balance.ncon, balance.nparts
         groups = ncon * nparts
         self.be, self.g, self.weights, self.nparts, self.balance = be, g, weights, nparts, balance
         split = nparts <= MAX_SHARED_PARTS
         max_degree, mid, heavy = g.warp_split(split)
         lists = g.id_list_args(mid, heavy)  # mid, nmid, heavy, nheavy
-        work = _Work.make(be, n, ncon, nparts, balance.totals)
+        work = _Work.make(be, n, balance)
         part, moved, self.best, self.cur, dest, gain = be.carve((n,) * 6, xp.int32)
         locks = be.carve((n, n), xp.uint8)
         # ctl then pw (one read-back when the loop stops), the per-group rooms, bm_room,
@@ -121,8 +122,7 @@ class DeviceLoop:
             if not books[CTL_SWAP]:
                 return self.best, int(books[CTL_ITERATIONS])
             pwgts = books[CTL_SIZE:].reshape(self.balance.ncon, self.nparts)
-            start = swap_step(be, self.g, self.weights, self.cur, self.nparts, self.balance,
-                              pwgts)
+            start = swap_step(be, self.g, self.weights, self.cur, self.balance, pwgts)
             if start is self.cur:
                 # nor does a swap: the loop would change nothing more (the host loop stops
                 # there too, that rebalancing iteration counted)
@@ -130,18 +130,18 @@ class DeviceLoop:
             resume = 1
 
 
-def refine_each(g: DeviceGraph, weights, parts: list, nparts: int, balance: Balance, *,
-                patience: int, tolerance: float) -> list[tuple[np.ndarray, float, int]]:
+def refine_each(g: DeviceGraph, weights, parts: list, balance: Balance, *, patience: int,
+                tolerance: float) -> list[tuple[np.ndarray, float, int]]:
     """(partition on the host, excess, edgecut) of each host partition in ``parts`` after the
     coarse levels' refinement on the device, as ``refine_on_host`` gives them: one loop's
     buffers serve them all."""
     be = g.be
     c_num, c_den = FILTER_COARSE
-    loop = DeviceLoop(be, g, weights, nparts, balance, c_num=c_num, c_den=c_den,
-                      patience=patience, tolerance=tolerance)
+    loop = DeviceLoop(be, g, weights, balance, c_num=c_num, c_den=c_den, patience=patience,
+                      tolerance=tolerance)
     out = []
     for part in parts:
         best, _ = loop(be.asarray(part, dtype=be.xp.int32))
-        (excess, cut), _ = score_state(be, g, weights, best, nparts, balance)
+        (excess, cut), _ = score_state(be, g, weights, best, balance)
         out.append((be.asnumpy(best), excess, cut))
     return out

@@ -1,5 +1,5 @@
-"""The multi-constraint refiner: ``refinement``'s label-propagation, rebalancing and swap steps
-run by the host loop (``refinement.loop``), the twin of the loop ``refinement_device`` runs on
+"""The multi-constraint refiner: ``ncon``'s label-propagation, rebalancing and swap steps
+run by the host loop (``loop``), the twin of the loop ``ncon_device`` runs on
 the GPU, and the refinement the initial partition's trials run on the workers."""
 
 from __future__ import annotations
@@ -22,17 +22,17 @@ from gpmetis.refinement.ncon_device import DeviceLoop
 from gpmetis.refinement.rebalance import INFLOW_SLACK
 
 
-def refine(be: Backend, g: DeviceGraph, weights, part, nparts: int, balance: Balance, *,
-           finest: bool, patience: int, tolerance: float = 0.0):
+def refine(be: Backend, g: DeviceGraph, weights, part, balance: Balance, *, finest: bool,
+           patience: int, tolerance: float = 0.0):
     """(the best partition the iterations find from ``part``, iterations run); ``weights``
     (ncon, n) int32 on ``be``; an excess within ``tolerance`` counts as none (a coarse
     partition's finer levels remove it). On the GPU the loop runs on the device
-    (refinement_device.py); the host loop here is its twin."""
+    (ncon_device.py); the host loop here is its twin."""
     c_num, c_den = FILTER_FINEST if finest else FILTER_COARSE
     if be.gpu:
-        return DeviceLoop(be, g, weights, nparts, balance, c_num=c_num, c_den=c_den,
+        return DeviceLoop(be, g, weights, balance, c_num=c_num, c_den=c_den,
                           patience=patience, tolerance=tolerance)(part)
-    steps = MultiConstraintSteps(be, g, weights, nparts, balance, c_num, c_den, tolerance)
+    steps = MultiConstraintSteps(be, g, weights, balance, c_num, c_den, tolerance)
     best, iterations = loop_on_host(be, g, steps, part, patience)
     return best.astype(np.int32, copy=False), iterations
 
@@ -44,26 +44,26 @@ class MultiConstraintSteps:
 
     settle = SETTLE
 
-    def __init__(self, be: Backend, g: DeviceGraph, weights, nparts: int, balance: Balance,
-                 c_num: int, c_den: int, tolerance: float) -> None:
-        self.be, self.g, self.weights, self.nparts, self.balance = be, g, weights, nparts, balance
+    def __init__(self, be: Backend, g: DeviceGraph, weights, balance: Balance, c_num: int,
+                 c_den: int, tolerance: float) -> None:
+        self.be, self.g, self.weights, self.balance = be, g, weights, balance
         self.c_num, self.c_den, self.tolerance = c_num, c_den, tolerance
         self.slack = balance.limits // INFLOW_SLACK
 
     def score(self, part):
-        return _tolerant(score_state(self.be, self.g, self.weights, part, self.nparts,
-                                     self.balance), self.tolerance)
+        return _tolerant(score_state(self.be, self.g, self.weights, part, self.balance),
+                         self.tolerance)
 
     def propagate(self, part, locked, pwgts, loose: bool):
         room = self.balance.limits - pwgts + (self.slack if loose else 0)
-        return lp_step(self.be, self.g, self.weights, part, self.nparts, room, locked,
-                       self.c_num, self.c_den)
+        return lp_step(self.be, self.g, self.weights, part, room, locked, self.c_num,
+                       self.c_den)
 
     def rebalance(self, part, pwgts):
-        be, g, weights, nparts, balance = self.be, self.g, self.weights, self.nparts, self.balance
-        moved = rebalance_step(be, g, weights, part, nparts, balance, pwgts)
+        be, g, weights, balance = self.be, self.g, self.weights, self.balance
+        moved = rebalance_step(be, g, weights, part, balance, pwgts)
         if moved is part:  # no move lowers the excess: trade constraints
-            moved = swap_step(be, g, weights, part, nparts, balance, pwgts)
+            moved = swap_step(be, g, weights, part, balance, pwgts)
         return None if moved is part else moved
 
 
@@ -73,9 +73,8 @@ def _tolerant(state: tuple, tolerance: float) -> tuple:
     return (max(excess - tolerance, 0.0), cut), pwgts
 
 
-def refine_on_host(host: tuple, weights: np.ndarray, part: np.ndarray, nparts: int,
-                   balance: Balance, patience: int,
-                   tolerance: float = 0.0) -> tuple[np.ndarray, float, int]:
+def refine_on_host(host: tuple, weights: np.ndarray, part: np.ndarray, balance: Balance,
+                   patience: int, tolerance: float = 0.0) -> tuple[np.ndarray, float, int]:
     """(partition, excess, edgecut): ``part`` of the host graph ``host`` (xadj, adjncy, adjwgt,
     vwgt) with (ncon, n) ``weights`` after ``refine`` on the cpu backend, as the initial
     partition's trials run it on the workers."""
@@ -83,7 +82,7 @@ def refine_on_host(host: tuple, weights: np.ndarray, part: np.ndarray, nparts: i
     be = get_backend("cpu")
     g = DeviceGraph(be, xadj, adjncy.astype(np.int32), adjwgt.astype(np.int32),
                     vwgt.astype(np.int32))
-    part, _ = refine(be, g, weights.astype(np.int32), part, nparts, balance, finest=False,
+    part, _ = refine(be, g, weights.astype(np.int32), part, balance, finest=False,
                      patience=patience, tolerance=tolerance)
-    (excess, cut), _ = score_state(be, g, weights, part, nparts, balance)
+    (excess, cut), _ = score_state(be, g, weights, part, balance)
     return part, excess, cut

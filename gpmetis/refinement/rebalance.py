@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from gpmetis.backend import Backend
+from gpmetis.balance import Balance
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.metrics import part_weights
 from gpmetis.refinement.jet import MoveRequest, best_moves
@@ -36,25 +37,26 @@ MAX_BUCKET = 127
 INFLOW_SLACK = 5
 
 
-def rebalance_step(be: Backend, g: DeviceGraph, part, nparts: int, maxpwgt: np.ndarray,
-                   pwgts: np.ndarray, *, group_size: int = 0):
-    """One rebalancing round from host part weights ``pwgts`` and limits ``maxpwgt``; returns a
-    new part array (or ``part`` itself when no part is overweight). With groups of
-    ``group_size`` parts (0: none), a vertex that no adjacent part with room can take heads for
-    the roomiest other part of its group instead of the roomiest part of all: where edges join
-    only parts of one group (a piece's pair, a copy's k parts), no vertex leaves its group."""
-    room = maxpwgt - pwgts
+def rebalance_step(be: Backend, g: DeviceGraph, part, balance: Balance, pwgts: np.ndarray):
+    """One rebalancing round from host part weights ``pwgts`` and ``balance``'s limits (its
+    first constraint); returns a new part array (or ``part`` itself when no part is
+    overweight). With groups of ``balance.group_size`` parts (0: none), a vertex that no
+    adjacent part with room can take heads for the roomiest other part of its group instead of
+    the roomiest part of all: where edges join only parts of one group (a piece's pair, a
+    copy's k parts), no vertex leaves its group."""
+    room = balance.limits[0] - pwgts
     if not (room < 0).any():
         return part
+    group_size = balance.group_size
     room_d = be.asarray(room)
-    dest, gain = best_moves(be, g, part, nparts, MoveRequest(1, room=room_d))
+    dest, gain = best_moves(be, g, part, MoveRequest(1, room=room_d, nparts=balance.nparts))
     # Vertices with no adjacent part that has room head for the roomiest part (of their
     # group), at a loss of their whole internal connectivity (cheap for the many low-degree
     # vertices of power-law graphs, so they must stay candidates).
     roomiest = roomiest_parts(room, group_size)
     if be.gpu:
-        return _select_cuda(be, g, part, nparts, room_d, dest, gain, roomiest, group_size)
-    return _select_numpy(g, part, nparts, room, dest, gain, roomiest, group_size)
+        return _select_cuda(be, g, part, room_d, dest, gain, roomiest, group_size)
+    return _select_numpy(g, part, room, dest, gain, roomiest, group_size)
 
 
 def roomiest_parts(room: np.ndarray, group_size: int) -> np.ndarray:
@@ -86,12 +88,12 @@ def id_shifts(n: int) -> tuple[int, int]:
     return max(bits - 8, 0), max(bits - 16, 0)
 
 
-def _select_cuda(be: Backend, g: DeviceGraph, part, nparts: int, room, dest, gain,
-                 roomiest: np.ndarray, group_size: int):
+def _select_cuda(be: Backend, g: DeviceGraph, part, room, dest, gain, roomiest: np.ndarray,
+                 group_size: int):
     xp = be.xp
     out = xp.empty(g.nvtxs, dtype=xp.int32)
-    launch_select(be, g, part, nparts, room, xp.asarray(roomiest, dtype=xp.int32), dest, gain,
-                  xp.zeros(nparts * NUM_DIGITS, dtype=xp.uint64), out, group_size=group_size)
+    launch_select(be, g, part, room, xp.asarray(roomiest, dtype=xp.int32), dest, gain,
+                  xp.zeros(len(room) * NUM_DIGITS, dtype=xp.uint64), out, group_size=group_size)
     return out
 
 
@@ -102,8 +104,8 @@ def select_buffers(g: DeviceGraph, nparts: int):
             g.scratch("rb_base", nparts, xp.int64))
 
 
-def launch_select(be: Backend, g: DeviceGraph, part, nparts: int, room, roomiest, dest, gain,
-                  hist, out, *, group_size: int = 0) -> None:
+def launch_select(be: Backend, g: DeviceGraph, part, room, roomiest, dest, gain, hist, out, *,
+                  group_size: int = 0) -> None:
     """Queue the selection of a rebalancing round from best_moves' (mode 1) ``dest``/``gain``:
     ``out`` = the new partition; ``dest`` is overwritten (it holds the items' destinations).
     ``room`` (int64 per part) and ``roomiest`` (int32, ``roomiest_parts``) live on the device;
@@ -111,23 +113,23 @@ def launch_select(be: Backend, g: DeviceGraph, part, nparts: int, room, roomiest
     rebalance_step's."""
     n = g.nvtxs
     shift_hi, shift_lo = (np.int32(s) for s in id_shifts(n))
-    sel, _ = select_buffers(g, nparts)
+    sel, _ = select_buffers(g, len(room))
     be.launch_resident(be.kernel(CU_FILE, "rebalance_prepare"), n,
                        (np.int32(n), part, g.vwgt, gain, room, roomiest, np.int32(group_size),
                         dest, hist))
-    _launch_select_pass(be, g, nparts, 1, room, dest, part, gain, hist)
+    _launch_select_pass(be, g, 1, room, dest, part, gain, hist)
     be.launch_resident(be.kernel(CU_FILE, "rebalance_take"), n,
                        (np.int32(n), part, dest, gain, g.vwgt, sel, shift_hi, shift_lo, hist))
-    _launch_select_pass(be, g, nparts, 0, room, dest, part, gain, hist)
+    _launch_select_pass(be, g, 0, room, dest, part, gain, hist)
     be.launch_resident(be.kernel(CU_FILE, "rebalance_apply"), n,
                        (np.int32(n), part, dest, gain, sel, shift_hi, shift_lo, out))
 
 
-def _launch_select_pass(be: Backend, g: DeviceGraph, nparts: int, source: int, room, to, part,
-                        gain, hist) -> None:
+def _launch_select_pass(be: Backend, g: DeviceGraph, source: int, room, to, part, gain,
+                        hist) -> None:
     """The radix select of one side (sources or destinations) over the items in ``to``, from
-    the level-0 histogram already in ``hist``."""
-    n = g.nvtxs
+    the level-0 histogram already in ``hist``; ``room``: int64 per part."""
+    n, nparts = g.nvtxs, len(room)
     shift_hi, shift_lo = (np.int32(s) for s in id_shifts(n))
     sel, base = select_buffers(g, nparts)
     threshold = be.kernel(CU_FILE, "select_threshold")
@@ -141,32 +143,33 @@ def _launch_select_pass(be: Backend, g: DeviceGraph, nparts: int, source: int, r
                                              hist, sel, base), block=NUM_DIGITS)
 
 
-def cap_inflow(be: Backend, g: DeviceGraph, part, moved, gain, nparts: int,
-               maxpwgt: np.ndarray, pwgts: np.ndarray, *, loose: bool):
+def cap_inflow(be: Backend, g: DeviceGraph, part, moved, gain, maxpwgt, pwgts: np.ndarray, *,
+               loose: bool):
     """(keep, capped): a label-propagation step from ``part`` to ``moved`` with, per destination,
     only the highest-gain moves (gain bucket, then id) that fit in its room (host
     ``maxpwgt``/``pwgts``), or with ``loose`` in its room plus maxpwgt // INFLOW_SLACK plus what
     the step moves out of it. ``keep`` is the uint8 mask of the moves kept; ``gain`` is
     consumed on the GPU."""
     if not be.gpu:
-        return _cap_inflow_numpy(g, part, moved, gain, nparts, maxpwgt, pwgts, loose)
+        return _cap_inflow_numpy(g, part, moved, gain, maxpwgt, pwgts, loose)
     xp = be.xp
+    nparts = len(pwgts)
     limits = xp.asarray(maxpwgt, dtype=xp.int64)
     room = limits - xp.asarray(pwgts, dtype=xp.int64)
     keep = xp.empty(g.nvtxs, dtype=xp.uint8)
     work = (xp.empty(g.nvtxs, dtype=xp.int32), xp.zeros(nparts * NUM_DIGITS, dtype=xp.uint64),
             xp.zeros(nparts, dtype=xp.uint64), xp.empty(nparts, dtype=xp.int64))
-    launch_cap_inflow(be, g, part, moved, gain, nparts, room, limits, loose, work, keep)
+    launch_cap_inflow(be, g, part, moved, gain, room, limits, loose, work, keep)
     return keep, moved
 
 
-def launch_cap_inflow(be: Backend, g: DeviceGraph, part, moved, gain, nparts: int, room,
-                      maxpwgt, loose: bool, work: tuple, keep) -> None:
+def launch_cap_inflow(be: Backend, g: DeviceGraph, part, moved, gain, room, maxpwgt,
+                      loose: bool, work: tuple, keep) -> None:
     """Queue cap_inflow on device arrays (``room``, ``maxpwgt``: int64 per part): ``moved``
     becomes the capped partition and ``keep`` its mask. ``work`` = (to: int32 per vertex,
     hist: uint64 nparts * 256, zero, outflow: uint64 per part, zero, limit: int64 per part);
     hist and outflow are left zero."""
-    n = g.nvtxs
+    n, nparts = g.nvtxs, len(room)
     to, hist, outflow, limit = work
     sel, _ = select_buffers(g, nparts)
     shift_hi, shift_lo = (np.int32(s) for s in id_shifts(n))
@@ -176,14 +179,15 @@ def launch_cap_inflow(be: Backend, g: DeviceGraph, part, moved, gain, nparts: in
     be.launch(be.kernel(CU_FILE, "inflow_limits"), nparts,
               (np.int32(nparts), room, maxpwgt, np.int64(INFLOW_SLACK), np.int32(loose),
                outflow, limit))
-    _launch_select_pass(be, g, nparts, 0, limit, to, part, gain, hist)
+    _launch_select_pass(be, g, 0, limit, to, part, gain, hist)
     be.launch_resident(be.kernel(CU_FILE, "inflow_apply"), n,
                        (np.int32(n), part, to, gain, sel, shift_hi, shift_lo, moved, keep))
 
 
-def _cap_inflow_numpy(g: DeviceGraph, part, moved, gain, nparts: int, maxpwgt: np.ndarray,
+def _cap_inflow_numpy(g: DeviceGraph, part, moved, gain, maxpwgt: np.ndarray,
                       pwgts: np.ndarray, loose: bool):
     items = moved != part
+    nparts = len(pwgts)
     maxpwgt = np.asarray(maxpwgt).astype(np.int64)
     limit = maxpwgt - pwgts
     if loose:
@@ -237,7 +241,7 @@ def ordered_select(group: np.ndarray, digits: list[np.ndarray], w: np.ndarray,
     return taken | undecided if source else taken
 
 
-def _select_numpy(g: DeviceGraph, part, nparts: int, room, dest, gain, roomiest: np.ndarray,
+def _select_numpy(g: DeviceGraph, part, room, dest, gain, roomiest: np.ndarray,
                   group_size: int):
     to = np.where(dest < 0, fallback_parts(part, roomiest, group_size), dest)
     items = (room[part] < 0) & (to != part)

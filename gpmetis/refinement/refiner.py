@@ -20,13 +20,12 @@ def refiner_for(be: Backend, g: DeviceGraph, weights, balance: Balance, *, fines
     refiner's coarser levels stop at half of it (a loose step's excess takes several
     rebalancing steps to remove there, and the finest level refines what they leave)."""
     if weights is None:
-        return jet_refiner.refiner(be, g, balance.nparts, balance.limits_on(be), finest=finest,
-                                   patience=patience, group_size=balance.group_size)
+        return jet_refiner.refiner(be, g, balance, finest=finest, patience=patience)
     if not finest:
         patience = -(-patience // 2)
 
     def refine(part):
-        return ncon_refiner.refine(be, g, weights, part, balance.nparts, balance, finest=finest,
+        return ncon_refiner.refine(be, g, weights, part, balance, finest=finest,
                                    patience=patience)
 
     return refine

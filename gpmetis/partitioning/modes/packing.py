@@ -18,8 +18,8 @@ class Packing(Mode):
     def __init__(self, run) -> None:
         super().__init__(run)
         p = run.problem
-        self.packed = packed_start(run.scheme.graph, p.nparts, run.scheme.balance.limits[0],
-                                   p.tpwgts, run.components, run.options.context.packing)
+        self.packed = packed_start(run.scheme.graph, run.scheme.balance.limits[0], p.tpwgts,
+                                   run.components, run.options.context.packing)
 
     def candidate(self, seed: int, part, stats):
         if self.packed is None:
