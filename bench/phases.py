@@ -6,8 +6,9 @@
 Runs ``gpmetis.partition`` once to warm up, then RUNS times (seeds 1, 2, ...), and prints the
 median phases, the cuts, the last run's levels (vertices, coarsening ms, refinement iterations),
 the median time of each round of METIS trials, and the step timings of each run. The ``X=``
-settings override the module constants of the same meaning for this process (A/B on the
-device); ``prof`` adds a cProfile of one more run.
+settings replace the default preset's context (``gpmetis.context``) in this process: T its
+coarsening's vertices per part, the others as named (A/B on the device); ``prof`` adds a
+cProfile of one more run.
 """
 
 from __future__ import annotations
@@ -15,36 +16,35 @@ from __future__ import annotations
 import statistics
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import gpmetis  # noqa: E402
-from gpmetis.coarsening import coarsen as coarsen_module  # noqa: E402
+from gpmetis import context  # noqa: E402
 from gpmetis.device_graph import DeviceGraph  # noqa: E402
 from gpmetis.initial_partitioning import metis_trials  # noqa: E402
 from gpmetis.partitioning import multilevel  # noqa: E402
 
 
 def _settings(args: list[str]) -> str:
-    """Apply the X= settings; the engine to run."""
+    """Apply the X= settings to the default preset's context; the engine to run."""
     engine = "gpu"
+    coarsening, initial = {}, {}
+    names = {"P": "piece_parts", "TD": "thin_degree", "DD": "dense_degree", "TR": "trials"}
     for arg in args:
         name, _, value = arg.partition("=")
         if name == "E":
             engine = value
-        elif name == "P":
-            metis_trials.PIECE_PARTS = int(value)
         elif name == "T":
-            factor = int(value)
-            coarsen_module.coarsen_to = multilevel.coarsen_to = (
-                lambda nvtxs, nparts, factor=factor: max(factor * nparts, 1000))
-        elif name == "TD":
-            metis_trials.THIN_DEGREE = int(value)
-        elif name == "DD":
-            metis_trials.DENSE_DEGREE = int(value)
-        elif name == "TR":
-            multilevel.INITIAL_TRIALS = int(value)
+            coarsening["vertices_per_part"] = int(value)
+        elif name in names:
+            initial[names[name]] = int(value)
+    default = context.DEFAULT
+    context.PRESETS["default"] = replace(
+        default, coarsening=replace(default.coarsening, **coarsening),
+        initial=replace(default.initial, **initial))
     return engine
 
 

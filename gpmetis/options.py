@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass, fields, replace
 from numbers import Integral
 
+from gpmetis.context import PRESETS as PRESET_CONTEXTS
+from gpmetis.context import Context, preset_context
 from gpmetis.errors import OptionError
 
 PTYPES = ("kway", "rb")
@@ -17,12 +19,8 @@ ENGINES = ("auto", "gpu", "cpu", "metis")
 # auto: the gpu engine from this many vertices plus edges, where its whole command (CuPy's
 # import and the CUDA start-up included) is shorter than METIS's; small graphs never import CuPy
 AUTO_GPU_MIN_SIZE = 1_250_000
-# Quality presets: "default" is the fast headline setting; "strong" spends more time (several
-# whole runs, combined by V-cycles on the gpu/cpu engines) for a lower cut.
-PRESETS = ("default", "strong")
-# -preset=strong's runs (at least; -ncuts may ask for more), combined into one partition; what
-# 3, 4 and 6 runs cost and cut is in docs/quality.md
-STRONG_RUNS = 4
+# Quality presets: each names a value of the engines' tuning constants (``context.Context``).
+PRESETS = tuple(PRESET_CONTEXTS)
 
 # Ranges of the integer options, checked when parsed (CLI) and by ``Options.validate`` (API).
 # METIS keeps its options in idx_t and the gpu/cpu engines in int32, so no value passes 2^31-1;
@@ -149,10 +147,15 @@ class Options:
         return "fm" if self.ptype == "rb" else "greedy"
 
     @property
+    def context(self) -> Context:
+        """The tuning constants of the preset (``context.PRESETS``)."""
+        return preset_context(self.preset)
+
+    @property
     def runs(self) -> int:
-        """Whole partitioning runs, the best kept: ``ncuts``, at least STRONG_RUNS under
-        ``preset="strong"``."""
-        return max(self.ncuts, STRONG_RUNS) if self.preset == "strong" else self.ncuts
+        """Whole partitioning runs, the best kept: ``ncuts``, at least the preset's
+        ``min_runs``."""
+        return max(self.ncuts, self.context.runs.min_runs)
 
     def ubfactors(self, ncon: int) -> list[float]:
         """Allowed imbalance per constraint (``ubvec`` wins over ``ufactor``, as in METIS)."""

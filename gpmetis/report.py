@@ -126,7 +126,7 @@ def ran_iptype(options: Options, engine: str, ncon: int = 1, nvtxs: int = 0) -> 
     if ncon > 1:
         from gpmetis.initial_partitioning.ncon_trials import balanced_trials
 
-        if balanced_trials(nvtxs, options):
+        if balanced_trials(nvtxs, options, options.context.initial):
             return "mckway"
     scheme = "mcrb" if ncon > 1 else "metisrb"
     return f"{scheme}-random" if random else scheme

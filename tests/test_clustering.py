@@ -9,14 +9,13 @@ from conftest import load_fixture, random_graph
 from gpmetis import partition
 from gpmetis.backend import get_backend
 from gpmetis.coarsening.clustering import (
-    SUBROUNDS,
     Schedule,
     active,
     approve,
     best_cluster,
     lp_clustering,
 )
-from gpmetis.coarsening.coarsen import TARGET_SLACK, coarsen, coarsen_to
+from gpmetis.coarsening.coarsen import coarsen
 from gpmetis.coarsening.contraction import (
     SMALL_CONTRACT,
     WARP_CAP,
@@ -27,11 +26,14 @@ from gpmetis.coarsening.contraction import (
     pair_members,
 )
 from gpmetis.coarsening.matching import heavy_edge_matching
+from gpmetis.context import DEFAULT, CoarseningContext
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.errors import OptionError
 from gpmetis.graph import Graph
 
 CPU = get_backend("cpu")
+COARSENING = DEFAULT.coarsening
+SUBROUNDS = COARSENING.lp_subrounds
 
 
 def _star_graph(vwgt=None) -> DeviceGraph:
@@ -50,7 +52,7 @@ def _star_graph(vwgt=None) -> DeviceGraph:
 
 
 def _subround_of(v: int, rseed: int) -> int:
-    return next(s for s in range(SUBROUNDS) if active(v + 1, rseed, s)[v])
+    return next(s for s in range(SUBROUNDS) if active(v + 1, rseed, s, SUBROUNDS)[v])
 
 
 def test_a_vertex_proposes_to_its_heaviest_adjacent_cluster_that_fits():
@@ -61,14 +63,14 @@ def test_a_vertex_proposes_to_its_heaviest_adjacent_cluster_that_fits():
     cluster[2] = 3  # 2 and 3 form one cluster: vertex 0 has 6 into it, 5 into vertex 1
     cw = np.bincount(cluster, weights=g.vwgt, minlength=4).astype(np.int32)
     dest, rating = np.empty(4, np.int32), np.empty(4, np.int32)
-    best_cluster(CPU, g, cluster, cw, 3, 9, Schedule(CPU, [(rseed, sub)]), dest, rating)
+    best_cluster(CPU, g, cluster, cw, 3, 9, Schedule(CPU, [(rseed, sub)], SUBROUNDS), dest, rating)
     assert (dest[0], rating[0]) == (3, 6)
     # the cluster {2, 3} is full at maxvwgt 2: the next best is vertex 1's
-    best_cluster(CPU, g, cluster, cw, 2, 9, Schedule(CPU, [(rseed, sub)]), dest, rating)
+    best_cluster(CPU, g, cluster, cw, 2, 9, Schedule(CPU, [(rseed, sub)], SUBROUNDS), dest, rating)
     assert (dest[0], rating[0]) == (1, 5)
     # only the vertices of the sub-round propose
     proposing = np.flatnonzero(dest >= 0)
-    assert active(4, rseed, sub)[proposing].all()
+    assert active(4, rseed, sub, SUBROUNDS)[proposing].all()
 
 
 @pytest.mark.parametrize("vwgt,lighter", [([1, 9, 3, 2], 3), ([1, 9, 2, 3], 2)])
@@ -80,8 +82,8 @@ def test_equal_ratings_go_to_the_lighter_cluster(vwgt, lighter):
     dest, rating = np.empty(4, np.int32), np.empty(4, np.int32)
     # vertex 1 (weight 9) does not fit in 6; 2 and 3 both get rating 3
     for seed in range(5):
-        best_cluster(CPU, g, cluster, g.vwgt.copy(), 6, seed, Schedule(CPU, [(rseed, sub)]),
-                     dest, rating)
+        best_cluster(CPU, g, cluster, g.vwgt.copy(), 6, seed,
+                     Schedule(CPU, [(rseed, sub)], SUBROUNDS), dest, rating)
         assert (dest[0], rating[0]) == (lighter, 3)
 
 
@@ -100,13 +102,13 @@ def test_approval_keeps_the_best_rated_proposals_that_fit():
 def test_clusters_stay_within_the_weight_limit_and_are_numbered_densely(maxvwgt):
     graph = random_graph(3000, 6, seed=3, weighted=True)
     g = DeviceGraph.upload(CPU, graph)
-    cmap, nc = lp_clustering(CPU, g, maxvwgt, seed=4)
+    cmap, nc = lp_clustering(CPU, g, maxvwgt, seed=4, context=COARSENING)
     assert cmap.dtype == np.int32 and sorted(np.unique(cmap)) == list(range(nc))
     weights = np.bincount(cmap, weights=g.vwgt, minlength=nc)
     sizes = np.bincount(cmap, minlength=nc)
     assert ((weights <= maxvwgt) | (sizes == 1)).all()
     assert nc < 0.9 * g.nvtxs
-    again, _ = lp_clustering(CPU, g, maxvwgt, seed=4)
+    again, _ = lp_clustering(CPU, g, maxvwgt, seed=4, context=COARSENING)
     assert np.array_equal(cmap, again)
 
 
@@ -114,7 +116,7 @@ def test_clusters_stay_within_the_weight_limit_and_are_numbered_densely(maxvwgt)
 def test_isolated_vertices_cluster_with_each_other_in_id_order(maxvwgt):
     graph = random_graph(2000, 5, seed=6, weighted=True, isolated=500)
     g = DeviceGraph.upload(CPU, graph)
-    cmap, nc = lp_clustering(CPU, g, maxvwgt, seed=2)
+    cmap, nc = lp_clustering(CPU, g, maxvwgt, seed=2, context=COARSENING)
     islands = np.flatnonzero(np.diff(g.xadj) == 0)
     assert len(islands) >= 500
     # clusters hold islands only or none; an island cluster is a run of consecutive islands
@@ -131,10 +133,10 @@ def test_isolated_vertices_cluster_with_each_other_in_id_order(maxvwgt):
 
 def test_a_graph_of_mostly_isolated_vertices_coarsens_by_clusters():
     graph = random_graph(6000, 8, seed=8, isolated=3500)
-    levels = coarsen(CPU, DeviceGraph.upload(CPU, graph), coarsen_to(graph.nvtxs, 8),
-                     seed=1, ctype="lp", two_hop=True)
-    pairs = coarsen(CPU, DeviceGraph.upload(CPU, graph), coarsen_to(graph.nvtxs, 8),
-                    seed=1, ctype="shem", two_hop=True)
+    levels = coarsen(CPU, DeviceGraph.upload(CPU, graph), COARSENING.target(8),
+                     seed=1, ctype="lp", two_hop=True, context=COARSENING)
+    pairs = coarsen(CPU, DeviceGraph.upload(CPU, graph), COARSENING.target(8),
+                    seed=1, ctype="shem", two_hop=True, context=COARSENING)
     # without the islands grouped, the first level keeps > half the vertices and pairs take over
     assert levels[1].nvtxs < 0.25 * levels[0].nvtxs
     assert len(levels) < len(pairs)
@@ -142,7 +144,7 @@ def test_a_graph_of_mostly_isolated_vertices_coarsens_by_clusters():
 
 def test_cluster_contraction_preserves_weights_and_cut_edges():
     g = DeviceGraph.upload(CPU, random_graph(2000, 5, seed=2, weighted=True))
-    cmap, nc = lp_clustering(CPU, g, 30, seed=1)
+    cmap, nc = lp_clustering(CPU, g, 30, seed=1, context=COARSENING)
     coarse = contract(CPU, g, cmap, nc)
     assert coarse.nvtxs == nc
     assert np.array_equal(coarse.vwgt, np.bincount(cmap, weights=g.vwgt).astype(np.int32))
@@ -156,14 +158,14 @@ def test_cluster_contraction_preserves_weights_and_cut_edges():
 
 def test_clusters_coarsen_in_fewer_levels_than_pairs():
     g = DeviceGraph.upload(CPU, load_fixture("delaunay_n15"))
-    target = coarsen_to(g.nvtxs, 8)
-    clusters = coarsen(CPU, g, target, seed=1, ctype="lp", two_hop=True)
+    target = COARSENING.target(8)
+    clusters = coarsen(CPU, g, target, seed=1, ctype="lp", two_hop=True, context=COARSENING)
     pairs = coarsen(CPU, DeviceGraph.upload(CPU, load_fixture("delaunay_n15")), target, seed=1,
-                    ctype="shem", two_hop=True)
+                    ctype="shem", two_hop=True, context=COARSENING)
     assert len(clusters) < len(pairs)
     sizes = [lvl.nvtxs for lvl in clusters]
     assert all(b < 0.9 * a for a, b in zip(sizes, sizes[1:]))
-    enough = int(TARGET_SLACK * coarsen_to(g.nvtxs, 8))
+    enough = int(COARSENING.target_slack * COARSENING.target(8))
     assert sizes[-1] <= enough < sizes[-2]
 
 
@@ -185,16 +187,16 @@ def test_ctype_lp_is_the_default_of_our_engines_not_of_metis():
 def test_a_level_where_clusters_do_not_halve_the_graph_falls_back_to_pairs(monkeypatch, ratio):
     import gpmetis.coarsening.coarsen as coarsen_module
 
-    def stalled(be, g, maxvwgt, seed):
+    def stalled(be, g, maxvwgt, seed, context):
         cmap = (np.arange(g.nvtxs) * ratio).astype(np.int32)  # consecutive ids merged
         return cmap, int(cmap[-1]) + 1
 
     monkeypatch.setattr(coarsen_module, "lp_clustering", stalled)
     graph = load_fixture("delaunay_n15")
-    fallback = coarsen(CPU, DeviceGraph.upload(CPU, graph), coarsen_to(graph.nvtxs, 8),
-                       seed=1, ctype="lp", two_hop=True)
-    pairs = coarsen(CPU, DeviceGraph.upload(CPU, graph), coarsen_to(graph.nvtxs, 8),
-                    seed=1, ctype="shem", two_hop=True)
+    fallback = coarsen(CPU, DeviceGraph.upload(CPU, graph), COARSENING.target(8),
+                       seed=1, ctype="lp", two_hop=True, context=COARSENING)
+    pairs = coarsen(CPU, DeviceGraph.upload(CPU, graph), COARSENING.target(8),
+                    seed=1, ctype="shem", two_hop=True, context=COARSENING)
     assert [lvl.nvtxs for lvl in fallback] == [lvl.nvtxs for lvl in pairs]
     assert len(pairs) > 2
 
@@ -204,15 +206,15 @@ def test_clusters_that_do_not_halve_the_graph_are_kept_when_they_end_coarsening(
         monkeypatch, ratio):
     import gpmetis.coarsening.coarsen as coarsen_module
 
-    def stalled(be, g, maxvwgt, seed):
+    def stalled(be, g, maxvwgt, seed, context):
         cmap = (np.arange(g.nvtxs) * ratio).astype(np.int32)
         return cmap, int(cmap[-1]) + 1
 
     monkeypatch.setattr(coarsen_module, "lp_clustering", stalled)
     graph = random_graph(2000, 6, seed=3)
-    enough = int(TARGET_SLACK * coarsen_to(graph.nvtxs, 8))
-    levels = coarsen(CPU, DeviceGraph.upload(CPU, graph), coarsen_to(graph.nvtxs, 8),
-                     seed=1, ctype="lp", two_hop=True)
+    enough = int(COARSENING.target_slack * COARSENING.target(8))
+    levels = coarsen(CPU, DeviceGraph.upload(CPU, graph), COARSENING.target(8),
+                     seed=1, ctype="lp", two_hop=True, context=COARSENING)
     sizes = [lvl.nvtxs for lvl in levels]
     clustered = int(1999 * ratio) + 1
     assert clustered > 1000  # the clusters do not halve the graph
@@ -224,7 +226,8 @@ def test_clusters_that_do_not_halve_the_graph_are_kept_when_they_end_coarsening(
 
 def test_pair_members_are_the_member_lists_of_a_matching():
     g = DeviceGraph.upload(CPU, random_graph(3000, 6, seed=8, weighted=True))
-    match = heavy_edge_matching(CPU, g, maxvwgt=50, seed=2, use_weights=True, two_hop=True)
+    match = heavy_edge_matching(CPU, g, maxvwgt=50, seed=2, use_weights=True, two_hop=True,
+                                context=COARSENING)
     cmap, nc = coarse_map(CPU, match)
     assert (match != np.arange(g.nvtxs)).any()
     for a, b in zip(pair_members(CPU, match, cmap, nc), members_of(CPU, cmap, nc)):
@@ -255,13 +258,11 @@ class _Device:
     (10_000, 10_000 - 3.0 * 100),  # room on the device: what is free beyond the headroom
     (400, 2.0 * 100),  # little free: at least the floor
 ])
-def test_intermediate_levels_may_stay_on_the_device_while_it_has_room(monkeypatch, free,
-                                                                         expected):
+def test_intermediate_levels_may_stay_on_the_device_while_it_has_room(free, expected):
     import gpmetis.coarsening.coarsen as coarsen_module
 
-    monkeypatch.setattr(coarsen_module, "LEVEL_MEMORY_BUDGET", 2.0)
-    monkeypatch.setattr(coarsen_module, "FREE_MEMORY_HEADROOM", 3.0)
-    assert coarsen_module.level_budget(_Device(free), 100) == expected
+    context = CoarseningContext(level_memory_budget=2.0, free_memory_headroom=3.0)
+    assert coarsen_module.level_budget(_Device(free), 100, context) == expected
 
 
 def test_the_cpu_backend_reports_no_device_memory_limit():

@@ -10,9 +10,10 @@ from conftest import METIS_CUTS, check_partition, load_fixture, random_graph
 
 from gpmetis import partition
 from gpmetis.backend import get_backend
-from gpmetis.coarsening.coarsen import coarsen, coarsen_to
+from gpmetis.coarsening.coarsen import coarsen
 from gpmetis.coarsening.contraction import coarse_map, contract
 from gpmetis.coarsening.matching import heavy_edge_matching
+from gpmetis.context import DEFAULT
 from gpmetis.device_graph import DeviceGraph
 
 CPU = get_backend("cpu")
@@ -51,7 +52,8 @@ def test_quality_against_metis_reference(quality_runs):
 def test_matching_is_an_involution():
     graph = random_graph(3000, 6, seed=1, weighted=True)
     g = DeviceGraph.upload(CPU, graph)
-    match = heavy_edge_matching(CPU, g, maxvwgt=10**9, seed=3, use_weights=True, two_hop=True)
+    match = heavy_edge_matching(CPU, g, maxvwgt=10**9, seed=3, use_weights=True, two_hop=True,
+                                context=DEFAULT.coarsening)
     v = np.arange(g.nvtxs)
     assert (match[match] == v).all()
     paired = match != v
@@ -62,7 +64,8 @@ def test_matching_is_an_involution():
 def test_contraction_preserves_weights():
     graph = random_graph(2000, 5, seed=2, weighted=True)
     g = DeviceGraph.upload(CPU, graph)
-    match = heavy_edge_matching(CPU, g, maxvwgt=10**9, seed=5, use_weights=True, two_hop=False)
+    match = heavy_edge_matching(CPU, g, maxvwgt=10**9, seed=5, use_weights=True, two_hop=False,
+                                context=DEFAULT.coarsening)
     cmap, nc = coarse_map(CPU, match)
     coarse = contract(CPU, g, cmap, nc)
     assert coarse.vwgt.sum() == g.vwgt.sum()
@@ -76,8 +79,8 @@ def test_contraction_preserves_weights():
 
 def test_coarsening_stops_small():
     graph = load_fixture("delaunay_n15")
-    levels = coarsen(CPU, DeviceGraph.upload(CPU, graph), coarsen_to(graph.nvtxs, 8),
-                     seed=1, ctype="shem", two_hop=True)
+    levels = coarsen(CPU, DeviceGraph.upload(CPU, graph), DEFAULT.coarsening.target(8),
+                     seed=1, ctype="shem", two_hop=True, context=DEFAULT.coarsening)
     assert len(levels) > 2
     assert levels[-1].nvtxs < 0.1 * graph.nvtxs
     sizes = [lvl.nvtxs for lvl in levels]

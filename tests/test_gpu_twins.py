@@ -8,12 +8,13 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from conftest import SMALL_GRAPHS, limits_balance, load_fixture, random_graph, requires_cuda
 
-from gpmetis import partition
+from gpmetis import context, partition
 from gpmetis.backend import SHARED_BINS, get_backend
 from gpmetis.coarsening import clustering, contraction
 from gpmetis.coarsening.clustering import (
@@ -28,6 +29,7 @@ from gpmetis.coarsening.clustering import (
 )
 from gpmetis.coarsening.contraction import coarse_map, contract
 from gpmetis.coarsening.matching import accept, heavy_edge_matching, propose, two_hop_match
+from gpmetis.context import DEFAULT
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.graph import Graph
 from gpmetis.initial_partitioning.thinning import heaviest_edges
@@ -107,8 +109,8 @@ def test_matching_equals_twin(name):
         _eq(matched_c, matched_g)
         assert matched_c[0] == np.count_nonzero(match_c >= 0)
     for use_weights in (True, False):
-        full_c = heavy_edge_matching(cpu, gc, 40, 5, use_weights, True)
-        full_g = heavy_edge_matching(gpu, gg, 40, 5, use_weights, True)
+        full_c = heavy_edge_matching(cpu, gc, 40, 5, use_weights, True, context=DEFAULT.coarsening)
+        full_g = heavy_edge_matching(gpu, gg, 40, 5, use_weights, True, context=DEFAULT.coarsening)
         _eq(full_c, full_g)
 
 
@@ -132,7 +134,7 @@ def test_contraction_equals_twin(name, loop, monkeypatch):
     if not loop:
         monkeypatch.setattr(contraction, "by_loop", lambda g, nc: False)
     gc, gg = _both(_graph(name))
-    match = heavy_edge_matching(gc.be, gc, 10**6, 3, True, True)
+    match = heavy_edge_matching(gc.be, gc, 10**6, 3, True, True, context=DEFAULT.coarsening)
     cmap_c, nc_c = coarse_map(gc.be, match)
     cmap_g, nc_g = coarse_map(gg.be, gg.be.xp.asarray(match))
     _eq(cmap_c, cmap_g)
@@ -223,7 +225,8 @@ def test_clustering_sub_rounds_equal_twin(name, maxvwgt):
     dest_g, rating_g = gpu.xp.empty(n, gpu.xp.int32), gpu.xp.empty(n, gpu.xp.int32)
     work = Approval.allocate(gpu.xp, n)  # one set of work arrays, as a level uses them
     steps = [(5, 0), (5, 1), (9, 3), (9, 2), (11, 0)]
-    schedule_c, schedule_g = Schedule(cpu, steps), Schedule(gpu, steps)
+    subrounds = DEFAULT.coarsening.lp_subrounds
+    schedule_c, schedule_g = Schedule(cpu, steps, subrounds), Schedule(gpu, steps, subrounds)
     for _ in steps:
         best_cluster(cpu, gc, state_c[0], state_c[1], maxvwgt, 7, schedule_c, dest_c, rating_c)
         best_cluster(gpu, gg, state_g[0], state_g[1], maxvwgt, 7, schedule_g, dest_g, rating_g)
@@ -290,8 +293,8 @@ def test_cluster_numbering_equals_twin(n):
 @pytest.mark.parametrize("name", CASES)
 def test_clustering_and_its_contraction_equal_twin(name):
     gc, gg = _both(_graph(name))
-    cmap_c, nc_c = lp_clustering(gc.be, gc, 60, seed=3)
-    cmap_g, nc_g = lp_clustering(gg.be, gg, 60, seed=3)
+    cmap_c, nc_c = lp_clustering(gc.be, gc, 60, seed=3, context=DEFAULT.coarsening)
+    cmap_g, nc_g = lp_clustering(gg.be, gg, 60, seed=3, context=DEFAULT.coarsening)
     _eq(cmap_c, cmap_g)
     assert nc_c == nc_g < gc.nvtxs
     coarse_c = contract(gc.be, gc, cmap_c, nc_c)
@@ -507,8 +510,6 @@ def test_fill_empty_parts_equals_the_twin():
 
 
 def test_levels_offloaded_to_the_host_give_the_same_partition(monkeypatch):
-    import gpmetis.coarsening.coarsen as coarsen_module
-
     graph = _graph("random-hubs")
     expected = partition(graph, 16, engine="cpu", seed=3).part
     offloads = []
@@ -519,8 +520,9 @@ def test_levels_offloaded_to_the_host_give_the_same_partition(monkeypatch):
         real(self)
 
     monkeypatch.setattr(DeviceGraph, "offload", counted)
-    monkeypatch.setattr(coarsen_module, "LEVEL_MEMORY_BUDGET", 0.0)
-    monkeypatch.setattr(coarsen_module, "FREE_MEMORY_HEADROOM", 1e15)  # no room left
+    coarsening = replace(DEFAULT.coarsening, level_memory_budget=0.0,
+                         free_memory_headroom=1e15)  # no room left
+    monkeypatch.setitem(context.PRESETS, "default", replace(DEFAULT, coarsening=coarsening))
     assert np.array_equal(partition(graph, 16, engine="gpu", seed=3).part, expected)
     assert offloads, "a zero budget must offload every intermediate level"
 

@@ -1,10 +1,13 @@
 """The initial partition of the coarsest graph: METIS trials (recursive bisection or k-way)."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from conftest import load_fixture, random_graph
 
 from gpmetis.backend import get_backend
+from gpmetis.context import DEFAULT
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.edge_hash import edge_hash
 from gpmetis.errors import PartitionError
@@ -12,7 +15,6 @@ from gpmetis.initial_partitioning import metis_trials, workers
 from gpmetis.initial_partitioning.metis_trials import (
     IPTYPE_GROW,
     IPTYPE_RANDOM,
-    THIN_DEGREE,
     induced_subgraphs,
     initial_partition,
     metis_trial,
@@ -20,6 +22,7 @@ from gpmetis.initial_partitioning.metis_trials import (
 from gpmetis.initial_partitioning.thinning import heaviest_edges
 from gpmetis.initial_partitioning.workers import start_workers, stop_workers
 
+INITIAL = DEFAULT.initial
 NPARTS = 16
 TARGET = 40 * NPARTS  # 4elt (15,606 vertices) is far above it: taken as coarsening stalled
 SMALL_TARGET = 20_000  # 4elt is below it: split by bisections
@@ -51,7 +54,8 @@ def _maxpwgt(graph, ufactor: int = 30) -> np.ndarray:
 
 
 def _run(dg, graph, **kw):
-    kw = {"seed": 3, "ntrials": 4, "ufactor": 30, "niter": 10, "target": SMALL_TARGET} | kw
+    kw = {"seed": 3, "ntrials": 4, "ufactor": 30, "niter": 10, "target": SMALL_TARGET,
+          "context": INITIAL} | kw
     return initial_partition(dg, _maxpwgt(graph), None, **kw)
 
 
@@ -125,14 +129,14 @@ def _recorded(monkeypatch) -> list:
 
 def test_bisections_without_a_tree_the_winner_is_the_lowest_cut_trial(fixture4elt, graph,
                                                                         monkeypatch):
-    monkeypatch.setattr(metis_trials, "bisection_rounds", lambda nparts: 0)
+    monkeypatch.setattr(metis_trials, "bisection_rounds", lambda nparts, piece_parts: 0)
     part = _run(fixture4elt, graph)
     np.testing.assert_array_equal(part, _lowest(_trials(graph, recursive=True), graph))
     assert set(np.unique(part)) == set(range(NPARTS))
 
 
 def test_bisection_tree_each_piece_takes_its_lowest_cut_trial(fixture4elt, graph, monkeypatch):
-    assert metis_trials.bisection_rounds(NPARTS) == 1
+    assert metis_trials.bisection_rounds(NPARTS, INITIAL.piece_parts) == 1
     calls = _recorded(monkeypatch)
     part = _run(fixture4elt, graph)
     # round one: four bisections of the whole graph, the lowest cut splits it
@@ -158,15 +162,15 @@ def test_bisection_tree_each_piece_takes_its_lowest_cut_trial(fixture4elt, graph
 
 
 def test_the_tree_bisects_until_each_piece_has_at_most_piece_parts_parts():
-    assert [metis_trials.bisection_rounds(k) for k in (2, 8, 32, 33, 64, 128, 256, 1000)] == [
+    assert [metis_trials.bisection_rounds(k, 32) for k in (2, 8, 32, 33, 64, 128, 256, 1000)] == [
         1, 1, 1, 1, 1, 2, 3, 5]
-    assert all(32 * 2 ** metis_trials.bisection_rounds(k) >= k for k in range(33, 3000))
+    assert all(32 * 2 ** metis_trials.bisection_rounds(k, 32) >= k for k in range(33, 3000))
 
 
 def test_deeper_trees_halve_the_trials_per_piece_each_round(fixture4elt, graph, monkeypatch):
-    monkeypatch.setattr(metis_trials, "PIECE_PARTS", 2)  # 16 parts: 3 rounds, then pairs
     calls = _recorded(monkeypatch)
-    part = _run(fixture4elt, graph)
+    # pieces of 2 parts: 16 parts take 3 rounds, then pairs
+    part = _run(fixture4elt, graph, context=replace(INITIAL, piece_parts=2))
     # rounds of 4, 2 x 2, 4 x 1 bisections, then 8 pieces of one trial into their 2 parts
     assert [args[4] for args, _ in calls] == [2] * 20
     assert [args[6] for args, _ in calls[:8]] == [3, 4, 5, 6, 3, 4, 3, 4]
@@ -184,7 +188,7 @@ def test_bisection_tree_odd_parts_and_target_weights(fixture4elt, graph, monkeyp
     calls = _recorded(monkeypatch)
     tpwgts = np.array([0.2, 0.3, 0.5])
     part = initial_partition(fixture4elt, np.full(3, np.inf), tpwgts, seed=3, ntrials=2,
-                             ufactor=30, niter=10, target=SMALL_TARGET)
+                             ufactor=30, niter=10, target=SMALL_TARGET, context=INITIAL)
     bisections, rest = calls[:2], calls[2:]
     assert all(args[4] == 2 and args[5] == pytest.approx([0.2, 0.8]) for args, _ in bisections)
     # the first side is part 0 whole; the second is split in two by one trial
@@ -203,7 +207,7 @@ def test_kway_the_winner_is_the_lowest_cut_within_the_balance_limit(fixture4elt,
     assert not fits[cuts.index(min(cuts))] and any(fits)  # the lowest cut alone would be wrong
     best = min((c, t) for t, (c, ok) in enumerate(zip(cuts, fits)) if ok)[1]
     part = initial_partition(fixture4elt, maxpwgt, None, seed=3, ntrials=4,
-                             ufactor=45, niter=10, target=TARGET)
+                             ufactor=45, niter=10, target=TARGET, context=INITIAL)
     np.testing.assert_array_equal(part, trials[best])
 
 
@@ -214,7 +218,8 @@ def test_workers_or_not_the_same_partition(fixture4elt, graph, monkeypatch, npar
     def run():
         return initial_partition(fixture4elt, np.full(nparts, np.inf),
                                  None if tpwgts is None else np.array(tpwgts), seed=3,
-                                 ntrials=4, ufactor=30, niter=10, target=SMALL_TARGET)
+                                 ntrials=4, ufactor=30, niter=10, target=SMALL_TARGET,
+                                 context=INITIAL)
 
     stop_workers()
     serial = run()
@@ -241,7 +246,8 @@ def test_pieces_with_no_more_vertices_than_parts_get_a_part_each():
     dg = DeviceGraph(get_backend("cpu"), xadj, adjncy, np.ones(len(adjncy), np.int32),
                      np.ones(6, np.int32))
     part = initial_partition(dg, np.full(5, np.inf), None, seed=1, ntrials=2, ufactor=30,
-                             niter=10, target=100)  # taken whole: split by bisections
+                             niter=10, target=100,  # taken whole: split by bisections
+                             context=INITIAL)
     assert sorted(np.bincount(part, minlength=5)) == [1, 1, 1, 1, 2]
     three = part[:3] if part[0] >= 2 else part[3:]  # the side of parts 2, 3, 4
     assert sorted(three) == [2, 3, 4]
@@ -395,7 +401,7 @@ def test_trivial_cases(nparts, n):
     dg = DeviceGraph(get_backend("cpu"), np.zeros(n + 1, dtype=np.int64), empty, empty,
                      np.ones(n, np.int32))
     part = initial_partition(dg, np.ones(nparts), None, seed=1, ntrials=2, ufactor=30,
-                             niter=10, target=1)
+                             niter=10, target=1, context=INITIAL)
     assert part.shape == (n,) and part.dtype == np.int32
     assert (part < nparts).all() and len(np.unique(part)) == min(n, nparts)
 
@@ -459,8 +465,8 @@ def test_dense_graphs_metis_sees_the_thinned_graph_the_winner_is_the_lowest_full
     stop_workers()
     maxpwgt = np.full(4, dense.total_vwgt / 4 * 1.03)
     part = initial_partition(dense, maxpwgt, None, seed=3, ntrials=6, ufactor=30, niter=10,
-                             target=2000)
-    thin = heaviest_edges(dense.be, dense, THIN_DEGREE, seed=3).to_host()
+                             target=2000, context=INITIAL)
+    thin = heaviest_edges(dense.be, dense, INITIAL.thin_degree, seed=3).to_host()
     assert len(seen) == 6 and all(not args[-1] for args in seen)  # k-way trials
     for args in seen:
         for a, b in zip(args[:4], thin):

@@ -14,6 +14,7 @@ from gpmetis import partition
 from gpmetis.backend import get_backend
 from gpmetis.balance import Balance, max_part_weights, uniform_tpwgts
 from gpmetis.coarsening.weights import guide_weights, upload
+from gpmetis.context import DEFAULT
 from gpmetis.errors import OptionError, PartitionError
 from gpmetis.graph import Graph
 from gpmetis.partitioning import metis_ncon
@@ -322,7 +323,7 @@ def test_select_by_sort_equals_the_kernels_digit_by_digit_select():
 
 def test_rebalancing_lowers_the_excess():
     graph = with_weights(load_fixture("crack"), 2)
-    wg = upload(CPU, graph, 8)
+    wg = upload(CPU, graph, 8, DEFAULT.coarsening)
     balance = Balance.of(wg.totals, uniform_tpwgts(8, 2), [1.03, 1.03])
     part = (np.arange(graph.nvtxs) * 8 // graph.nvtxs).astype(np.int32)
     part[: graph.nvtxs // 4] = 0  # part 0 far over in both constraints
@@ -353,7 +354,7 @@ def test_power_law_rebalancing_converges_in_few_steps(ncon):
     # others; moves into those parts must pay for what they add there (issue 37: ~1% of the
     # excess went per step)
     graph = with_weights(power_law_graph(4096, 16, seed=1), ncon)
-    wg = upload(CPU, graph, 8)
+    wg = upload(CPU, graph, 8, DEFAULT.coarsening)
     balance = Balance.of(wg.totals, uniform_tpwgts(8, ncon), [1.03] * ncon)
     part = (np.arange(graph.nvtxs) * 8 // graph.nvtxs).astype(np.int32)
     (excess, _), pw = score_state(CPU, wg.graph, wg.weights, part, balance)
@@ -473,7 +474,7 @@ def test_gpu_refinement_loop_equals_cpu_loop(name, ncon, nparts):
             "power-law": lambda: power_law_graph(8192, 16, seed=3)}[name]()
     graph = with_weights(base, ncon)
     gpu = get_backend("gpu")
-    wc, wg = upload(CPU, graph, nparts), upload(gpu, graph, nparts)
+    wc, wg = (upload(be, graph, nparts, DEFAULT.coarsening) for be in (CPU, gpu))
     balance = Balance.of(wc.totals, uniform_tpwgts(nparts, ncon), [1.03] * ncon)
     rng = np.random.default_rng(7)
     start = np.arange(graph.nvtxs) * nparts // graph.nvtxs  # blocks of ids
@@ -500,7 +501,7 @@ def test_gpu_refinement_loop_swaps_as_the_cpu_loop_does():
     vwgt = np.array([[1, 1], [2, 0], [0, 2], [1, 1]])
     graph = Graph.from_csr(xadj, adjncy, vwgt)
     gpu = get_backend("gpu")
-    wc, wg = upload(CPU, graph, 2), upload(gpu, graph, 2)
+    wc, wg = (upload(be, graph, 2, DEFAULT.coarsening) for be in (CPU, gpu))
     balance = Balance.of(wc.totals, uniform_tpwgts(2, 2), [1.03, 1.03])
     part = np.array([0, 0, 1, 1], dtype=np.int32)
     part_c, its_c = refine(CPU, wc.graph, wc.weights, part, balance, finest=True,
@@ -531,7 +532,7 @@ def test_a_swap_repairs_parts_full_in_different_constraints():
     xadj = np.array([0, 2, 4, 6, 8])
     adjncy = np.array([1, 3, 0, 2, 1, 3, 0, 2])
     vwgt = np.array([[1, 1], [2, 0], [0, 2], [1, 1]])
-    wg = upload(CPU, Graph.from_csr(xadj, adjncy, vwgt), 2)
+    wg = upload(CPU, Graph.from_csr(xadj, adjncy, vwgt), 2, DEFAULT.coarsening)
     balance = Balance.of(wg.totals, uniform_tpwgts(2, 2), [1.03, 1.03])
     part = np.array([0, 0, 1, 1], dtype=np.int32)
     (excess, _), pw = score_state(CPU, wg.graph, wg.weights, part, balance)

@@ -15,6 +15,7 @@ from gpmetis import partition
 from gpmetis.backend import get_backend
 from gpmetis.balance import Balance, uniform_tpwgts
 from gpmetis.coarsening.weights import upload
+from gpmetis.context import DEFAULT
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.graph import Graph
 from gpmetis.refinement.contiguity import make_contiguous
@@ -102,7 +103,7 @@ def test_make_contiguous_checks_every_constraint():
 
 def test_rebalancing_under_contig_moves_only_to_adjacent_parts():
     graph = with_weights(power_law_graph(4096, 8, seed=5), 2)
-    wg = upload(CPU, graph, 16)
+    wg = upload(CPU, graph, 16, DEFAULT.coarsening)
     g = wg.graph
     balance = Balance.of(wg.totals, uniform_tpwgts(16, 2), [1.03, 1.03], adjacent_only=True)
     part = (np.arange(graph.nvtxs) * 16 // graph.nvtxs).astype(np.int32)
@@ -143,7 +144,7 @@ def test_gpu_refinement_loop_moving_to_adjacent_parts_only_equals_cpu_loop(name)
     base = load_fixture("4elt") if name == "4elt" else power_law_graph(8192, 16, seed=3)
     graph = with_weights(base, 2)
     gpu = get_backend("gpu")
-    wc, wg = upload(CPU, graph, 16), upload(gpu, graph, 16)
+    wc, wg = (upload(be, graph, 16, DEFAULT.coarsening) for be in (CPU, gpu))
     balance = Balance.of(wc.totals, uniform_tpwgts(16, 2), [1.03] * 2, adjacent_only=True)
     rng = np.random.default_rng(7)
     start = np.arange(graph.nvtxs) * 16 // graph.nvtxs

@@ -18,23 +18,20 @@ from conftest import (
 from gpmetis import partition
 from gpmetis.backend import get_backend
 from gpmetis.balance import Balance, max_part_weights, uniform_tpwgts
-from gpmetis.coarsening.coarsen import coarsen, coarsen_to
+from gpmetis.coarsening.coarsen import coarsen
 from gpmetis.coarsening.weights import WeightedGraph
+from gpmetis.context import DEFAULT, STRONG
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.errors import OptionError
 from gpmetis.metrics import connected_components
-from gpmetis.options import STRONG_RUNS, Options
+from gpmetis.options import Options
 from gpmetis.partitioning.components import packed_start
-from gpmetis.partitioning.multilevel import (
-    DIRECT_MAX_PARTS,
-    DIRECT_MAX_VERTICES,
-    direct_candidate,
-    multilevel_partition,
-    vcycle,
-)
+from gpmetis.partitioning.modes.direct import direct_candidate
+from gpmetis.partitioning.multilevel import multilevel_partition, vcycle
 from gpmetis.refinement.jet_refiner import score_state
 
 CPU = get_backend("cpu")
+STRONG_RUNS = STRONG.runs.min_runs
 
 
 def test_preset_option_parses_and_refuses_unknown_values():
@@ -75,7 +72,8 @@ def _setup(name: str, k: int):
 def test_coarsening_within_labels_keeps_each_coarse_vertex_in_one_label():
     g, _, _ = _setup("4elt", 8)
     labels = (np.arange(g.nvtxs) * 7 // g.nvtxs).astype(np.int32)  # 7 bands of ids
-    levels = coarsen(CPU, g, coarsen_to(g.nvtxs, 8), 5, "lp", True, within=labels)
+    levels = coarsen(CPU, g, DEFAULT.coarsening.target(8), 5, "lp", True, within=labels,
+                     context=DEFAULT.coarsening)
     assert len(levels) > 2
     projected = labels
     for level in levels[:-1]:
@@ -104,9 +102,10 @@ def test_vcycle_and_combine_never_worsen(name, k):
 
 
 def test_direct_candidate_only_for_small_inputs_and_few_parts():
-    assert direct_candidate(DIRECT_MAX_VERTICES, DIRECT_MAX_PARTS)
-    assert not direct_candidate(DIRECT_MAX_VERTICES + 1, 2)
-    assert not direct_candidate(1000, DIRECT_MAX_PARTS + 1)
+    direct = DEFAULT.direct
+    assert direct_candidate(direct.max_vertices, direct.max_parts, direct)
+    assert not direct_candidate(direct.max_vertices + 1, 2, direct)
+    assert not direct_candidate(1000, direct.max_parts + 1, direct)
 
 
 @pytest.mark.parametrize("name,k", [("uk", 2), ("data", 8)])
@@ -142,11 +141,12 @@ def test_packed_start_places_components_whole():
     g = DeviceGraph.upload(CPU, graph)
     tpwgts = uniform_tpwgts(2, 1)
     maxpwgt = max_part_weights(np.array([g.total_vwgt]), tpwgts, [1.03])[:, 0]
-    start = packed_start(g, maxpwgt, tpwgts, connected_components(CPU, g.xadj, g.adjncy))
+    start = packed_start(g, maxpwgt, tpwgts, connected_components(CPU, g.xadj, g.adjncy),
+                         DEFAULT.packing)
     assert np.all(start[:510] == 0) and np.all(start[510:] == 1)
     connected = DeviceGraph.upload(CPU, load_fixture("3elt"))
     labels = connected_components(CPU, connected.xadj, connected.adjncy)
-    assert packed_start(connected, maxpwgt, tpwgts, labels) is None
+    assert packed_start(connected, maxpwgt, tpwgts, labels, DEFAULT.packing) is None
 
 
 def test_disconnected_graph_uses_the_allowed_imbalance():

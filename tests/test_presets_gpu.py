@@ -15,8 +15,9 @@ from conftest import grid_components, limits_balance, load_fixture, random_graph
 from gpmetis import partition
 from gpmetis.backend import get_backend
 from gpmetis.balance import Balance, max_part_weights, uniform_tpwgts
-from gpmetis.coarsening.coarsen import coarsen, coarsen_to
+from gpmetis.coarsening.coarsen import coarsen
 from gpmetis.coarsening.weights import WeightedGraph
+from gpmetis.context import DEFAULT
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.metrics import connected_components, part_weights
 from gpmetis.options import Options
@@ -124,7 +125,8 @@ def test_coarsening_within_labels_gpu_equals_cpu(name, ctype):
     for engine in ("cpu", "gpu"):
         be = get_backend(engine)
         g = DeviceGraph.upload(be, graph)
-        levels = coarsen(be, g, coarsen_to(g.nvtxs, 8), 3, ctype, True, within=be.asarray(labels))
+        levels = coarsen(be, g, DEFAULT.coarsening.target(8), 3, ctype, True,
+                         within=be.asarray(labels), context=DEFAULT.coarsening)
         results.append(([be.asnumpy(lvl.cmap) for lvl in levels[:-1]],
                         be.asnumpy(levels[-1].part)))
     (cpu_maps, cpu_part), (gpu_maps, gpu_part) = results
@@ -145,7 +147,7 @@ def test_packed_start_gpu_equals_cpu(name):
         tpwgts = uniform_tpwgts(nparts, 1)
         maxpwgt = max_part_weights(np.array([g.total_vwgt]), tpwgts, [1.03])[:, 0]
         start = packed_start(g, maxpwgt, tpwgts,
-                             connected_components(be, g.xadj, g.adjncy))
+                             connected_components(be, g.xadj, g.adjncy), DEFAULT.packing)
         starts.append(None if start is None else be.asnumpy(start))
     if starts[0] is None:
         assert starts[1] is None

@@ -5,19 +5,21 @@ a run of k parts takes one multilevel job per depth of the bisection tree."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from conftest import limits_balance, load_fixture, random_graph
 from test_modes import check_bisections
 
-from gpmetis import partition
+from gpmetis import context, partition
 from gpmetis.backend import get_backend
 from gpmetis.balance import max_part_weights
 from gpmetis.coarsening.coarsen import within_parts
 from gpmetis.coarsening.weights import WeightedGraph
+from gpmetis.context import DEFAULT
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.initial_partitioning.metis_trials import DENSE_DEGREE, initial_bisections
+from gpmetis.initial_partitioning.metis_trials import initial_bisections
 from gpmetis.metrics import part_weights
 from gpmetis.options import Options
 from gpmetis.partitioning import multilevel, recursive, schemes
@@ -146,9 +148,10 @@ def _counts(k: int, depth: int) -> list[int]:
 
 
 def test_many_pieces_share_the_coarsest_graphs_size(monkeypatch):
-    # beyond FULL_SIZE_PIECES pieces a depth's METIS trials see as many vertices in all as
-    # that many pieces would (each piece at least PIECE_COARSEN_FLOOR), not coarsen_to each
-    monkeypatch.setattr(multilevel, "FULL_SIZE_PIECES", 2)
+    # beyond full_size_pieces pieces a depth's METIS trials see as many vertices in all as
+    # that many pieces would (each piece at least piece_min_vertices), not a target each
+    coarsening = replace(DEFAULT.coarsening, full_size_pieces=2)
+    monkeypatch.setitem(context.PRESETS, "default", replace(DEFAULT, coarsening=coarsening))
     seen = {}  # pieces -> the coarsest union's vertices
     bisections = multilevel.initial_bisections
 
@@ -159,10 +162,10 @@ def test_many_pieces_share_the_coarsest_graphs_size(monkeypatch):
     monkeypatch.setattr(multilevel, "initial_bisections", recording)
     graph = load_fixture("4elt")  # 15606 vertices: pieces of ~1950 at 8 pieces
     result = partition(graph, 16, engine="cpu", ptype="rb")
-    full = multilevel.coarsen_to(graph.nvtxs, 2)
-    assert seen[2] > 1.5 * full  # two pieces: coarsen_to each
+    full = coarsening.target(2)
+    assert seen[2] > 1.5 * full  # two pieces: a bisection's target each
     for npieces in (4, 8):
-        share = max(multilevel.PIECE_COARSEN_FLOOR, 2 * full // npieces)
+        share = max(coarsening.piece_min_vertices, 2 * full // npieces)
         assert seen[npieces] <= 1.1 * npieces * share
     pw = np.bincount(result.part, weights=graph.vwgt[:, 0], minlength=16)
     check_bisections(pw, np.full(16, 1 / 16), Options(ptype="rb").ubfactors(1)[0])
@@ -185,12 +188,12 @@ def test_initial_bisections_split_each_piece_on_its_own(name, target):
     labels[labels == 3] = 5  # pieces 3 and 4 empty, 5 the last block
     labels[0], labels[1:3] = 3, 4  # and pieces of one and of two vertices
     g = within_parts(CPU, DeviceGraph.upload(CPU, graph), labels)
-    assert (g.nnz > DENSE_DEGREE * g.nvtxs) == (name == "dense")
+    assert (g.nnz > DEFAULT.initial.dense_degree * g.nvtxs) == (name == "dense")
     tpwgts = np.tile([0.4, 0.6], (6, 1))
     weights = np.bincount(labels, weights=graph.vwgt[:, 0], minlength=6)
     maxpwgt = np.floor(1.01 * tpwgts * weights[:, None]).astype(np.int64) + 1
     side = initial_bisections(g, labels, tpwgts, maxpwgt, target=target, seed=3, ntrials=3,
-                              ufactor=10, niter=10)
+                              ufactor=10, niter=10, context=DEFAULT.initial)
     assert side.dtype == np.int32 and set(np.unique(side)) == {0, 1}
     assert side[0] == 0 and sorted(side[1:3]) == [0, 1]
     for i in (0, 1, 2, 5):

@@ -4,24 +4,28 @@ batched strong run is balanced and cuts no more than the default preset."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from conftest import check_partition, limits_balance, load_fixture, random_graph
 
-from gpmetis import partition
+from gpmetis import context, partition
 from gpmetis.backend import get_backend
 from gpmetis.balance import max_part_weights, uniform_tpwgts
 from gpmetis.coarsening.coarsen import coarsen
+from gpmetis.context import DEFAULT, STRONG
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.initial_partitioning.metis_trials import initial_copies, initial_partition
 from gpmetis.metrics import part_weights
-from gpmetis.options import STRONG_RUNS, Options
+from gpmetis.options import Options
 from gpmetis.partitioning.modes import strong as strong_mode
 from gpmetis.partitioning.multilevel import copy_scores, disjoint_copies, multilevel_copies
 from gpmetis.refinement.jet_refiner import refine, refiner, score_state
 from gpmetis.refinement.rebalance import fallback_parts, rebalance_step, roomiest_parts
 
 CPU = get_backend("cpu")
+STRONG_RUNS = STRONG.runs.min_runs
 
 
 def test_disjoint_copies_number_each_copy_apart():
@@ -43,7 +47,8 @@ def test_disjoint_copies_number_each_copy_apart():
 def test_copies_coarsen_differently():
     g = DeviceGraph.upload(CPU, load_fixture("4elt"))
     union, labels = disjoint_copies(g, 4)
-    levels = coarsen(CPU, union, 4 * 1000, 5, "lp", True, within=labels, closed=True)
+    levels = coarsen(CPU, union, 4 * 1000, 5, "lp", True, within=labels, closed=True,
+                     context=DEFAULT.coarsening)
     n = g.nvtxs
     clusterings = []
     for c in range(4):  # each copy's first-level clusters, numbered by first member
@@ -66,10 +71,10 @@ def test_initial_copies_split_each_copy_as_its_own_run(stalled):
     maxpwgt = max_part_weights(np.array([g.total_vwgt]), tpwgts[:, None], [1.03])[:, 0]
     target = g.nvtxs // 4 if stalled else g.nvtxs
     part = initial_copies(union, labels, maxpwgt, tpwgts, target=len(seeds) * target,
-                          seeds=seeds, ntrials=3, ufactor=30, niter=10)
+                          seeds=seeds, ntrials=3, ufactor=30, niter=10, context=DEFAULT.initial)
     for c, seed in enumerate(seeds):
         alone = initial_partition(g, maxpwgt, tpwgts, target=target, seed=seed, ntrials=3,
-                                  ufactor=30, niter=10)
+                                  ufactor=30, niter=10, context=DEFAULT.initial)
         assert np.array_equal(part[c * g.nvtxs:(c + 1) * g.nvtxs], c * k + alone)
 
 
@@ -159,9 +164,10 @@ def test_batched_strong_is_balanced_and_no_worse_than_default(name, k):
 
 def test_large_graphs_keep_sequential_runs(monkeypatch):
     graph = load_fixture("add20")
-    assert strong_mode.batches(graph, STRONG_RUNS)
-    monkeypatch.setattr(strong_mode, "STRONG_BATCH_MAX_VERTICES", STRONG_RUNS * graph.nvtxs - 1)
-    assert not strong_mode.batches(graph, STRONG_RUNS)
+    assert strong_mode.batches(graph, STRONG_RUNS, STRONG.runs)
+    runs = replace(STRONG.runs, batch_max_vertices=STRONG_RUNS * graph.nvtxs - 1)
+    assert not strong_mode.batches(graph, STRONG_RUNS, runs)
+    monkeypatch.setitem(context.PRESETS, "strong", replace(STRONG, runs=runs))
     calls = []
     copies = strong_mode.multilevel_copies
     monkeypatch.setattr(strong_mode, "multilevel_copies",

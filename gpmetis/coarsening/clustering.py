@@ -1,12 +1,12 @@
 """Size-constrained label-propagation clustering (``-ctype=lp``), deterministic.
 
-Every vertex starts as its own cluster (labelled by its id). A round has ``SUBROUNDS``
-sub-rounds; in each, a seeded hash of the id picks a quarter of the vertices, each of which
+Every vertex starts as its own cluster (labelled by its id). A round has the context's
+``lp_subrounds`` sub-rounds; a seeded hash of the id puts each vertex in one of them, where it
 proposes to join the adjacent cluster it has the most edge weight into (ties to the lighter
 cluster, then by a seeded hash) among those it fits in; per target cluster, proposals are
-approved by rating, then id, while the cluster stays within ``maxvwgt``. Rounds repeat while
-they move at least 1% of the vertices. Clusters coarsen a graph several times faster than pairs
-(a level may shrink it 3-10x).
+approved by rating, then id, while the cluster stays within ``maxvwgt``. Up to ``lp_rounds``
+rounds run, while they move at least ``lp_min_round_moves`` of the vertices. Clusters coarsen a
+graph several times faster than pairs (a level may shrink it 3-10x).
 """
 
 from __future__ import annotations
@@ -17,13 +17,11 @@ from pathlib import Path
 import numpy as np
 
 from gpmetis.backend import NULL, Backend, exact_bin_sums, loop_blocks
+from gpmetis.context import CoarseningContext
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.edge_hash import mix32
 
 CU_FILE = Path(__file__).with_name("clustering.cu")
-ROUNDS = 3
-SUBROUNDS = 4
-MIN_ROUND_MOVES = 0.01
 ROUND_SEED_STEP = 7919
 OVER_THREADS = 1 << 16  # approve_over's grid: a warp per 32 targets, grid-stride
 # buckets of more proposals go to approve_over_large, a block of LARGE_BLOCK threads each (a hub's
@@ -46,10 +44,11 @@ def round_seed(seed: int, round_: int) -> int:
     return (seed + ROUND_SEED_STEP * round_) & 0xFFFFFFFF
 
 
-def active(n: int, rseed: int, sub: int) -> np.ndarray:
-    """Whether each vertex 0..n-1 takes part in sub-round ``sub`` of the round seeded ``rseed``."""
+def active(n: int, rseed: int, sub: int, subrounds: int) -> np.ndarray:
+    """Whether each vertex 0..n-1 takes part in sub-round ``sub`` of the round seeded ``rseed``
+    of ``subrounds`` sub-rounds."""
     v = np.arange(n, dtype=np.uint32)
-    return mix32(v ^ np.uint32(rseed)) % np.uint32(SUBROUNDS) == sub
+    return mix32(v ^ np.uint32(rseed)) % np.uint32(subrounds) == sub
 
 
 def cluster_key(rating: np.ndarray, cw: np.ndarray) -> np.ndarray:
@@ -64,13 +63,13 @@ def cluster_tie(v: np.ndarray, c: np.ndarray, seed: int) -> np.ndarray:
 
 
 class Schedule:
-    """A level's sub-rounds in order, each a (round seed, sub-round) pair; ``advance`` moves to
-    the next. On the GPU the kernels read the current one from ``plan`` (uint32: the step, then
-    the pairs; ``cluster_loop`` reads the pairs in turn) and ``advance`` queues the move
-    there."""
+    """A level's sub-rounds in order, each a (round seed, sub-round) pair of rounds of
+    ``subrounds`` sub-rounds; ``advance`` moves to the next. On the GPU the kernels read the
+    current one from ``plan`` (uint32: the step, then the pairs; ``cluster_loop`` reads the
+    pairs in turn) and ``advance`` queues the move there."""
 
-    def __init__(self, be: Backend, steps: list[tuple[int, int]]) -> None:
-        self.be, self.steps, self.step = be, steps, 0
+    def __init__(self, be: Backend, steps: list[tuple[int, int]], subrounds: int) -> None:
+        self.be, self.steps, self.step, self.subrounds = be, steps, 0, subrounds
         flat = np.array([0, *(x for pair in steps for x in pair)], dtype=np.uint32)
         self.plan = be.xp.asarray(flat) if be.gpu else None
 
@@ -86,10 +85,12 @@ class Schedule:
             self.step += 1
 
 
-def level_schedule(be: Backend, seed: int) -> Schedule:
-    """ROUNDS rounds of SUBROUNDS sub-rounds, each round with its seed."""
-    return Schedule(be, [(round_seed(seed, r), sub) for r in range(ROUNDS)
-                         for sub in range(SUBROUNDS)])
+def level_schedule(be: Backend, seed: int, context: CoarseningContext) -> Schedule:
+    """The context's ``lp_rounds`` rounds of ``lp_subrounds`` sub-rounds, each round with its
+    seed."""
+    subrounds = context.lp_subrounds
+    return Schedule(be, [(round_seed(seed, r), sub) for r in range(context.lp_rounds)
+                         for sub in range(subrounds)], subrounds)
 
 
 def best_cluster(be: Backend, g: DeviceGraph, cluster, cw, maxvwgt: int, seed: int,
@@ -99,12 +100,13 @@ def best_cluster(be: Backend, g: DeviceGraph, cluster, cw, maxvwgt: int, seed: i
     where dest >= 0)."""
     n = g.nvtxs
     if not be.gpu:
-        _best_cluster_numpy(g, cluster, cw, maxvwgt, seed, *schedule.current(), dest, rating)
+        _best_cluster_numpy(g, cluster, cw, maxvwgt, seed, *schedule.current(),
+                            schedule.subrounds, dest, rating)
         return
     max_degree, mid, heavy = g.degree_tiers()
     hoff, tkeys, tvals = _hash_tables(g)
     head = (g.xadj, g.adjncy, g.adjwgt, g.vwgt, cluster, cw, np.int32(maxvwgt),
-            np.uint32(seed), schedule.plan, np.int32(SUBROUNDS))
+            np.uint32(seed), schedule.plan, np.int32(schedule.subrounds))
     be.launch(be.kernel(CU_FILE, "best_cluster"), n,
               (np.int32(n), *head, tkeys[:1], tvals[:1], dest, rating, max_degree))
     if mid is not None:
@@ -126,10 +128,10 @@ def _hash_tables(g: DeviceGraph):
 
 
 def _best_cluster_numpy(g: DeviceGraph, cluster, cw, maxvwgt: int, seed: int, rseed: int,
-                        sub: int, dest, rating) -> None:
+                        sub: int, subrounds: int, dest, rating) -> None:
     n = g.nvtxs
     dest[:] = -1
-    on = active(n, rseed, sub)[g.src]
+    on = active(n, rseed, sub, subrounds)[g.src]
     s = g.src[on].astype(np.int64)
     if not len(s):
         return
@@ -262,7 +264,7 @@ def apply_moves(be: Backend, accepted, dest, vwgt, cluster, cw, moved,
 
 
 def _cluster_loop(be: Backend, g: DeviceGraph, cluster, cw, maxvwgt: int, seed: int,
-                  schedule: Schedule, dest, rating, moved) -> None:
+                  schedule: Schedule, dest, rating, moved, context: CoarseningContext) -> None:
     """lp_clustering's rounds on the GPU, for levels without rows for blocks: one cooperative
     kernel (``cluster_loop``) runs the schedule's sub-rounds, each as best_cluster, approve and
     apply_moves would. (Levels with hub rows launch a kernel per step: their blocks' work hides
@@ -275,8 +277,9 @@ def _cluster_loop(be: Backend, g: DeviceGraph, cluster, cw, maxvwgt: int, seed: 
     be.launch_cooperative(
         be.kernel(CU_FILE, "cluster_loop"), loop_blocks(n, BLOCK, int(mid_args[1])),
         (np.int32(n), g.xadj, g.adjncy, g.adjwgt, g.vwgt, cluster, cw, np.int32(maxvwgt),
-         np.uint32(seed), schedule.plan, np.int32(ROUNDS), np.int32(SUBROUNDS),
-         np.float64(MIN_ROUND_MOVES * n), max_degree, *mid_args, dest, rating,
+         np.uint32(seed), schedule.plan, np.int32(context.lp_rounds),
+         np.int32(schedule.subrounds), np.float64(context.lp_min_round_moves * n), max_degree,
+         *mid_args, dest, rating,
          work.inflow, work.count, work.reserved, work.accepted, moved, work.fill),
         block=BLOCK)
 
@@ -294,9 +297,11 @@ def group_islands(be: Backend, g: DeviceGraph, cluster, maxvwgt: int) -> None:
     cluster[islands] = islands[xp.arange(len(islands), dtype=xp.int32) // per * per]
 
 
-def lp_clustering(be: Backend, g: DeviceGraph, maxvwgt: int, seed: int):
-    """(cmap, nc): each vertex's cluster (int32, 0..nc-1 in the order of the clusters' labels).
-    A cluster weighs at most ``maxvwgt`` unless it is a single heavier vertex."""
+def lp_clustering(be: Backend, g: DeviceGraph, maxvwgt: int, seed: int,
+                  context: CoarseningContext):
+    """(cmap, nc): each vertex's cluster (int32, 0..nc-1 in the order of the clusters' labels),
+    by the rounds of ``context``. A cluster weighs at most ``maxvwgt`` unless it is a single
+    heavier vertex."""
     xp = be.xp
     n = g.nvtxs
     seed &= 0xFFFFFFFF
@@ -305,20 +310,20 @@ def lp_clustering(be: Backend, g: DeviceGraph, maxvwgt: int, seed: int):
     dest = xp.empty(n, dtype=xp.int32)
     rating = xp.empty(n, dtype=xp.int32)
     moved = xp.zeros(1, dtype=xp.uint64)
-    schedule = level_schedule(be, seed)
+    schedule = level_schedule(be, seed, context)
     if be.gpu and g.degree_tiers()[2] is None:
-        _cluster_loop(be, g, cluster, cw, maxvwgt, seed, schedule, dest, rating, moved)
+        _cluster_loop(be, g, cluster, cw, maxvwgt, seed, schedule, dest, rating, moved, context)
     else:
         work = Approval.allocate(xp, n, copies=_copies_in_hub_tables(g)) if be.gpu else None
         total = 0
-        for _ in range(ROUNDS):
-            for _ in range(SUBROUNDS):
+        for _ in range(context.lp_rounds):
+            for _ in range(schedule.subrounds):
                 best_cluster(be, g, cluster, cw, maxvwgt, seed, schedule, dest, rating)
                 accepted = approve(be, dest, rating, g.vwgt, cw, maxvwgt, work)
                 apply_moves(be, accepted, dest, g.vwgt, cluster, cw, moved, work)
                 schedule.advance()
             now = int(moved[0])
-            if now - total < MIN_ROUND_MOVES * n:
+            if now - total < context.lp_min_round_moves * n:
                 break
             total = now
     group_islands(be, g, cluster, maxvwgt)

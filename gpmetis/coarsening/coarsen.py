@@ -10,23 +10,9 @@ from gpmetis.backend import Backend
 from gpmetis.coarsening.clustering import lp_clustering
 from gpmetis.coarsening.contraction import coarse_map, contract, pair_members
 from gpmetis.coarsening.matching import heavy_edge_matching
+from gpmetis.context import CoarseningContext
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.metrics import cut_edges
-
-MIN_SHRINK = 0.10
-CLUSTER_MAX_RATIO = 0.5  # a level of clusters must at least halve the graph, as pairs at best do
-# Coarsening is done within 10% of its target: a level more would cost more (its coarsening and
-# refinement, ~1-2 ms on the GPU) than METIS's trials gain from a graph 10% smaller
-TARGET_SLACK = 1.1
-MAX_LEVELS = 64
-# Intermediate levels stay on the GPU while they fit in what the device has free beside the
-# run's working memory (FREE_MEMORY_HEADROOM times the finest graph's bytes), and at least in
-# LEVEL_MEMORY_BUDGET times those bytes; older ones wait in host memory until uncoarsening
-# reaches them (power-law graphs keep dense coarse levels whose sum is many times the input:
-# copying one out and back costs more than its coarsening)
-LEVEL_MEMORY_BUDGET = 2.0
-FREE_MEMORY_HEADROOM = 3.0
-POOL_RELEASE_SHARE = 4
 
 
 @dataclass
@@ -45,15 +31,10 @@ class Level:
         self.nedges = self.graph.nnz // 2
 
 
-def coarsen_to(nvtxs: int, nparts: int) -> int:
-    """How small the coarsest graph must be before the initial partition (tunable: against
-    40 * nparts and 2000 vertices, this halves METIS's work for about the same cuts)."""
-    return max(20 * nparts, 1000)
-
-
 def coarsen(
     be: Backend, graph: DeviceGraph, target: int, seed: int, ctype: str, two_hop: bool,
-    maxvwgt: int | None = None, within=None, *, closed: bool = False,
+    maxvwgt: int | None = None, within=None, *, context: CoarseningContext,
+    closed: bool = False,
 ) -> list[Level]:
     """The hierarchy, finest first; the last level has no cmap and is the coarsest graph.
     With ``within`` (int32 labels per vertex of ``graph``, e.g. a partition), every coarse
@@ -62,38 +43,41 @@ def coarsen(
     says that ``graph`` has no edge between labels already (none to cut level by level).
 
     ``ctype``: "lp" clusters by label propagation, "shem" matches heavy edges, "rm" matches at
-    random. Stops when the graph has at most 1.1 * ``target`` vertices (``coarsen_to`` for one
-    graph into nparts parts), or a level shrinks it by less than 10%. A coarse vertex never weighs
-    more than ``maxvwgt``, by default METIS's limit of 1.5 * total / target (unless it is one
+    random. Stops when the graph has at most ``context.target_slack`` times ``target``
+    vertices (``context.target(nparts)`` for one graph into nparts parts), or a level shrinks
+    it by less than ``context.min_shrink``. A coarse vertex never weighs more than
+    ``maxvwgt``, by default ``context.vertex_weight_limit`` * total / target (unless it is one
     heavier fine vertex).
     """
-    enough = int(TARGET_SLACK * target)
+    enough = int(context.target_slack * target)
     input_bytes = graph.nbytes  # before the finest level drops any array
-    budget = level_budget(be, input_bytes)
+    budget = level_budget(be, input_bytes, context)
     if maxvwgt is None:
-        maxvwgt = max(int(1.5 * graph.total_vwgt / target), 1)
+        maxvwgt = max(int(context.vertex_weight_limit * graph.total_vwgt / target), 1)
     levels = [Level(graph)]
     part = within
     nlabels = int(within.max()) + 1 if within is not None and graph.nvtxs else 1
-    while graph.nvtxs > enough and len(levels) < MAX_LEVELS:
+    while graph.nvtxs > enough and len(levels) < context.max_levels:
         start = time.perf_counter()
         seen = graph if part is None or closed else within_parts(be, graph, part)
-        cmap, nc, members = _coarse_map(be, seen, maxvwgt, seed + len(levels), ctype, two_hop)
-        if ctype == "lp" and nc > max(CLUSTER_MAX_RATIO * graph.nvtxs, enough):
+        cmap, nc, members = _coarse_map(be, seen, maxvwgt, seed + len(levels), ctype, two_hop,
+                                        context)
+        if ctype == "lp" and nc > max(context.cluster_max_ratio * graph.nvtxs, enough):
             # clusters that do not even halve the graph (power-law graphs: leaves whose hubs'
             # clusters are full) gain nothing over pairs and cut worse: heavy-edge and two-hop
             # pairs coarsen the rest of the hierarchy (unless this level ends it)
             ctype = "shem"
-            cmap, nc, members = _coarse_map(be, seen, maxvwgt, seed + len(levels), ctype, two_hop)
+            cmap, nc, members = _coarse_map(be, seen, maxvwgt, seed + len(levels), ctype,
+                                            two_hop, context)
         if part is not None:
             del seen
             cmap, nc, members = split_by_label(be, cmap, nc, members, part, nlabels)
-        if nc > (1.0 - MIN_SHRINK) * graph.nvtxs:
+        if nc > (1.0 - context.min_shrink) * graph.nvtxs:
             break
-        # room for the contraction (refinement makes them anew); tables as large as a quarter
-        # of the input (hubs) go back to the device, or the contraction's arrays, which do not
-        # fit in their blocks, would come on top of them in the pool
-        if graph.release_row_hash_tables() * POOL_RELEASE_SHARE > input_bytes:
+        # room for the contraction (refinement makes them anew); tables of more than
+        # 1/pool_release_share of the input (hubs) go back to the device, or the contraction's
+        # arrays, which do not fit in their blocks, would come on top of them in the pool
+        if graph.release_row_hash_tables() * context.pool_release_share > input_bytes:
             be.release_free_memory()
         coarse = contract(be, graph, cmap, nc, members)
         be.synchronize()
@@ -139,23 +123,23 @@ def project_up(be: Backend, labels, cmap, nc: int):
 
 
 def _coarse_map(be: Backend, graph: DeviceGraph, maxvwgt: int, seed: int, ctype: str,
-                two_hop: bool):
+                two_hop: bool, context: CoarseningContext):
     """(cmap, nc, members): the next level's vertex of each of ``graph``'s vertices, by
     ``ctype``, and for pairs their member lists (None: contract finds them)."""
     if ctype == "lp":
-        return (*lp_clustering(be, graph, maxvwgt, seed), None)
-    match = heavy_edge_matching(be, graph, maxvwgt, seed, ctype == "shem", two_hop)
+        return (*lp_clustering(be, graph, maxvwgt, seed, context), None)
+    match = heavy_edge_matching(be, graph, maxvwgt, seed, ctype == "shem", two_hop, context)
     cmap, nc = coarse_map(be, match)
     return cmap, nc, pair_members(be, match, cmap, nc) if be.gpu else None
 
 
-def level_budget(be: Backend, input_bytes: int) -> float:
+def level_budget(be: Backend, input_bytes: int, context: CoarseningContext) -> float:
     """The bytes of intermediate levels that may stay on the GPU: what the device has free now
-    (the finest graph is on it) less FREE_MEMORY_HEADROOM times the finest graph's bytes, and
-    at least LEVEL_MEMORY_BUDGET times them."""
-    floor = LEVEL_MEMORY_BUDGET * input_bytes
+    (the finest graph is on it) less the context's ``free_memory_headroom`` times the finest
+    graph's bytes, and at least ``level_memory_budget`` times them."""
+    floor = context.level_memory_budget * input_bytes
     free = be.free_memory()
-    return floor if free is None else max(floor, free - FREE_MEMORY_HEADROOM * input_bytes)
+    return floor if free is None else max(floor, free - context.free_memory_headroom * input_bytes)
 
 
 def _offload_to_budget(levels: list[Level], budget: float) -> None:

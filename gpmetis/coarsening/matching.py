@@ -13,13 +13,11 @@ from pathlib import Path
 import numpy as np
 
 from gpmetis.backend import Backend
+from gpmetis.context import CoarseningContext
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.edge_hash import edge_hash
 
 CU_FILE = Path(__file__).with_name("matching.cu")
-MAX_ROUNDS = 8
-MIN_ROUND_GAIN = 0.01
-TWO_HOP_THRESHOLD = 0.25
 
 
 def propose(be: Backend, g: DeviceGraph, match, maxvwgt: int, seed: int, use_weights: bool):
@@ -116,23 +114,25 @@ def _two_hop_numpy(g: DeviceGraph, match, maxvwgt: int, free: np.ndarray):
 
 
 def heavy_edge_matching(
-    be: Backend, g: DeviceGraph, maxvwgt: int, seed: int, use_weights: bool, two_hop: bool
+    be: Backend, g: DeviceGraph, maxvwgt: int, seed: int, use_weights: bool, two_hop: bool,
+    context: CoarseningContext,
 ):
-    """A complete matching (int32, ``match[match[v]] == v``, unmatched vertices map to self)."""
+    """A complete matching (int32, ``match[match[v]] == v``, unmatched vertices map to self),
+    by the rounds and the two-hop threshold of ``context``."""
     xp = be.xp
     n = g.nvtxs
     match = xp.full(n, -1, dtype=xp.int32)
     matched = xp.zeros(1, dtype=xp.int32)
     free_before = free_now = n
-    for round_ in range(MAX_ROUNDS):
+    for round_ in range(context.matching_rounds):
         prop = propose(be, g, match, maxvwgt, (seed + round_ * 0x9E3779B1) & 0xFFFFFFFF,
                        use_weights)
         match = accept(be, prop, match, matched)
         free_now = n - int(matched[0])
-        if free_before - free_now < MIN_ROUND_GAIN * n:
+        if free_before - free_now < context.matching_min_round_gain * n:
             break
         free_before = free_now
-    if two_hop and free_now > TWO_HOP_THRESHOLD * n:
+    if two_hop and free_now > context.two_hop_threshold * n:
         match = two_hop_match(be, g, match, maxvwgt)
     unmatched = match < 0
     match[unmatched] = xp.arange(n, dtype=xp.int32)[unmatched]

@@ -10,7 +10,8 @@ import dataclasses
 import numpy as np
 
 from gpmetis.backend import Backend
-from gpmetis.coarsening.coarsen import Level, coarsen_to
+from gpmetis.coarsening.coarsen import Level
+from gpmetis.context import CoarseningContext
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.errors import PartitionError
 from gpmetis.graph import Graph
@@ -18,7 +19,6 @@ from gpmetis.graph import Graph
 INT32_MAX = np.iinfo(np.int32).max
 GUIDE_SCALE_MAX = 1 << 20
 GUIDE_SCALE_MIN = 64  # below this the guide's rounding would distort the cluster limits
-CLUSTER_LIMIT = 1.5  # METIS's: a coarse vertex within 1.5 * total / coarsen_to per constraint
 
 
 def upload_weights(be: Backend, vwgt: np.ndarray):
@@ -88,14 +88,16 @@ class WeightedGraph:
         return WeightedGraph(sub, weights, self.totals, self.scale)
 
 
-def upload(be: Backend, graph: Graph, nparts: int) -> WeightedGraph:
+def upload(be: Backend, graph: Graph, nparts: int, context: CoarseningContext) -> WeightedGraph:
     """``graph`` on ``be``: as it is with one constraint; with several, its (ncon, n) weights
-    and the guide weight for coarsening towards ``nparts`` parts as its vwgt."""
+    and the guide weight for coarsening towards ``nparts`` parts as its vwgt (every cluster
+    within the context's ``vertex_weight_limit`` * total / target in each constraint)."""
     if graph.ncon == 1:
         return WeightedGraph.single(DeviceGraph.upload(be, graph))
     weights, totals = upload_weights(be, graph.vwgt)
-    target = coarsen_to(graph.nvtxs, nparts)
-    guide, scale = guide_weights(be, weights, totals, CLUSTER_LIMIT * totals / target)
+    target = context.target(nparts)
+    guide, scale = guide_weights(be, weights, totals,
+                                 context.vertex_weight_limit * totals / target)
     # the graph without its weights (ones, made on the backend), then the guide as its vwgt
     single = dataclasses.replace(graph, vwgt=graph.vwgt[:, :1], has_vwgt=False, warnings=[])
     device = DeviceGraph.upload(be, single)

@@ -3,10 +3,10 @@
 When coarsening reached its target, the coarsest graph is what METIS's own k-way scheme would
 split by recursive bisection, and so it is, a level of the bisection tree at a time so that the
 cores share each level: the lowest cut of ``ntrials`` METIS bisections splits the graph, the
-lowest of half as many splits each half, and so on until each piece has at most PIECE_PARTS
-parts (at least one round: ``bisection_rounds``); then each piece gets whole METIS recursive
-bisections (``METIS_PartGraphRecursive``) into its parts, the lowest
-cut winning. As in METIS, a bisection's cut edges are dropped and each side is split on, so the
+lowest of half as many splits each half, and so on until each piece has at most the context's
+``piece_parts`` parts (at least one round: ``bisection_rounds``); then each piece gets whole
+METIS recursive bisections (``METIS_PartGraphRecursive``) into its parts, the lowest cut
+winning. As in METIS, a bisection's cut edges are dropped and each side is split on, so the
 pieces' cuts add up to the whole's; one METIS run would do the same bisections one after the
 other. The k-way refinement METIS would run next is the GPU's refinement of the coarsest level,
 which also restores the balance. When coarsening stalled, or left a dense graph (power-law
@@ -32,36 +32,33 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpmetis.backend import exact_bin_sums
+from gpmetis.context import InitialContext
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.initial_partitioning.thinning import heaviest_edges
 from gpmetis.initial_partitioning.workers import run_jobs
 from gpmetis.partitioning.metis_engine import metis_index
 
-PARALLEL_MIN_NNZ = 2_000
 CUT_BATCH_ENTRIES = 1 << 22  # trials x adjacency entries scored at once (~13 bytes each)
 IPTYPE_GROW, IPTYPE_RANDOM = 0, 1  # METIS's METIS_IPTYPE_* codes for a bisection's start
-STALLED = 2  # a coarsest graph above this many times the coarsening target: coarsening stalled
-# the bisection tree splits until each piece has at most this many parts, which whole recursive
-# bisections make (a whole METIS run into 128 parts took 3x one into 32 of the same piece)
-PIECE_PARTS = 32
-DENSE_DEGREE = 64  # a coarsest graph of a higher average degree is dense
-THIN_DEGREE = 8  # METIS sees each vertex of a dense coarsest graph with its heaviest edges
 
 
-def _dense(nvtxs: int, nnz: int) -> bool:
-    return nnz > DENSE_DEGREE * nvtxs
+def dense(nvtxs: int, nnz: int, context: InitialContext) -> bool:
+    """Whether a coarsest graph's average degree is above the context's ``dense_degree``."""
+    return nnz > context.dense_degree * nvtxs
 
 
-def bisects(nvtxs: int, nnz: int, target: int) -> bool:
+def bisects(nvtxs: int, nnz: int, target: int, context: InitialContext) -> bool:
     """Whether a coarsest graph of ``nvtxs`` vertices and ``nnz`` adjacency entries, where
-    coarsening aimed at ``target`` vertices, is split by recursive bisection (else k-way)."""
-    return nvtxs <= STALLED * target and not _dense(nvtxs, nnz)
+    coarsening aimed at ``target`` vertices, is split by recursive bisection (else k-way):
+    coarsening did not stall (``stalled`` times the target at most) and the graph is not
+    dense."""
+    return nvtxs <= context.stalled * target and not dense(nvtxs, nnz, context)
 
 
-def bisection_rounds(nparts: int) -> int:
+def bisection_rounds(nparts: int, piece_parts: int) -> int:
     """The bisection tree's rounds before whole recursive bisections: at least one, and enough
-    to leave each piece at most PIECE_PARTS parts."""
-    return max(1, math.ceil(math.log2(nparts / PIECE_PARTS)))
+    to leave each piece at most ``piece_parts`` parts."""
+    return max(1, math.ceil(math.log2(nparts / piece_parts)))
 
 
 def metis_trial(args: tuple) -> tuple[np.ndarray, int]:
@@ -93,16 +90,18 @@ def initial_partition(
     ntrials: int,
     ufactor: int,
     niter: int,
+    context: InitialContext,
     random_bisections: bool = False,
     kway: bool = False,
     meanwhile: Iterator[None] | None = None,
 ) -> np.ndarray:
-    """A partition (int32, on the host) of the coarsest ``graph`` into as many parts as ``maxpwgt``
-    has limits, of target weights ``tpwgts`` (fractions; None: equal), where coarsening aimed at
-    ``target`` vertices, from ``ntrials`` METIS runs at a time: a bisection tree (balanced per
-    bisection, not to ``maxpwgt``; lowest cut per piece) or k-way partitions (lowest cut within
-    ``maxpwgt``). ``random_bisections``: bisections start from random ones instead of grown
-    regions (METIS's ``-iptype=random``). ``kway``: k-way trials whatever the graph's size
+    """A partition (int32, on the host) of the coarsest ``graph`` into as many parts as
+    ``maxpwgt`` has limits, of target weights ``tpwgts`` (fractions; None: equal), where
+    coarsening aimed at ``target`` vertices, from ``ntrials`` METIS runs at a time, as
+    ``context`` sets them: a bisection tree (balanced per bisection, not to ``maxpwgt``; lowest
+    cut per piece) or k-way partitions (lowest cut within ``maxpwgt``). ``random_bisections``:
+    bisections start from random ones instead of grown regions (METIS's ``-iptype=random``).
+    ``kway``: k-way trials whatever the graph's size
     (``graph`` is the input itself, not a coarsest graph). The steps of ``meanwhile`` run in
     this process while the workers compute, the rest after the trials (none where no trial is
     needed: nparts 1, an empty graph, or no more vertices than parts)."""
@@ -115,10 +114,10 @@ def initial_partition(
     tpwgts = np.full(nparts, 1 / nparts) if tpwgts is None else np.asarray(tpwgts, np.float64)
     if len(tpwgts) != nparts:
         raise ValueError(f"{len(tpwgts)} target weights for {nparts} parts")
-    run = _Trials.of(graph, seed, ntrials, steps, ufactor, niter, random_bisections)
-    if not kway and bisects(n, graph.nnz, target):
+    run = _Trials.of(graph, seed, ntrials, steps, ufactor, niter, random_bisections, context)
+    if not kway and bisects(n, graph.nnz, target, context):
         part = _bisection_tree(graph.to_host(), [_Piece(np.arange(n), 0, tpwgts, seed)], run,
-                               bisection_rounds(nparts))
+                               bisection_rounds(nparts, context.piece_parts))
     else:
         part = _kway(graph, tpwgts, maxpwgt, run)
     for _ in steps:
@@ -137,6 +136,7 @@ def initial_bisections(
     ntrials: int,
     ufactor: int,
     niter: int,
+    context: InitialContext,
     random_bisections: bool = False,
     meanwhile: Iterator[None] | None = None,
 ) -> np.ndarray:
@@ -152,10 +152,12 @@ def initial_bisections(
     n = graph.nvtxs
     side, split, members = tiny_piece_sides(labels, len(tpwgts))
     if len(split):
-        run = _Trials.of(graph, seed, ntrials, steps, ufactor, niter, random_bisections)
-        bisect = bisects(n, graph.nnz, target)
+        run = _Trials.of(graph, seed, ntrials, steps, ufactor, niter, random_bisections,
+                         context)
+        bisect = bisects(n, graph.nnz, target, context)
         trials = _piece_trials(graph, members, [(2, _explicit(tpwgts[i])) for i in split], run,
-                               recursive=bisect, dense=not bisect and _dense(n, graph.nnz))
+                               recursive=bisect,
+                               thin=not bisect and dense(n, graph.nnz, context))
         for i, vertices, (sub, parts, cuts) in zip(split, members, trials):
             scores = list(cuts) if bisect else [
                 (_excess(p, sub[2], maxpwgt[i]), cut) for p, cut in zip(parts, cuts)]
@@ -192,6 +194,7 @@ def initial_copies(
     ntrials: int,
     ufactor: int,
     niter: int,
+    context: InitialContext,
     random_bisections: bool = False,
     meanwhile: Iterator[None] | None = None,
 ) -> np.ndarray:
@@ -210,11 +213,12 @@ def initial_copies(
     members = [order[starts[c]:starts[c + 1]] for c in range(ncopies)]
     tpwgts = np.asarray(tpwgts, dtype=np.float64)
     run = _Trials.of(graph, seeds[0], ntrials, steps, ufactor, niter, random_bisections,
-                     njobs=ntrials * ncopies)
-    if bisects(n, graph.nnz, target):
+                     context, njobs=ntrials * ncopies)
+    if bisects(n, graph.nnz, target, context):
         pieces = [_Piece(vertices, c * nparts, tpwgts, seeds[c])
                   for c, vertices in enumerate(members)]
-        part = _bisection_tree(graph.to_host(), pieces, run, bisection_rounds(nparts))
+        part = _bisection_tree(graph.to_host(), pieces, run,
+                               bisection_rounds(nparts, context.piece_parts))
     else:
         part = np.zeros(n, dtype=np.int32)
         split = []
@@ -225,7 +229,7 @@ def initial_copies(
                 part[vertices] = c * nparts + np.arange(len(vertices), dtype=np.int32)
         trials = _piece_trials(graph, [members[c] for c in split],
                                [(nparts, _explicit(tpwgts))] * len(split), run, recursive=False,
-                               dense=_dense(n, graph.nnz),
+                               thin=dense(n, graph.nnz, context),
                                seeds=[seeds[c] for c in split]) if split else []
         for c, (sub, parts, cuts) in zip(split, trials):
             scores = [(_excess(p, sub[2], maxpwgt), cut) for p, cut in zip(parts, cuts)]
@@ -236,22 +240,24 @@ def initial_copies(
 
 
 def _piece_trials(graph: DeviceGraph, members: list[np.ndarray], specs: list[tuple], run,
-                  *, recursive: bool, dense: bool, seeds: list[int] | None = None
+                  *, recursive: bool, thin: bool, seeds: list[int] | None = None
                   ) -> list[tuple[tuple, tuple, list[int]]]:
     """For each piece of ``graph`` (vertex ids ``members[i]``, trials' (nparts, tpwgts)
     ``specs[i]``), all pieces' trials in one submission of ``run``: (its induced subgraph on
-    the host, its trials' partitions, their cuts). On a ``dense`` graph METIS sees each
-    vertex's THIN_DEGREE heaviest edges, and the cuts are counted again on every edge."""
-    seen = heaviest_edges(graph.be, graph, THIN_DEGREE, run.seed) if dense else graph
+    the host, its trials' partitions, their cuts). With ``thin`` (a dense graph) METIS sees
+    each vertex's ``thin_degree`` heaviest edges, and the cuts are counted again on every
+    edge."""
+    seen = (heaviest_edges(graph.be, graph, run.context.thin_degree, run.seed) if thin
+            else graph)
     subs = _induced(seen.to_host(), members)
     trials = run([(*sub, k, tp) for sub, (k, tp) in zip(subs, specs)], recursive=recursive,
                  seeds=seeds)
-    if dense:
+    if thin:
         subs = _induced(graph.to_host(), members)
     out = []
     for sub, results in zip(subs, trials):
         parts, cuts = zip(*results)
-        out.append((sub, parts, _host_cuts(sub, parts) if dense else list(cuts)))
+        out.append((sub, parts, _host_cuts(sub, parts) if thin else list(cuts)))
     return out
 
 
@@ -273,24 +279,27 @@ def _host_cuts(host: tuple, parts: list[np.ndarray]) -> list[int]:
 
 class _Trials:
     """Runs METIS trials, ``ntrials`` per graph unless told fewer, with seeds ``seed``,
-    ``seed+1``, ...: all the graphs' trials at once, on the workers where ``parallel``."""
+    ``seed+1``, ...: all the graphs' trials at once, on the workers where ``parallel``;
+    ``context``: the initial partitioning's."""
 
     def __init__(self, *, seed: int, ntrials: int, steps: Iterator[None], parallel: bool,
-                 settings: tuple[int, int, int]) -> None:
+                 settings: tuple[int, int, int], context: InitialContext) -> None:
         self.seed, self.ntrials, self.steps, self.parallel = seed, ntrials, steps, parallel
-        self.settings = settings
+        self.settings, self.context = settings, context
 
     @classmethod
     def of(cls, graph: DeviceGraph, seed: int, ntrials: int, steps: Iterator[None],
-           ufactor: int, niter: int, random_bisections: bool, njobs: int | None = None
-           ) -> _Trials:
+           ufactor: int, niter: int, random_bisections: bool, context: InitialContext,
+           njobs: int | None = None) -> _Trials:
         """The trials of METIS runs on ``graph`` or its pieces: on the workers where there are
-        several jobs (``njobs``, default ``ntrials``) and the graph is large enough to pay."""
+        several jobs (``njobs``, default ``ntrials``) and the graph has the context's
+        ``parallel_min_nnz`` entries."""
         jobs = ntrials if njobs is None else njobs
         return cls(seed=seed, ntrials=ntrials, steps=steps,
-                   parallel=jobs > 1 and graph.nnz >= PARALLEL_MIN_NNZ,
+                   parallel=jobs > 1 and graph.nnz >= context.parallel_min_nnz,
                    settings=(ufactor, niter,
-                             IPTYPE_RANDOM if random_bisections else IPTYPE_GROW))
+                             IPTYPE_RANDOM if random_bisections else IPTYPE_GROW),
+                   context=context)
 
     def __call__(self, graphs: list[tuple], recursive: bool, ntrials: int | None = None,
                  seeds: list[int] | None = None) -> list[list[tuple[np.ndarray, int]]]:
@@ -406,11 +415,11 @@ def _kway(graph: DeviceGraph, tpwgts: np.ndarray, maxpwgt: np.ndarray, run: _Tri
     """The lowest-cut k-way trial within ``maxpwgt`` (else the least excess), scored on every
     edge of ``graph`` where METIS saw a thinned one (else by METIS's own cuts)."""
     nparts = len(tpwgts)
-    dense = _dense(graph.nvtxs, graph.nnz)
-    seen = heaviest_edges(graph.be, graph, THIN_DEGREE, run.seed) if dense else graph
+    thin = dense(graph.nvtxs, graph.nnz, run.context)
+    seen = heaviest_edges(graph.be, graph, run.context.thin_degree, run.seed) if thin else graph
     host = seen.to_host()
     parts, cuts = zip(*run([(*host, nparts, _explicit(tpwgts))], recursive=False)[0])
-    if dense:
+    if thin:
         cuts = _cuts(graph, parts)
     scores = [(_excess(part, host[2], maxpwgt), cut) for part, cut in zip(parts, cuts)]
     return parts[scores.index(min(scores))]

@@ -12,10 +12,10 @@ The trials are one of two kinds, ``ntrials`` of them on the worker processes wit
   cost a fraction of the others, and the finer levels remove what excess is left. When none
   of them comes within one part's slack after its refinement, the k-way trials run too.
 
-The ``REFINED_TRIALS`` best trials (within one part's slack first, then METIS's least cut) are
-refined (on the device by the gpu engine, on the workers by the cpu engine); the lowest cut
-among those within that slack wins (else the least excess), ties to the earlier one, so the
-result does not depend on how many cores ran them, nor on the engine.
+The context's ``ncon_refined_trials`` best trials (within one part's slack first, then METIS's
+least cut) are refined (on the device by the gpu engine, on the workers by the cpu engine);
+the lowest cut among those within that slack wins (else the least excess), ties to the earlier
+one, so the result does not depend on how many cores ran them, nor on the engine.
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ import numpy as np
 
 from gpmetis.backend import get_backend
 from gpmetis.balance import Balance
+from gpmetis.context import InitialContext
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.initial_partitioning.metis_trials import (
     IPTYPE_GROW,
     IPTYPE_RANDOM,
-    PARALLEL_MIN_NNZ,
     induced_subgraphs,
     metis_trial,
     tiny_piece_sides,
@@ -42,25 +42,15 @@ from gpmetis.partitioning import metis_ncon
 from gpmetis.refinement.ncon_device import refine_each
 from gpmetis.refinement.ncon_refiner import refine_on_host
 
-# a trial's refinement stops after this many iterations without improvement (at most
-# the run's patience): the kept trial is refined again as the coarsest level, so the trials
-# need their balance more than their last percent of cut
-TRIAL_PATIENCE = 4
-# this many of the best trials are refined: METIS's balance and cut rank them well enough (the
-# one kept is nearly always among the first two), and each refinement costs more than the trial
-REFINED_TRIALS = 2
-# inputs of at most this many vertices get METIS's multi-constraint k-way trials (their coarsest
-# graph is too coarse for a repair to keep the cut); larger ones the scalarised trials first,
-# which cost a fraction of them
-BALANCED_TRIALS_NVTXS = 50_000
 SCALAR_RANGE = 1 << 16  # a scalarised weight of a vertex holding a whole constraint
 
 
-def balanced_trials(nvtxs: int, options: Options) -> bool:
+def balanced_trials(nvtxs: int, options: Options, context: InitialContext) -> bool:
     """Whether the coarsest graph of an input of ``nvtxs`` vertices gets METIS's
-    multi-constraint k-way trials from the start: small inputs, unless -iptype=random asks for
-    bisections from random starts (which METIS's k-way scheme does not take)."""
-    return nvtxs <= BALANCED_TRIALS_NVTXS and options.iptype != "random"
+    multi-constraint k-way trials from the start: inputs up to the context's
+    ``ncon_kway_max_vertices``, unless -iptype=random asks for bisections from random starts
+    (which METIS's k-way scheme does not take)."""
+    return nvtxs <= context.ncon_kway_max_vertices and options.iptype != "random"
 
 
 def scalarised(weights: np.ndarray, totals: np.ndarray, use_max: bool) -> np.ndarray:
@@ -103,15 +93,17 @@ def refined_trial(args: tuple) -> tuple[np.ndarray, float, int]:
 
 def initial_partition(graph: DeviceGraph, weights, balance: Balance,
                       tpwgts: np.ndarray, ubvec: np.ndarray, *, seed: int, ntrials: int,
-                      ufactor: int, niter: int, patience: int, coarsened: bool = True,
-                      iptype: int = IPTYPE_GROW, balanced_trials: bool = True,
+                      ufactor: int, niter: int, patience: int, context: InitialContext,
+                      coarsened: bool = True, iptype: int = IPTYPE_GROW,
+                      balanced_trials: bool = True,
                       meanwhile: Iterator[None] | None = None) -> np.ndarray:
     """A partition (int32, host) of the coarsest ``graph`` with (ncon, n) ``weights`` on its
     backend, within ``balance`` (from ``ubvec``, one factor per constraint) where the trials
     reach it (else the least excess); ``coarsened``: finer levels follow; ``iptype``: how the
     scalarised trials' bisections start (METIS's IPTYPE_GROW or IPTYPE_RANDOM code);
     ``balanced_trials``: METIS's multi-constraint k-way trials from the start (else the
-    scalarised ones, and the former only where none of those is balanced)."""
+    scalarised ones, and the former only where none of those is balanced); ``context``: how
+    many trials are refined, and for how long."""
     n, nparts = graph.nvtxs, balance.nparts
     steps = iter(meanwhile if meanwhile is not None else ())
     if nparts == 1 or n == 0:
@@ -126,8 +118,9 @@ def initial_partition(graph: DeviceGraph, weights, balance: Balance,
         # (unless the coarsest graph is the input: nothing finer is left to repair it)
         near = balance.slack_share() / nparts if coarsened else 0.0
         trials = _Trials(graph, weights, host, host_weights, balance, near,
-                         min(patience, TRIAL_PATIENCE), steps,
-                         ntrials > 1 and len(host[1]) >= PARALLEL_MIN_NNZ)
+                         min(patience, context.ncon_trial_patience), steps,
+                         ntrials > 1 and len(host[1]) >= context.parallel_min_nnz,
+                         context.ncon_refined_trials)
         if balanced_trials:
             results = trials.refined(_ncon_jobs(trials, tpwgts, ubvec, seed, ntrials, niter))
         else:
@@ -168,14 +161,14 @@ class _Trials:
 
     def __init__(self, graph: DeviceGraph, weights, host: tuple, host_weights: np.ndarray,
                  balance: Balance, near: float, patience: int,
-                 steps: Iterator[None], parallel: bool) -> None:
+                 steps: Iterator[None], parallel: bool, nrefined: int) -> None:
         self.graph, self.weights, self.host, self.host_weights = graph, weights, host, host_weights
         self.nparts, self.balance, self.near, self.patience = (balance.nparts, balance, near,
                                                                patience)
-        self.steps, self.parallel = steps, parallel
+        self.steps, self.parallel, self.nrefined = steps, parallel, nrefined
 
     def refined(self, jobs: list) -> list[tuple[np.ndarray, float, int]]:
-        """(partition, excess, edgecut) of the REFINED_TRIALS best trials of ``jobs`` after
+        """(partition, excess, edgecut) of the ``nrefined`` best trials of ``jobs`` after
         the refinement (ties to the earlier trial): on the device one after another, else on
         the workers (twins: the loops take the same steps)."""
         trials = run_jobs(jobs, self.steps, self.parallel)
@@ -184,7 +177,7 @@ class _Trials:
                                                        self.nparts)) > self.near
                       for part, _ in trials]
         kept = sorted(range(len(trials)),
-                      key=lambda t: (unbalanced[t], trials[t][1], t))[:REFINED_TRIALS]
+                      key=lambda t: (unbalanced[t], trials[t][1], t))[:self.nrefined]
         parts = [trials[t][0] for t in kept]
         if self.graph.be.gpu:
             return refine_each(self.graph, self.weights, parts, self.balance,
@@ -207,7 +200,7 @@ def bisection_trial(args: tuple) -> tuple[np.ndarray, int]:
 
 def initial_bisections(graph: DeviceGraph, weights: np.ndarray, labels: np.ndarray,
                        targets: np.ndarray, ubvec: np.ndarray, balance: Balance,
-                       options: Options, seed: int, *, ntrials: int,
+                       options: Options, seed: int, *, ntrials: int, context: InitialContext,
                        meanwhile: Iterator[None] | None = None) -> np.ndarray:
     """The side (0 or 1, int32 on the host) of every vertex of the coarsest ``graph`` of a
     disjoint union (host ``weights`` (ncon, n), ``labels`` its pieces): per piece the trial of
@@ -229,7 +222,7 @@ def initial_bisections(graph: DeviceGraph, weights: np.ndarray, labels: np.ndarr
                                seed + t, options.niter, iptype))
             for i, vertices, (xadj, adjncy, _, adjwgt) in zip(split, members, subs)
             for t in range(ntrials)]
-    results = run_jobs(jobs, steps, len(host[1]) >= PARALLEL_MIN_NNZ)
+    results = run_jobs(jobs, steps, len(host[1]) >= context.parallel_min_nnz)
     scale = np.maximum(balance.totals, 1).astype(np.float64)
     for j, (i, vertices) in enumerate(zip(split, members)):
         scores = []

@@ -14,19 +14,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpmetis.context import PackingContext
 from gpmetis.device_graph import DeviceGraph
 
-# Components up to this many times the largest part limit are packed whole (a larger one would
-# leave its part far over the limit, with cuts to shed the rest that the multilevel run already
-# places better): the largest component's excess over its part stays within 25%
-PLACE_MAX = 1.25
 
-
-def packed_start(g: DeviceGraph, maxpwgt: np.ndarray, tpwgts: np.ndarray, labels):
+def packed_start(g: DeviceGraph, maxpwgt: np.ndarray, tpwgts: np.ndarray, labels,
+                 context: PackingContext):
     """A partition (int32 on g's backend) that places every component of ``g`` whole, or None
-    where ``g`` is connected or its largest component exceeds PLACE_MAX times the largest of
-    ``maxpwgt`` (the part weight limits); ``tpwgts``: the parts' target fractions; ``labels``:
-    ``connected_components`` of ``g`` (each component's smallest vertex)."""
+    where ``g`` is connected or its largest component exceeds the context's ``place_max``
+    times the largest of ``maxpwgt`` (the part weight limits); ``tpwgts``: the parts' target
+    fractions; ``labels``: ``connected_components`` of ``g`` (each component's smallest
+    vertex)."""
     be = g.be
     xp = be.xp
     n, nparts = g.nvtxs, len(maxpwgt)
@@ -36,7 +34,7 @@ def packed_start(g: DeviceGraph, maxpwgt: np.ndarray, tpwgts: np.ndarray, labels
     if len(roots) < 2:
         return None
     weights = be.bin_sums(labels, n, g.vwgt)[roots]
-    if int(weights.max()) > PLACE_MAX * float(np.max(maxpwgt)):
+    if int(weights.max()) > context.place_max * float(np.max(maxpwgt)):
         return None
     order = be.argsort_stable(-weights)  # heaviest first, equal weights by smallest vertex
     w = weights[order]

@@ -25,9 +25,6 @@ from gpmetis.partitioning.schemes import scheme_for
 # Set up in this order (each sees the options the earlier ones normalised); candidates are
 # tried in it too: the direct candidate before the packed components' V-cycle.
 MODES: tuple[type[Mode], ...] = (Minconn, Contig, Volume, Direct, Packing, Strong)
-# More runs, at most, where the best -contig or multi-constraint run is over a limit: their
-# rebalancing cannot always keep every part connected, nor every constraint within its limit
-BALANCE_RETRIES = 3
 
 
 class EngineRun:
@@ -82,11 +79,13 @@ class EngineRun:
         return part
 
     def best(self):
-        """(part, RunStats) of the best run: ``runs`` of them, and up to BALANCE_RETRIES more
-        while the best is over a limit under -contig or several constraints."""
+        """(part, RunStats) of the best run: ``runs`` of them, and up to the context's
+        ``balance_retries`` more while the best is over a limit under -contig or several
+        constraints."""
         seed = self.problem.seed
         part, stats = self.run(seed)
-        retries = BALANCE_RETRIES if self.problem.ncon > 1 or self.options.contig else 0
+        retries = (self.options.context.runs.balance_retries
+                   if self.problem.ncon > 1 or self.options.contig else 0)
         best = (self.score(part), part, stats)
         trial = 1
         while trial < self.runs or (best[0][0] > 0 and trial < self.runs + retries):

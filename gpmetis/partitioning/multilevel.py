@@ -18,8 +18,9 @@ import numpy as np
 
 from gpmetis.backend import Backend
 from gpmetis.balance import Balance, max_part_weights
-from gpmetis.coarsening.coarsen import Level, coarsen, coarsen_to
+from gpmetis.coarsening.coarsen import Level, coarsen
 from gpmetis.coarsening.weights import WeightedGraph, weigh_levels
+from gpmetis.context import CoarseningContext
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.initial_partitioning.initial import initial_bisections, initial_partition
 from gpmetis.initial_partitioning.metis_trials import initial_copies
@@ -27,46 +28,10 @@ from gpmetis.initial_partitioning.workers import start_workers
 from gpmetis.metrics import cut_edges, part_weights
 from gpmetis.options import Options
 from gpmetis.refinement.jet_refiner import score_state
-from gpmetis.refinement.minconn import REFINE_ROUNDS, minimize_connectivity
+from gpmetis.refinement.minconn import minimize_connectivity
 from gpmetis.refinement.rebalance import fill_empty_parts
 from gpmetis.refinement.refiner import refiner_for
 from gpmetis.refinement.volume import refine_volume
-
-# METIS trials at once (one worker each). 8 ended the initial phase 1-9 ms sooner on the 16-core
-# H100 machine, but cut the shared graphs 0.5% worse (geometric mean / METIS 0.921 -> 0.926)
-INITIAL_TRIALS = 16
-# a depth of recursive bisection shares INITIAL_TRIALS out among its pieces, each piece getting
-# at least PIECE_TRIALS: half the METIS work of 16 each for the same cuts, where 4 or 2 cut worse
-# (rb's tight per-bisection balance leaves refinement little room to repair a bisection)
-PIECE_TRIALS = 8
-# a depth's pieces are coarsened to coarsen_to(size, 2) vertices each while there are at most
-# FULL_SIZE_PIECES of them; more share that many pieces' vertices (at least PIECE_COARSEN_FLOOR
-# each), so the depth's METIS trials stay about one depth's work as k grows
-FULL_SIZE_PIECES = 16
-PIECE_COARSEN_FLOOR = 100
-# METIS trials per copy of a batched -preset=strong run (``multilevel_copies``): a copy's
-# trials as a run's, so the copies are as good as runs (the workers take 4x the jobs a round)
-COPY_TRIALS = INITIAL_TRIALS
-RELEASE_FRACTION = 16  # levels of at least 1/16 of the input start from released pool memory
-# ... where the pool holds more than this many times the input's bytes: below, the freed blocks
-# stay for the next levels (freeing them and allocating anew costs ~2 ms of delaunay 20's ~25 ms
-# of coarsening and refinement; the peaks stay below 2.2x the input, rmat 20's at 2.95x)
-RELEASE_ABOVE = 2
-
-# A small input split into few parts gets a second candidate, kept where it cuts less: METIS's
-# k-way trials on the input itself, then Jet (``direct``). METIS's FM refinement at every level
-# of its own hierarchy moves regions that Jet's moves of single vertices miss (uk, k=2: a
-# 48-vertex region that lowers the cut from 22 to 20), and the trials run side by side on the
-# cores, so the candidate costs about one METIS run of the input. At k = 64 and 256 the
-# candidate cut more than the multilevel run on most shared graphs and took 3-10x its time.
-DIRECT_MAX_VERTICES = 1 << 15
-DIRECT_MAX_PARTS = 8
-
-
-def direct_candidate(nvtxs: int, nparts: int) -> bool:
-    """Whether a graph of ``nvtxs`` vertices split into ``nparts`` parts also gets the
-    direct candidate (METIS's k-way trials on the graph itself, then Jet)."""
-    return nvtxs <= DIRECT_MAX_VERTICES and nparts <= DIRECT_MAX_PARTS
 
 
 @dataclass
@@ -89,19 +54,22 @@ def multilevel_partition(wg: WeightedGraph, balance: Balance, options: Options,
     level's refinement is followed by volume refinement (``vsize``: the input's vertex sizes,
     int64 on the backend, None: ones); with ``options.minconn``, the middle and finest levels'
     subdomain degrees are lowered. ``direct``: no coarsening; the trials split the input itself
-    (a small input: see ``direct_candidate``), then its refinement."""
+    (a small input: ``modes.direct``), then its refinement."""
     g = wg.graph
     be = g.be
     nparts = balance.nparts
+    context = options.context
+    memory = context.memory
     stats = RunStats()
-    start_workers(INITIAL_TRIALS)
+    start_workers(context.initial.trials)
     t0 = time.perf_counter()
-    keep_below = RELEASE_ABOVE * g.nbytes  # before the finest level drops any array
+    keep_below = memory.release_above * g.nbytes  # before the finest level drops any array
+    target = context.coarsening.target(nparts)
     if direct:
         levels = [Level(g)]
     else:
-        levels = coarsen(be, g, coarsen_to(g.nvtxs, nparts), seed, options.effective_ctype(be.name),
-                         not options.no2hop, maxvwgt=wg.scale)
+        levels = coarsen(be, g, target, seed, options.effective_ctype(be.name),
+                         not options.no2hop, maxvwgt=wg.scale, context=context.coarsening)
     weigh_levels(be, wg.weights, levels)
     be.release_free_memory(keep_below)
     t1 = time.perf_counter()
@@ -110,9 +78,11 @@ def multilevel_partition(wg: WeightedGraph, balance: Balance, options: Options,
     refiners: dict = {}
     level_refiner = _level_refiners(levels, balance, options)
     part0 = initial_partition(
-        levels[-1], balance, tpwgts, options, seed=seed, ntrials=INITIAL_TRIALS,
+        levels[-1], balance, tpwgts, options, context.initial, seed=seed,
+        ntrials=context.initial.trials, target=target, patience=refine_patience(options),
         input_nvtxs=g.nvtxs, direct=direct, coarsened=len(levels) > 1,
-        meanwhile=_prepare_small_levels(levels, refiners, level_refiner))
+        meanwhile=_prepare_small_levels(levels, refiners, level_refiner,
+                                        memory.release_fraction))
     t2 = time.perf_counter()
     stats.initial = t2 - t1
 
@@ -127,15 +97,16 @@ def multilevel_partition(wg: WeightedGraph, balance: Balance, options: Options,
             # on the middle level, as METIS from its middle level, coarse groups move cheaply
             # and the finer levels' refinement recovers the cut; the finest level removes
             # what that refinement brought back (the levels between would only repeat it)
-            part, rounds = minimize_connectivity(be, level.graph, part, balance,
-                                                 REFINE_ROUNDS if depth == 0 else 0,
+            cut_rounds = context.refinement.minconn_refine_rounds if depth == 0 else 0
+            part, rounds = minimize_connectivity(be, level.graph, part, balance, cut_rounds,
                                                  weights=level.weights)
             stats.minconn["elimination"] += rounds[0]
             stats.minconn["refinement"] += rounds[1]
         return part
 
     part = _uncoarsen(g, levels, be.xp.asarray(part0, dtype=be.xp.int32), refiners,
-                      level_refiner, keep_below, after_level, fill_empty=nparts)
+                      level_refiner, keep_below, memory.release_fraction, after_level,
+                      fill_empty=nparts)
     stats.refinement = time.perf_counter() - t2
     stats.levels = _level_stats(levels)
     return part, stats
@@ -155,7 +126,8 @@ def multilevel_bisections(wg: WeightedGraph, labels, targets: np.ndarray, option
     stats = RunStats()
     npieces = len(targets)
     nparts = 2 * npieces
-    start_workers(INITIAL_TRIALS)
+    context = options.context
+    start_workers(context.initial.trials)
     t0 = time.perf_counter()
     weights = g.vwgt[None, :] if wg.weights is None else wg.weights
     piece_weights = np.stack([be.asnumpy(be.bin_sums(labels, npieces, w)) for w in weights],
@@ -165,7 +137,8 @@ def multilevel_bisections(wg: WeightedGraph, labels, targets: np.ndarray, option
                              for i in range(npieces)]).T.copy()  # (ncon, 2 * npieces)
     balance = Balance(limits, wg.totals, adjacent_only=True, group_size=2)
     sizes = be.asnumpy(be.counts(labels, npieces))
-    target = int(sum(min(int(size), piece_coarsen_to(int(size), npieces)) for size in sizes))
+    target = int(sum(min(int(size), piece_coarsen_to(int(size), npieces, context.coarsening))
+                     for size in sizes))
     levels, coarse_labels, keep_below = _coarsen_within(g, labels, seed, options, target,
                                                         wg.scale)
     weigh_levels(be, wg.weights, levels)
@@ -175,36 +148,49 @@ def multilevel_bisections(wg: WeightedGraph, labels, targets: np.ndarray, option
     refiners: dict = {}
     level_refiner = _level_refiners(levels, balance, options)
     side = initial_bisections(
-        levels[-1], coarse_labels, targets, balance, options, seed=seed, target=target,
-        ntrials=max(PIECE_TRIALS, INITIAL_TRIALS // npieces),
-        meanwhile=_prepare_small_levels(levels, refiners, level_refiner))
+        levels[-1], coarse_labels, targets, balance, options, context.initial, seed=seed,
+        target=target, ntrials=max(context.initial.piece_trials,
+                                   context.initial.trials // npieces),
+        meanwhile=_prepare_small_levels(levels, refiners, level_refiner,
+                                        context.memory.release_fraction))
     t2 = time.perf_counter()
     stats.initial = t2 - t1
     part0 = be.xp.asarray(2 * coarse_labels + side, dtype=be.xp.int32)
-    part = _uncoarsen(g, levels, part0, refiners, level_refiner, keep_below)
+    part = _uncoarsen(g, levels, part0, refiners, level_refiner, keep_below,
+                      context.memory.release_fraction)
     part = fill_empty_halves(be, g, part, nparts)
     stats.refinement = time.perf_counter() - t2
     stats.levels = _level_stats(levels)
     return part, stats
 
 
+def refine_patience(options: Options) -> int:
+    """The iterations without a gain before a level stops refining: -niter plus the context's
+    ``patience_beyond_niter``."""
+    return options.niter + options.context.refinement.patience_beyond_niter
+
+
 def _level_refiners(levels: list[Level], balance: Balance, options: Options):
-    """depth -> the refiner of that level of ``levels`` against ``balance``; -niter: the
-    iterations without a 0.1% gain before a level stops refining."""
+    """depth -> the refiner of that level of ``levels`` against ``balance``, as patient as
+    ``refine_patience``."""
+    patience = refine_patience(options)
+
     def refiner_of(depth: int):
         level = levels[depth]
         return refiner_for(level.graph.be, level.graph, level.weights, balance,
-                             finest=depth == 0, patience=options.niter + 2)
+                             finest=depth == 0, patience=patience)
 
     return refiner_of
 
 
-def piece_coarsen_to(nvtxs: int, npieces: int) -> int:
+def piece_coarsen_to(nvtxs: int, npieces: int, context: CoarseningContext) -> int:
     """How small a piece of ``nvtxs`` vertices gets before its METIS trials when a depth of
     recursive bisection has ``npieces`` pieces: as small as its own bisection's run would take
-    it, shared out among the pieces beyond ``FULL_SIZE_PIECES``."""
-    full = coarsen_to(nvtxs, 2)
-    return max(PIECE_COARSEN_FLOOR, full * min(npieces, FULL_SIZE_PIECES) // npieces)
+    it, shared out among the pieces beyond the context's ``full_size_pieces`` (at least
+    ``piece_min_vertices`` each)."""
+    full = context.target(2)
+    return max(context.piece_min_vertices,
+               full * min(npieces, context.full_size_pieces) // npieces)
 
 
 def multilevel_copies(g: DeviceGraph, balance: Balance, options: Options, tpwgts: np.ndarray,
@@ -223,11 +209,12 @@ def multilevel_copies(g: DeviceGraph, balance: Balance, options: Options, tpwgts
     xp = be.xp
     stats = RunStats()
     ncopies = len(seeds)
-    start_workers(INITIAL_TRIALS)
+    context = options.context
+    start_workers(context.initial.trials)
     t0 = time.perf_counter()
     nparts = balance.nparts
     union, labels = disjoint_copies(g, ncopies)
-    target = ncopies * coarsen_to(g.nvtxs, nparts)
+    target = ncopies * context.coarsening.target(nparts)
     levels, coarse_labels, keep_below = _coarsen_within(union, labels, seeds[0], options,
                                                         target)
     t1 = time.perf_counter()
@@ -239,13 +226,15 @@ def multilevel_copies(g: DeviceGraph, balance: Balance, options: Options, tpwgts
     part0 = initial_copies(
         levels[-1].graph, coarse_labels, balance.limits[0], tpwgts.reshape(-1),
         target=target,
-        seeds=seeds, ntrials=COPY_TRIALS, ufactor=options.trial_ufactor,
-        niter=options.niter, random_bisections=options.iptype == "random",
-        meanwhile=_prepare_small_levels(levels, refiners, level_refiner))
+        seeds=seeds, ntrials=context.initial.copy_trials, ufactor=options.trial_ufactor,
+        niter=options.niter, context=context.initial,
+        random_bisections=options.iptype == "random",
+        meanwhile=_prepare_small_levels(levels, refiners, level_refiner,
+                                        context.memory.release_fraction))
     t2 = time.perf_counter()
     stats.initial = t2 - t1
     part = _uncoarsen(union, levels, xp.asarray(part0, dtype=xp.int32), refiners,
-                      level_refiner, keep_below)
+                      level_refiner, keep_below, context.memory.release_fraction)
     union.reload()  # the edge weights, where unit ones were dropped
     excess, cuts = copy_scores(be, union, part, ncopies, balance.limits[0])
     order = sorted(range(ncopies), key=lambda c: (excess[c], cuts[c], c))
@@ -297,9 +286,10 @@ def _coarsen_within(g: DeviceGraph, labels, seed: int, options: Options, target:
     below): the disjoint union ``g`` coarsened towards ``target`` vertices in all, every coarse
     vertex inside one piece of ``labels``."""
     be = g.be
-    keep_below = RELEASE_ABOVE * g.nbytes
+    keep_below = options.context.memory.release_above * g.nbytes
     levels = coarsen(be, g, target, seed, options.effective_ctype(be.name), not options.no2hop,
-                     maxvwgt=maxvwgt, within=labels, closed=True)
+                     maxvwgt=maxvwgt, within=labels, context=options.context.coarsening,
+                     closed=True)
     be.release_free_memory(keep_below)
     coarse_labels = be.asnumpy(levels[-1].part)
     levels[-1].part = None
@@ -325,13 +315,14 @@ def fill_empty_halves(be: Backend, g: DeviceGraph, part, nparts: int):
     return part
 
 
-def _prepare_small_levels(levels: list, refiners: dict, level_refiner):
+def _prepare_small_levels(levels: list, refiners: dict, level_refiner, release_fraction: int):
     """While METIS runs, a level a step: the small levels' refiners into ``refiners`` (latency,
-    not work, is what their buffers cost); the large ones, by vertices or by edges (the dense
-    coarse levels of power-law graphs), are made when reached, in freed memory."""
+    not work, is what their buffers cost); the large ones (at least 1/``release_fraction`` of
+    the finest level's vertices or edges: the dense coarse levels of power-law graphs too) are
+    made when reached, in freed memory."""
     for depth, level in enumerate(levels):
-        small = (level.nvtxs * RELEASE_FRACTION < levels[0].nvtxs
-                 and level.nedges * RELEASE_FRACTION < levels[0].nedges)
+        small = (level.nvtxs * release_fraction < levels[0].nvtxs
+                 and level.nedges * release_fraction < levels[0].nedges)
         if small and not level.graph.offloaded:
             refiners[depth] = level_refiner(depth)
             yield
@@ -349,15 +340,17 @@ def vcycle(g: DeviceGraph, balance: Balance, options: Options, seed: int, part, 
     nparts = balance.nparts
     stats = RunStats()
     t0 = time.perf_counter()
-    keep_below = RELEASE_ABOVE * g.nbytes
+    memory = options.context.memory
+    keep_below = memory.release_above * g.nbytes
     within = part
     nlabels = nparts
     for other in others:  # the overlay's (within, other) pairs, numbered densely (int32 ids)
         used, within = be.xp.unique(within.astype(np.int64) * nparts + other,
                                     return_inverse=True)
         within, nlabels = within.reshape(-1).astype(np.int32), len(used)
-    levels = coarsen(be, g, coarsen_to(g.nvtxs, nparts), seed, options.effective_ctype(be.name),
-                     not options.no2hop, within=within)
+    coarsening = options.context.coarsening
+    levels = coarsen(be, g, coarsening.target(nparts), seed, options.effective_ctype(be.name),
+                     not options.no2hop, within=within, context=coarsening)
     t1 = time.perf_counter()
     stats.coarsening = t1 - t0
     level_refiner = _level_refiners(levels, balance, options)
@@ -374,18 +367,20 @@ def vcycle(g: DeviceGraph, balance: Balance, options: Options, seed: int, part, 
             parents.append(table[coarsest])
         scores = [score_state(be, top, p, balance) for p in parents]
         coarsest = parents[scores.index(min(scores))]
-    part = _uncoarsen(g, levels, coarsest, {}, level_refiner, keep_below, fill_empty=nparts)
+    part = _uncoarsen(g, levels, coarsest, {}, level_refiner, keep_below,
+                      memory.release_fraction, fill_empty=nparts)
     stats.refinement = time.perf_counter() - t1
     stats.levels = _level_stats(levels)
     return part, stats
 
 
 def _uncoarsen(g: DeviceGraph, levels: list, part, refiners: dict, level_refiner,
-               keep_below: int, after_level=None, fill_empty: int = 0):
+               keep_below: int, release_fraction: int, after_level=None, fill_empty: int = 0):
     """Refine ``part`` of the coarsest level, then project and refine level by level down to
     ``g``; ``after_level`` ((depth, level, part) -> part) after each level's refinement, then
     the empty parts of ``fill_empty`` parts filled (0: none). ``refiners``: the levels'
-    refiners made already."""
+    refiners made already; a level of at least 1/``release_fraction`` of ``g``'s vertices
+    starts from the pool released down to ``keep_below`` bytes."""
     be = g.be
     iterations = {}  # the levels' counts, read once all are done: no level waits for the last
     for depth in range(len(levels) - 1, -1, -1):
@@ -397,7 +392,7 @@ def _uncoarsen(g: DeviceGraph, levels: list, part, refiners: dict, level_refiner
             level.graph.reload()
             part = part[level.cmap]
             level.cmap = None
-            if level.nvtxs * RELEASE_FRACTION >= g.nvtxs:
+            if level.nvtxs * release_fraction >= g.nvtxs:
                 be.release_free_memory(keep_below)  # the larger arrays would not fit in fragments
         run = refiners.pop(depth, None)
         if run is None:

@@ -27,7 +27,7 @@ class Scheme:
 
     def __init__(self, be: Backend, problem: PartitionProblem) -> None:
         self.be, self.problem = be, problem
-        self.wg = upload(be, problem.graph, problem.nparts)
+        self.wg = upload(be, problem.graph, problem.nparts, problem.options.context.coarsening)
         self.graph = self.wg.graph
         self.balance = Balance(problem.limits.T.copy(), problem.totals)
 

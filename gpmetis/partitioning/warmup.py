@@ -26,6 +26,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING
 
+from gpmetis.context import DEFAULT
 from gpmetis.options import AUTO_GPU_MIN_SIZE
 
 if TYPE_CHECKING:
@@ -60,17 +61,17 @@ def start(path: str | os.PathLike, options: Options) -> PendingGraph | GpuRead |
             return None
     from gpmetis.initial_partitioning.workers import start_workers
     from gpmetis.io.forked import PendingGraph
-    from gpmetis.partitioning.multilevel import INITIAL_TRIALS
 
     _started = True
+    workers = options.context.initial.trials  # one for each of the run's METIS trials
     name = os.fspath(path)
     keep_scipy_from_cupyx()
     if not name.lower().endswith(COMPRESSED_SUFFIXES):
-        start_workers(INITIAL_TRIALS)  # forks before any thread
+        start_workers(workers)  # forks before any thread
         start_cuda_context()
         return GpuRead(name, options.symmetrize)
     pending = PendingGraph(name, options.symmetrize)  # forks before any thread
-    start_workers(INITIAL_TRIALS)
+    start_workers(workers)
     start_cuda_context()
     _thread = threading.Thread(target=_warm, name="gpmetis-gpu-warmup", daemon=True)
     _thread.start()
@@ -236,7 +237,7 @@ def run_phases_on_grid(be: Backend) -> PartitionMetrics:
     import numpy as np
 
     from gpmetis.balance import Balance
-    from gpmetis.coarsening.coarsen import coarsen, coarsen_to
+    from gpmetis.coarsening.coarsen import coarsen
     from gpmetis.device_graph import DeviceGraph
     from gpmetis.graph import Graph
     from gpmetis.metrics import compute_metrics
@@ -254,8 +255,10 @@ def run_phases_on_grid(be: Backend) -> PartitionMetrics:
     grid = Graph.from_csr(xadj, dst[order])
     g = DeviceGraph.upload(be, grid)
     for ctype in ("lp", "shem"):  # clusters, and the pairs that take over from them
-        coarsen(be, DeviceGraph.upload(be, grid), coarsen_to(grid.nvtxs, WARM_PARTS), 1, ctype,
-                True)
+        # (the default's coarsening: every context launches the same kernels)
+        coarsening = DEFAULT.coarsening
+        coarsen(be, DeviceGraph.upload(be, grid), coarsening.target(WARM_PARTS), 1, ctype, True,
+                context=coarsening)
     # a skewed start (two thirds of the grid in one part, the last part empty) runs label
     # propagation, rebalancing and the empty-part fill
     n = g.nvtxs

@@ -4,15 +4,22 @@ input itself, uncoarsened, then its refinement, kept where it scores better than
 
 from __future__ import annotations
 
+from gpmetis.context import DirectContext
 from gpmetis.partitioning.modes import Mode
-from gpmetis.partitioning.multilevel import direct_candidate
+
+
+def direct_candidate(nvtxs: int, nparts: int, context: DirectContext) -> bool:
+    """Whether a graph of ``nvtxs`` vertices split into ``nparts`` parts also gets the
+    direct candidate: within the context's ``max_vertices`` and ``max_parts``."""
+    return nvtxs <= context.max_vertices and nparts <= context.max_parts
 
 
 class Direct(Mode):
     @classmethod
     def applies(cls, run) -> bool:
         p = run.problem
-        return run.options.ptype == "kway" and direct_candidate(p.graph.nvtxs, p.nparts)
+        return run.options.ptype == "kway" and direct_candidate(p.graph.nvtxs, p.nparts,
+                                                                run.options.context.direct)
 
     def candidate(self, seed: int, part, stats):
         run = self.run

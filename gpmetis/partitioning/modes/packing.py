@@ -19,7 +19,7 @@ class Packing(Mode):
         super().__init__(run)
         p = run.problem
         self.packed = packed_start(run.scheme.graph, run.scheme.balance.limits[0], p.tpwgts,
-                                   run.components)
+                                   run.components, run.options.context.packing)
 
     def candidate(self, seed: int, part, stats):
         if self.packed is None:

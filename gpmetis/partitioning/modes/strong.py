@@ -1,31 +1,28 @@
-"""-preset=strong's k-way runs: each run after the first combined with the best so far by a
-V-cycle that coarsens within both partitions; where the copies of the graph together are small,
-the runs run at once, as one multilevel run over the disjoint union of the copies, combined by
-one V-cycle over all of them (``multilevel.multilevel_copies``)."""
+"""Combined k-way runs (the context's ``runs.combine``, -preset=strong's): each run after the
+first combined with the best so far by a V-cycle that coarsens within both partitions; where the
+copies of the graph together are small, the runs run at once, as one multilevel run over the
+disjoint union of the copies, combined by one V-cycle over all of them
+(``multilevel.multilevel_copies``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from gpmetis.context import RunsContext
 from gpmetis.graph import Graph
 from gpmetis.partitioning.modes import Mode
 from gpmetis.partitioning.multilevel import multilevel_copies, vcycle
 from gpmetis.partitioning.problem import COMBINE_SEED, CUT_SEED_STRIDE
 
-# The copies run at once while their union stays this small (vertices, adjacency entries): on
-# small graphs a GPU run is bound by latency (launches, syncs, METIS's trials), not work
-STRONG_BATCH_MAX_VERTICES = 1 << 20
-STRONG_BATCH_MAX_ENTRIES = 1 << 25
 
-
-def batches(graph: Graph, runs: int) -> bool:
+def batches(graph: Graph, runs: int, context: RunsContext) -> bool:
     """Whether ``runs`` runs of ``graph`` run at once, as copies in one multilevel run: the
-    union within STRONG_BATCH_MAX_VERTICES and _ENTRIES, its total weights below 2^31 (as the
-    engines need of any graph)."""
+    union within the context's ``batch_max_vertices`` and ``batch_max_entries``, its total
+    weights below 2^31 (as the engines need of any graph)."""
     total_vwgt = int(graph.vwgt.sum()) if graph.has_vwgt else graph.nvtxs
     total_adjwgt = int(graph.adjwgt.sum()) if graph.has_adjwgt else len(graph.adjncy)
-    return (runs > 1 and runs * graph.nvtxs <= STRONG_BATCH_MAX_VERTICES
-            and runs * len(graph.adjncy) <= STRONG_BATCH_MAX_ENTRIES
+    return (runs > 1 and runs * graph.nvtxs <= context.batch_max_vertices
+            and runs * len(graph.adjncy) <= context.batch_max_entries
             and runs * max(total_vwgt, total_adjwgt) <= np.iinfo(np.int32).max)
 
 
@@ -35,14 +32,14 @@ class Strong(Mode):
         # k-way cut runs only: a combined partition may split a part, recursive bisection
         # scores by bisection, and a V-cycle's refinement does not lower subdomain degrees
         options = run.options
-        return (options.preset == "strong" and run.problem.ncon == 1 and options.ptype == "kway"
+        return (options.context.runs.combine and run.problem.ncon == 1 and options.ptype == "kway"
                 and not options.minconn and not options.contig)
 
     def __init__(self, run) -> None:
         super().__init__(run)
         self.copies = run.options.runs
         self.batched = (run.options.objtype == "cut"
-                        and batches(run.problem.graph, self.copies))
+                        and batches(run.problem.graph, self.copies, run.options.context.runs))
         if self.batched:
             run.notes["batched_runs"] = self.copies
             run.runs = 1
