@@ -44,6 +44,8 @@ from gpmetis.refinement.jet import (
 from gpmetis.refinement.jet_refiner import refine, refiner
 from gpmetis.refinement.rebalance import cap_inflow, fill_empty_parts, rebalance_step
 
+RC = DEFAULT.refinement  # the refinement's tuning constants, as every preset has them
+
 pytestmark = [pytest.mark.gpu, requires_cuda]
 
 CASES = SMALL_GRAPHS + ["delaunay_n15", "rgg_n_2_15_s0", "random-w", "random-iso", "random-hubs",
@@ -338,9 +340,10 @@ def test_refinement_kernels_equal_twins(name, nparts):
         pw_c = part_weights(gc.be, gc.vwgt[:, None], part_c, nparts)[:, 0]
         tight = np.maximum(pw_c + pw_c // 50, 1)
         for loose in (False, True):
-            capped_c = cap_inflow(gc.be, gc, part_c, moved_c, gain_c, tight, pw_c, loose=loose)
+            capped_c = cap_inflow(gc.be, gc, part_c, moved_c, gain_c, tight, pw_c, loose=loose,
+                                  slack=RC.inflow_slack)
             capped_g = cap_inflow(gg.be, gg, part_g, xp.asarray(moved_c), gain_g.copy(), tight,
-                                  pw_c, loose=loose)
+                                  pw_c, loose=loose, slack=RC.inflow_slack)
             for a, b in zip(capped_c, capped_g):
                 _eq(a, b)
     total = int(gc.vwgt.sum())
@@ -360,8 +363,8 @@ def test_refinement_kernels_equal_twins(name, nparts):
         moved_c = rebalance_step(gc.be, gc, skew, balance, pw_c)
         _eq(moved_c, rebalance_step(gg.be, gg, xp.asarray(skew), balance, pw_c))
         assert not np.array_equal(moved_c, skew)
-        _eq(refine(gc.be, gc, skew, balance, finest=True, patience=4)[0],
-            refine(gg.be, gg, xp.asarray(skew), balance, finest=True, patience=4)[0])
+        _eq(refine(gc.be, gc, skew, balance, context=RC, finest=True, patience=4)[0],
+            refine(gg.be, gg, xp.asarray(skew), balance, context=RC, finest=True, patience=4)[0])
 
 
 @pytest.mark.parametrize("name", ["delaunay_n15", "random-w", "random-hubs", "random-dense"])
@@ -395,14 +398,15 @@ def test_refiners_prepared_ahead_equal_twin(name):
     xp, nparts = gg.be.xp, 8
     part = (np.arange(gc.nvtxs) * nparts // gc.nvtxs).astype(np.int32)
     maxpw = np.full(nparts, int(1.03 * int(gc.vwgt.sum()) / nparts), np.int64)
-    prepared = [refiner(gg.be, gg, limits_balance(maxpw), finest=finest, patience=4)
+    prepared = [refiner(gg.be, gg, limits_balance(maxpw), context=RC, finest=finest, patience=4)
                 for finest in (True, False)]
     # memory freed since would now be handed out again, here filled with 0x7f bytes
     n = gc.nvtxs
     clobber = [xp.full(size, 0x7F, dtype=xp.uint8)
                for size in (n, 4 * n, 8 * nparts * 256, 8 * nparts, 4) for _ in range(4)]
     for finest, run in reversed(list(zip((True, False), prepared))):
-        expected = refiner(gc.be, gc, limits_balance(maxpw), finest=finest, patience=4)(part)
+        expected = refiner(gc.be, gc, limits_balance(maxpw), context=RC, finest=finest,
+                           patience=4)(part)
         got = run(xp.asarray(part))
         _eq(expected[0], got[0])
         assert expected[1] == int(got[1])
@@ -425,7 +429,7 @@ def test_jet_loop_equals_the_host_loop(name, nparts):
     start = rng.integers(0, nparts, gc.nvtxs).astype(np.int32)
     skewed = np.where(rng.random(gc.nvtxs) < 0.4, 0, start).astype(np.int32)
     maxpw = np.full(nparts, int(1.03 * int(gc.vwgt.sum()) / nparts), np.int64)
-    host, device = (refiner(g.be, g, limits_balance(maxpw), finest=True, patience=6)
+    host, device = (refiner(g.be, g, limits_balance(maxpw), context=RC, finest=True, patience=6)
                     for g in (gc, gg))
     for part in (start, skewed):
         expected, got = host(part), device(gg.be.xp.asarray(part))

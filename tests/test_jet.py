@@ -7,11 +7,13 @@ import pytest
 from conftest import limits_balance, load_fixture
 
 from gpmetis.backend import get_backend
+from gpmetis.context import DEFAULT
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.metrics import edgecut, part_weights
 from gpmetis.refinement import jet_refiner
-from gpmetis.refinement.jet import IMPROVEMENT
 from gpmetis.refinement.jet_refiner import refine
+
+RC = DEFAULT.refinement  # the refinement's tuning constants, as every preset has them
 
 CPU = get_backend("cpu")
 
@@ -23,8 +25,9 @@ def test_label_propagation_is_loose_only_after_a_strict_step_that_stalled(monkey
     steps = []  # (loose, cut before, cut after, part weights before, after)
     cap_inflow = jet_refiner.cap_inflow
 
-    def recording(be, g, part, moved, gain, maxpwgt, pwgts, *, loose):
-        keep, capped = cap_inflow(be, g, part, moved, gain, maxpwgt, pwgts, loose=loose)
+    def recording(be, g, part, moved, gain, maxpwgt, pwgts, *, loose, slack):
+        keep, capped = cap_inflow(be, g, part, moved, gain, maxpwgt, pwgts, loose=loose,
+                                  slack=slack)
         cuts = [edgecut(be, g.src, g.adjncy, g.adjwgt, p) for p in (part, capped)]
         after = part_weights(be, g.vwgt[:, None], capped, nparts)[:, 0]
         steps.append((loose, *cuts, pwgts.copy(), after))
@@ -32,11 +35,11 @@ def test_label_propagation_is_loose_only_after_a_strict_step_that_stalled(monkey
 
     monkeypatch.setattr(jet_refiner, "cap_inflow", recording)
     start = (np.arange(g.nvtxs) * nparts // g.nvtxs).astype(np.int32)
-    refine(CPU, g, start, limits_balance(maxpwgt), finest=True, patience=12)
+    refine(CPU, g, start, limits_balance(maxpwgt), context=RC, finest=True, patience=12)
     loose = [s[0] for s in steps]
     assert not loose[0] and any(loose) and not all(loose)
     for (was_loose, before, after, *_), now_loose in zip(steps, loose[1:]):
-        assert now_loose == (not was_loose and after >= (1 - IMPROVEMENT) * before)
+        assert now_loose == (not was_loose and after >= (1 - RC.improvement) * before)
     for is_loose, _, _, pw_before, pw_after in steps:
         if not is_loose:  # a strict step fills no part beyond its limit
             assert np.all(pw_after <= np.maximum(maxpwgt, pw_before))

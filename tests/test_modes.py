@@ -12,6 +12,7 @@ from scipy.sparse.csgraph import connected_components
 
 from gpmetis import partition
 from gpmetis.backend import get_backend
+from gpmetis.context import DEFAULT
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.errors import OptionError
 from gpmetis.graph import Graph
@@ -25,6 +26,8 @@ from gpmetis.refinement.contiguity import (
 )
 from gpmetis.refinement.minconn import MinConn, minimize_connectivity
 from gpmetis.refinement.rebalance import fill_empty_parts
+
+RC = DEFAULT.refinement  # the refinement's tuning constants, as every preset has them
 
 
 def part_components(graph: Graph, part: np.ndarray, nparts: int) -> np.ndarray:
@@ -172,7 +175,7 @@ def test_make_contiguous_merges_pieces_and_rebalances():
     part[[0, 1, 20, 21]] = 1  # a piece of part 1 inside part 0
     part[[399, 398]] = 0  # and one of part 0 inside part 1
     limits = np.array([206, 206])
-    out, rounds = make_contiguous(be, g, part, limits_balance(limits))
+    out, rounds = make_contiguous(be, g, part, limits_balance(limits), context=RC)
     assert (part_components(graph, out, 2) == 1).all()
     assert np.bincount(out, minlength=2).max() <= 206
     assert rounds[0] >= 1
@@ -189,7 +192,8 @@ def test_filling_an_empty_part_keeps_the_donor_connected():
                              part, 2)
     assert part_components(graph, plain, 2)[0] == 2  # what -contig must not do
     out = fill_empty_parts_connected(get_backend("cpu"),
-                                     DeviceGraph.upload(get_backend("cpu"), graph), part, 2)
+                                     DeviceGraph.upload(get_backend("cpu"), graph), part, 2,
+                                     RC.contig_fill_tries)
     assert np.bincount(out, minlength=2).tolist() == [4, 1]
     assert (part_components(graph, out, 2) == 1).all()
 
@@ -219,12 +223,12 @@ def test_rebalance_connected_keeps_parts_connected():
     part = part.astype(np.int32)
     limits = np.array([100, 100, 100])
     before = np.bincount(part, minlength=3)
-    moved = rebalance_connected(be, g, part, limits_balance(limits))
+    moved = rebalance_connected(be, g, part, limits_balance(limits), context=RC)
     assert moved is not None
     after = np.bincount(moved, minlength=3)
     assert after[0] < before[0]
     assert (part_components(graph, moved, 3) == 1).all()
-    out, _ = make_contiguous(be, g, part, limits_balance(limits))
+    out, _ = make_contiguous(be, g, part, limits_balance(limits), context=RC)
     assert np.bincount(out, minlength=3).max() <= 100
     assert (part_components(graph, out, 3) == 1).all()
 
@@ -236,7 +240,7 @@ def test_rebalance_moves_the_excess_in_one_chunk_nearest_the_destination():
     col = np.arange(256) % 16
     part = (col >= 9).astype(np.int32)  # 144 | 112 vertices
     limits = np.array([130, 130])
-    moved = rebalance_connected(be, g, part, limits_balance(limits))
+    moved = rebalance_connected(be, g, part, limits_balance(limits), context=RC)
     assert np.bincount(moved, minlength=2).tolist() == [130, 126]
     changed = np.flatnonzero(moved != part)
     assert (col[changed] == 8).all()  # the column next to part 1: distance 0
@@ -276,7 +280,7 @@ def test_pieces_cut_off_follow_their_chunk_where_they_fit(leaves, room, follows)
     to, amount = np.array([1, -1]), np.array([[1, 0]])
     rooms = np.array([[-1, room]])
     limits = np.bincount(part, minlength=2) + rooms[0]
-    moved = Contiguity(be, g, limits_balance(limits)).move_chunks(part, to, amount, rooms)
+    moved = Contiguity(be, g, limits_balance(limits), RC).move_chunks(part, to, amount, rooms)
     if not follows:  # vertex 6 and the leaves it cut off overfill part 1, or outweigh it
         assert moved is None
         return
@@ -351,7 +355,8 @@ def test_minconn_on_a_high_degree_part():
     g = DeviceGraph.upload(be, graph)
     limits = np.full(17, 64)
     before = max_degree(graph, part, 17)
-    out, _ = minimize_connectivity(be, g, part, limits_balance(limits))
+    out, _ = minimize_connectivity(be, g, part, limits_balance(limits), RC.minconn_refine_rounds,
+                                   context=RC)
     assert max_degree(graph, out, 17) < before
     assert np.bincount(out, minlength=17).max() <= 64
 
@@ -367,10 +372,12 @@ def test_minconn_dense_and_sorted_tables_agree(monkeypatch):
     be = get_backend("cpu")
     g = DeviceGraph.upload(be, graph)
     limits = np.full(17, 80)
-    dense, rounds = minimize_connectivity(be, g, part, limits_balance(limits))
+    dense, rounds = minimize_connectivity(be, g, part, limits_balance(limits),
+                                          RC.minconn_refine_rounds, context=RC)
     assert rounds[0] >= 1 and (dense != part).any()
     monkeypatch.setattr(minconn, "DENSE_PARTS", 4)
-    sorted_part, sorted_rounds = minimize_connectivity(be, g, part, limits_balance(limits))
+    sorted_part, sorted_rounds = minimize_connectivity(be, g, part, limits_balance(limits),
+                                                       RC.minconn_refine_rounds, context=RC)
     assert np.array_equal(sorted_part, dense) and sorted_rounds == rounds
 
 
@@ -383,7 +390,7 @@ def test_constrained_moves_add_no_part_adjacency():
     total = int(graph.vwgt.sum())
     before = part_adjacency(graph, part, 9)
     for rebalance, limit in ((False, total // 9 + total // 20), (True, total // 9 - 5)):
-        rounds = MinConn(be, g, limits_balance(np.full(9, limit)))
+        rounds = MinConn(be, g, limits_balance(np.full(9, limit)), RC)
         moved = rounds.constrained_round(part, rebalance=rebalance)
         assert moved is not None and (moved != part).any()
         assert part_adjacency(graph, moved, 9) <= before

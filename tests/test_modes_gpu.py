@@ -3,6 +3,8 @@ engines."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from conftest import limits_balance, load_fixture, random_graph, requires_cuda
@@ -12,6 +14,7 @@ from gpmetis import partition
 from gpmetis.backend import get_backend
 from gpmetis.coarsening.coarsen import within_parts
 from gpmetis.coarsening.weights import WeightedGraph
+from gpmetis.context import DEFAULT
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.metrics import part_weights
 from gpmetis.options import Options
@@ -21,6 +24,8 @@ from gpmetis.refinement.contiguity import make_contiguous, rebalance_connected
 from gpmetis.refinement.jet_refiner import refiner
 from gpmetis.refinement.minconn import minimize_connectivity
 from gpmetis.refinement.rebalance import rebalance_step
+
+RC = DEFAULT.refinement  # the refinement's tuning constants, as every preset has them
 
 pytestmark = [pytest.mark.gpu, requires_cuda]
 
@@ -51,7 +56,7 @@ def test_contiguity_twin_on_a_random_partition():
     graph = random_graph(3000, 6, seed=11, weighted=True)
     part = (np.arange(3000) * 7919 % 5).astype(np.int32)  # scattered: many pieces per part
     total = int(graph.vwgt.sum())
-    _assert_twins(make_contiguous, graph, part,
+    _assert_twins(functools.partial(make_contiguous, context=RC), graph, part,
                   limits_balance(np.full(5, total // 5 + total // 50)))
 
 
@@ -62,7 +67,7 @@ def test_chunk_rebalancing_twin():
     for name in ("cpu", "gpu"):
         be = get_backend(name)
         moved = rebalance_connected(be, DeviceGraph.upload(be, graph), be.asarray(part),
-                                    limits_balance(np.array([130, 130])))
+                                    limits_balance(np.array([130, 130])), context=RC)
         out.append(be.asnumpy(moved))
     assert np.array_equal(out[0], out[1])
     assert (out[0] != part).sum() == 14
@@ -73,7 +78,8 @@ def test_minconn_twin_on_a_random_partition():
     part = (np.arange(3000) * 7919 % 24).astype(np.int32)  # scattered: every part adjacent
     part[:1200] = np.arange(1200) // 50  # and some blocks, so that groups can move
     total = int(graph.vwgt.sum())
-    _assert_twins(minimize_connectivity, graph, part,
+    _assert_twins(functools.partial(minimize_connectivity, cut_rounds=RC.minconn_refine_rounds,
+                                    context=RC), graph, part,
                   limits_balance(np.full(24, total // 24 + total // 40)))
 
 
@@ -116,7 +122,7 @@ def test_paired_rebalancing_and_jet_twins():
         pw = be.asnumpy(part_weights(be, g.vwgt[:, None], be.asarray(part), 8)[:, 0])
         paired = limits_balance(limits, group_size=2)
         moved = rebalance_step(be, g, be.asarray(part), paired, pw)
-        best, _ = refiner(be, g, paired, finest=True, patience=4)(be.asarray(part))
+        best, _ = refiner(be, g, paired, context=RC, finest=True, patience=4)(be.asarray(part))
         out[name] = be.asnumpy(moved), be.asnumpy(best).copy()
         assert np.array_equal(out[name][1] >> 1, labels)
     assert np.array_equal(out["cpu"][0], out["gpu"][0])

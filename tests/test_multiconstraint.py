@@ -28,6 +28,8 @@ from gpmetis.refinement.ncon import (
 )
 from gpmetis.refinement.ncon_refiner import refine
 
+RC = DEFAULT.refinement  # the refinement's tuning constants, as every preset has them
+
 CPU = get_backend("cpu")
 
 
@@ -504,10 +506,10 @@ def test_gpu_refinement_loop_swaps_as_the_cpu_loop_does():
     wc, wg = (upload(be, graph, 2, DEFAULT.coarsening) for be in (CPU, gpu))
     balance = Balance.of(wc.totals, uniform_tpwgts(2, 2), [1.03, 1.03])
     part = np.array([0, 0, 1, 1], dtype=np.int32)
-    part_c, its_c = refine(CPU, wc.graph, wc.weights, part, balance, finest=True,
+    part_c, its_c = refine(CPU, wc.graph, wc.weights, part, balance, context=RC, finest=True,
                            patience=4)
     part_g, its_g = refine(gpu, wg.graph, wg.weights, gpu.xp.asarray(part), balance,
-                           finest=True, patience=4)
+                           context=RC, finest=True, patience=4)
     assert part_c.tolist() == part_g.get().tolist() == [1, 0, 0, 1]
     assert its_c == its_g
 

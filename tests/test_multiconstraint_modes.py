@@ -22,6 +22,8 @@ from gpmetis.refinement.contiguity import make_contiguous
 from gpmetis.refinement.ncon import rebalance_step
 from gpmetis.refinement.ncon_refiner import refine
 
+RC = DEFAULT.refinement  # the refinement's tuning constants, as every preset has them
+
 CPU = get_backend("cpu")
 
 
@@ -93,7 +95,7 @@ def test_make_contiguous_checks_every_constraint():
     weights = np.stack([np.ones(144, np.int32), np.where(column < 4, 2, 1).astype(np.int32)])
     limits = np.array([[60, 60, 60], [70, 70, 70]])
     g = DeviceGraph.upload(CPU, graph)
-    out, (merges, rebalances) = make_contiguous(CPU, g, part, limits_balance(limits),
+    out, (merges, rebalances) = make_contiguous(CPU, g, part, limits_balance(limits), context=RC,
                                                 weights=weights)
     assert merges >= 1 and rebalances >= 1
     assert (part_components(graph, out, 3) == 1).all()
@@ -149,9 +151,9 @@ def test_gpu_refinement_loop_moving_to_adjacent_parts_only_equals_cpu_loop(name)
     rng = np.random.default_rng(7)
     start = np.arange(graph.nvtxs) * 16 // graph.nvtxs
     part = np.where(rng.random(graph.nvtxs) < 0.4, 0, start).astype(np.int32)
-    part_c, its_c = refine(CPU, wc.graph, wc.weights, part, balance, finest=True,
+    part_c, its_c = refine(CPU, wc.graph, wc.weights, part, balance, context=RC, finest=True,
                            patience=6)
     part_g, its_g = refine(gpu, wg.graph, wg.weights, gpu.xp.asarray(part), balance,
-                           finest=True, patience=6)
+                           context=RC, finest=True, patience=6)
     assert its_c == its_g
     assert np.array_equal(part_c, part_g.get())

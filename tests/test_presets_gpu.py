@@ -30,6 +30,8 @@ from gpmetis.partitioning.multilevel import (
 from gpmetis.refinement.jet_refiner import refiner
 from gpmetis.refinement.rebalance import rebalance_step
 
+RC = DEFAULT.refinement  # the refinement's tuning constants, as every preset has them
+
 pytestmark = [pytest.mark.gpu, requires_cuda]
 
 
@@ -90,7 +92,7 @@ def test_group_rebalancing_and_jet_twins(ncopies, nparts):
         pw = be.asnumpy(part_weights(be, union.vwgt[:, None], be.asarray(part), total)[:, 0])
         grouped = limits_balance(limits, group_size=nparts)
         moved = rebalance_step(be, union, be.asarray(part), grouped, pw)
-        best, _ = refiner(be, union, grouped, finest=True, patience=4)(be.asarray(part))
+        best, _ = refiner(be, union, grouped, context=RC, finest=True, patience=4)(be.asarray(part))
         out[name] = be.asnumpy(moved), be.asnumpy(best).copy()
         assert np.array_equal(out[name][0] // nparts, labels)
         assert np.array_equal(out[name][1] // nparts, labels)

@@ -27,6 +27,8 @@ from gpmetis.partitioning.multilevel import fill_empty_halves, multilevel_bisect
 from gpmetis.refinement.jet_refiner import refine, refiner
 from gpmetis.refinement.rebalance import rebalance_step
 
+RC = DEFAULT.refinement  # the refinement's tuning constants, as every preset has them
+
 CPU = get_backend("cpu")
 
 
@@ -67,11 +69,12 @@ def test_paired_rebalancing_keeps_every_vertex_in_its_pair():
 def test_paired_jet_refinement_keeps_every_vertex_in_its_pair():
     g, labels = disjoint_union(random_graph(4000, 6, seed=4, weighted=True), 4)
     part, limits, _ = skewed_pairs(g, labels, 4)
-    best, _ = refiner(CPU, g, limits_balance(limits, group_size=2), finest=True, patience=4)(part)
+    best, _ = refiner(CPU, g, limits_balance(limits, group_size=2), context=RC, finest=True,
+                      patience=4)(part)
     assert np.array_equal(best >> 1, labels)
     after = part_weights(CPU, g.vwgt[:, None], best, 8)[:, 0]
     assert np.all(after <= limits)
-    unpaired, _ = refine(CPU, g, part, limits_balance(limits), finest=True, patience=4)
+    unpaired, _ = refine(CPU, g, part, limits_balance(limits), context=RC, finest=True, patience=4)
     assert not np.array_equal(unpaired >> 1, labels)
 
 

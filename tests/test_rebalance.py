@@ -8,11 +8,11 @@ import pytest
 from conftest import limits_balance, random_graph
 
 from gpmetis.backend import get_backend
+from gpmetis.context import DEFAULT
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.graph import Graph
 from gpmetis.metrics import part_weights
 from gpmetis.refinement.rebalance import (
-    INFLOW_SLACK,
     MAX_BUCKET,
     cap_inflow,
     fill_empty_parts,
@@ -21,6 +21,8 @@ from gpmetis.refinement.rebalance import (
     ordered_select,
     rebalance_step,
 )
+
+RC = DEFAULT.refinement  # the refinement's tuning constants, as every preset has them
 
 CPU = get_backend("cpu")
 
@@ -123,7 +125,8 @@ def test_cap_inflow_keeps_the_highest_gains_that_fit(loose):
     gain = rng.integers(-40, 5000, g.nvtxs)
     pw = part_weights(CPU, g.vwgt[:, None], part, nparts)[:, 0]
     maxpwgt = np.full(nparts, int(1.03 * g.vwgt.sum() / nparts), np.int64)
-    keep, capped = cap_inflow(CPU, g, part, moved, gain, maxpwgt, pw, loose=loose)
+    keep, capped = cap_inflow(CPU, g, part, moved, gain, maxpwgt, pw, loose=loose,
+                              slack=RC.inflow_slack)
     items = moved != part
     assert np.array_equal(capped, np.where(keep == 1, moved, part))
     assert keep[~items].sum() == 0 and 0 < keep[items].sum() < items.sum()
@@ -132,7 +135,7 @@ def test_cap_inflow_keeps_the_highest_gains_that_fit(loose):
     limit = maxpwgt - pw
     if loose:
         outflow = np.bincount(part[items], weights=g.vwgt[items], minlength=nparts)
-        limit += maxpwgt // INFLOW_SLACK + outflow.astype(np.int64)
+        limit += maxpwgt // RC.inflow_slack + outflow.astype(np.int64)
     else:  # a strict step fills no part beyond its limit
         after = part_weights(CPU, g.vwgt[:, None], capped, nparts)[:, 0]
         assert np.all(after <= np.maximum(maxpwgt, pw))

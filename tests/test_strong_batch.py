@@ -24,6 +24,8 @@ from gpmetis.partitioning.multilevel import copy_scores, disjoint_copies, multil
 from gpmetis.refinement.jet_refiner import refine, refiner, score_state
 from gpmetis.refinement.rebalance import fallback_parts, rebalance_step, roomiest_parts
 
+RC = DEFAULT.refinement  # the refinement's tuning constants, as every preset has them
+
 CPU = get_backend("cpu")
 STRONG_RUNS = STRONG.runs.min_runs
 
@@ -118,12 +120,13 @@ def test_group_rebalancing_keeps_every_vertex_in_its_copy(ncopies, nparts):
     after = part_weights(CPU, union.vwgt[:, None], grouped, ncopies * nparts)[:, 0]
     assert after[0] < pw[0]
     assert not np.array_equal(grouped, part)
-    best, _ = refiner(CPU, union, limits_balance(limits, group_size=nparts), finest=True,
-                      patience=4)(part)
+    best, _ = refiner(CPU, union, limits_balance(limits, group_size=nparts), context=RC,
+                      finest=True, patience=4)(part)
     assert np.array_equal(best // nparts, labels)
     after = part_weights(CPU, union.vwgt[:, None], best, ncopies * nparts)[:, 0]
     assert np.all(after <= limits)
-    ungrouped, _ = refine(CPU, union, part, limits_balance(limits), finest=True, patience=4)
+    ungrouped, _ = refine(CPU, union, part, limits_balance(limits), context=RC, finest=True,
+                          patience=4)
     assert not np.array_equal(ungrouped // nparts, labels)
 
 

@@ -15,9 +15,12 @@ from conftest import FIXTURES, check_partition, limits_balance, load_fixture, ra
 from cli.main import main
 from gpmetis import partition
 from gpmetis.backend import get_backend
+from gpmetis.context import DEFAULT
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.graph import Graph
 from gpmetis.refinement import volume
+
+RC = DEFAULT.refinement  # the refinement's tuning constants, as every preset has them
 
 CPU = get_backend("cpu")
 
@@ -53,7 +56,7 @@ def test_move_gains_are_the_volume_and_cut_changes():
     nparts = 6
     graph, part, vsize, g, src, table = _random_boundary(400, 5, 3, rng, nparts, 5)
     unlimited = limits_balance(np.full(nparts, graph.nvtxs * 10))
-    gain, cut_gain = volume.VolumeRefinement(CPU, g, unlimited, vsize).move_gains(part, table)
+    gain, cut_gain = volume.VolumeRefinement(CPU, g, unlimited, RC, vsize).move_gains(part, table)
     before = recomputed_volume(graph, part, nparts, vsize)
     cut = recomputed_cut(graph, part)
     assert volume.communication_volume(CPU, g, part, nparts, vsize) == before
@@ -71,7 +74,7 @@ def test_a_round_lowers_the_volume_by_at_least_its_gain(seed):
     graph, part, vsize, g, src, table = _random_boundary(2000, 6, seed, np.random.default_rng(seed),
                                                          nparts, 4)
     limits = np.full(nparts, graph.nvtxs * 10, dtype=np.int64)
-    out, gained = volume.VolumeRefinement(CPU, g, limits_balance(limits), vsize).move_round(
+    out, gained = volume.VolumeRefinement(CPU, g, limits_balance(limits), RC, vsize).move_round(
         part, table)
     moved = np.flatnonzero(out != part)
     assert len(moved) > 20 and gained > 0
@@ -121,7 +124,8 @@ def test_refinement_lowers_the_volume_within_the_limits(sizes):
     weights = np.bincount(part, weights=graph.vwgt[:, 0], minlength=nparts).astype(np.int64)
     limits = np.full(nparts, int(weights.max()) + 5)
     g = DeviceGraph.upload(CPU, graph)
-    out, rounds = volume.refine_volume(CPU, g, part, limits_balance(limits), vsize)
+    out, rounds = volume.refine_volume(CPU, g, part, limits_balance(limits), vsize,
+                                       context=RC)
     assert rounds > 0
     assert recomputed_volume(graph, out, nparts, vsize) < recomputed_volume(
         graph, part, nparts, vsize)
@@ -136,7 +140,7 @@ def test_overweight_parts_do_not_grow():
     weights = np.bincount(part, minlength=4)
     limits = np.full(4, graph.nvtxs // 4 + 10)
     out, _ = volume.refine_volume(CPU, DeviceGraph.upload(CPU, graph), part, limits_balance(limits),
-                                  np.ones(graph.nvtxs, np.int64))
+                                  np.ones(graph.nvtxs, np.int64), context=RC)
     after = np.bincount(out, minlength=4)
     assert (after <= np.maximum(weights, limits)).all()
     assert recomputed_volume(graph, out, 4) < recomputed_volume(graph, part, 4)

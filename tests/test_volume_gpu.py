@@ -9,8 +9,11 @@ from conftest import limits_balance, load_fixture, random_graph, requires_cuda
 
 from gpmetis import partition
 from gpmetis.backend import get_backend
+from gpmetis.context import DEFAULT
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.refinement.volume import refine_volume
+
+RC = DEFAULT.refinement  # the refinement's tuning constants, as every preset has them
 
 pytestmark = [pytest.mark.gpu, requires_cuda]
 
@@ -38,7 +41,7 @@ def test_volume_refinement_twin_with_vertex_sizes():
         be = get_backend(name)
         g = DeviceGraph.upload(be, graph)
         got, rounds = refine_volume(be, g, be.asarray(part), limits_balance(limits),
-                                    be.asarray(vsize))
+                                    be.asarray(vsize), context=RC)
         out[name] = (be.asnumpy(got), rounds)
     assert out["cpu"][1] > 0
     assert np.array_equal(out["cpu"][0], out["gpu"][0])

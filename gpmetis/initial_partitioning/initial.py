@@ -40,7 +40,8 @@ def initial_partition(coarsest: Level, balance: Balance, tpwgts: np.ndarray, opt
         coarsest.graph, coarsest.weights, balance, tpwgts,
         np.asarray(options.ubfactors(balance.ncon), dtype=np.float64), seed=seed,
         ntrials=ntrials, ufactor=options.trial_ufactor, niter=options.niter,
-        patience=patience, context=context, coarsened=coarsened,
+        patience=patience, context=context, refinement=options.context.refinement,
+        coarsened=coarsened,
         balanced_trials=ncon_trials.balanced_trials(input_nvtxs, options, context),
         iptype=IPTYPE_RANDOM if options.iptype == "random" else IPTYPE_GROW,
         meanwhile=meanwhile)

@@ -26,7 +26,7 @@ import numpy as np
 
 from gpmetis.backend import get_backend
 from gpmetis.balance import Balance
-from gpmetis.context import InitialContext
+from gpmetis.context import InitialContext, RefinementContext
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.initial_partitioning.metis_trials import (
     IPTYPE_GROW,
@@ -85,16 +85,17 @@ def refined_trial(args: tuple) -> tuple[np.ndarray, float, int]:
     """A trial's partition after the multi-constraint refinement: (partition, excess,
     edgecut). The refinement weighs vertices by ``weights``; its move kernels compare the
     graph's single weight only with rooms of -1 or unbounded, so unit weights serve."""
-    xadj, adjncy, adjwgt, weights, part, balance, patience, near = args
+    xadj, adjncy, adjwgt, weights, part, balance, refinement, patience, near = args
     ones = np.ones(len(xadj) - 1, dtype=np.int32)
-    return refine_on_host((xadj, adjncy, adjwgt, ones), weights, part, balance,
+    return refine_on_host((xadj, adjncy, adjwgt, ones), weights, part, balance, refinement,
                           patience, near)
 
 
 def initial_partition(graph: DeviceGraph, weights, balance: Balance,
                       tpwgts: np.ndarray, ubvec: np.ndarray, *, seed: int, ntrials: int,
                       ufactor: int, niter: int, patience: int, context: InitialContext,
-                      coarsened: bool = True, iptype: int = IPTYPE_GROW,
+                      refinement: RefinementContext, coarsened: bool = True,
+                      iptype: int = IPTYPE_GROW,
                       balanced_trials: bool = True,
                       meanwhile: Iterator[None] | None = None) -> np.ndarray:
     """A partition (int32, host) of the coarsest ``graph`` with (ncon, n) ``weights`` on its
@@ -103,7 +104,7 @@ def initial_partition(graph: DeviceGraph, weights, balance: Balance,
     scalarised trials' bisections start (METIS's IPTYPE_GROW or IPTYPE_RANDOM code);
     ``balanced_trials``: METIS's multi-constraint k-way trials from the start (else the
     scalarised ones, and the former only where none of those is balanced); ``context``: how
-    many trials are refined, and for how long."""
+    many trials are refined, and for how long; ``refinement``: the refinement's context."""
     n, nparts = graph.nvtxs, balance.nparts
     steps = iter(meanwhile if meanwhile is not None else ())
     if nparts == 1 or n == 0:
@@ -117,7 +118,7 @@ def initial_partition(graph: DeviceGraph, weights, balance: Balance,
         # part's allowed slack count as balanced
         # (unless the coarsest graph is the input: nothing finer is left to repair it)
         near = balance.slack_share() / nparts if coarsened else 0.0
-        trials = _Trials(graph, weights, host, host_weights, balance, near,
+        trials = _Trials(graph, weights, host, host_weights, balance, refinement, near,
                          min(patience, context.ncon_trial_patience), steps,
                          ntrials > 1 and len(host[1]) >= context.parallel_min_nnz,
                          context.ncon_refined_trials)
@@ -160,8 +161,9 @@ class _Trials:
     """Runs trials on the coarsest graph and refines the best of them."""
 
     def __init__(self, graph: DeviceGraph, weights, host: tuple, host_weights: np.ndarray,
-                 balance: Balance, near: float, patience: int,
-                 steps: Iterator[None], parallel: bool, nrefined: int) -> None:
+                 balance: Balance, refinement: RefinementContext, near: float,
+                 patience: int, steps: Iterator[None], parallel: bool, nrefined: int) -> None:
+        self.refinement = refinement
         self.graph, self.weights, self.host, self.host_weights = graph, weights, host, host_weights
         self.nparts, self.balance, self.near, self.patience = (balance.nparts, balance, near,
                                                                patience)
@@ -181,10 +183,11 @@ class _Trials:
         parts = [trials[t][0] for t in kept]
         if self.graph.be.gpu:
             return refine_each(self.graph, self.weights, parts, self.balance,
-                               patience=self.patience, tolerance=self.near)
+                               context=self.refinement, patience=self.patience,
+                               tolerance=self.near)
         xadj, adjncy, _, adjwgt = self.host
         return run_jobs([(refined_trial, (xadj, adjncy, adjwgt, self.host_weights, part,
-                                          self.balance, self.patience,
+                                          self.balance, self.refinement, self.patience,
                                           self.near))
                          for part in parts], self.steps, self.parallel)
 

@@ -104,16 +104,19 @@ def metis_engine(problem: PartitionProblem) -> tuple[np.ndarray, dict]:
     host = None
     if graph.nvtxs >= nparts and not np.bincount(part, minlength=nparts).all():
         host = _host_graph(graph)
-        # under -contig the vertex that fills a part must not split its own
-        fill = fill_empty_parts_connected if options.contig else fill_empty_parts
-        part = fill(CPU, host, part, nparts)
+        if options.contig:  # the vertex that fills a part must not split its own
+            part = fill_empty_parts_connected(CPU, host, part, nparts,
+                                              options.context.refinement.contig_fill_tries)
+        else:
+            part = fill_empty_parts(CPU, host, part, nparts)
     if options.contig:
         host = _host_graph(graph) if host is None else host
         label = connected_components(CPU, host.xadj, host.adjncy, part)
         if not bool(main_components(CPU, host, part, label).all()):
             weights = None if graph.ncon == 1 else np.ascontiguousarray(graph.vwgt.T)
             balance = Balance(problem.limits.T.copy(), problem.totals)
-            part = make_contiguous(CPU, host, part, balance, weights=weights)[0]
+            part = make_contiguous(CPU, host, part, balance,
+                                   context=options.context.refinement, weights=weights)[0]
     return part, stats
 
 

@@ -92,6 +92,7 @@ def multilevel_partition(wg: WeightedGraph, balance: Balance, options: Options,
             # does) the finer levels' cut refinement undid it
             sizes = vsize if vsize is not None else be.xp.ones(g.nvtxs, dtype=be.xp.int64)
             part, stats.volume_rounds = refine_volume(be, g, part, balance, sizes,
+                                                      context=context.refinement,
                                                       weights=level.weights)
         if options.minconn and depth in (len(levels) // 2, 0):
             # on the middle level, as METIS from its middle level, coarse groups move cheaply
@@ -99,6 +100,7 @@ def multilevel_partition(wg: WeightedGraph, balance: Balance, options: Options,
             # what that refinement brought back (the levels between would only repeat it)
             cut_rounds = context.refinement.minconn_refine_rounds if depth == 0 else 0
             part, rounds = minimize_connectivity(be, level.graph, part, balance, cut_rounds,
+                                                 context=context.refinement,
                                                  weights=level.weights)
             stats.minconn["elimination"] += rounds[0]
             stats.minconn["refinement"] += rounds[1]
@@ -178,7 +180,8 @@ def _level_refiners(levels: list[Level], balance: Balance, options: Options):
     def refiner_of(depth: int):
         level = levels[depth]
         return refiner_for(level.graph.be, level.graph, level.weights, balance,
-                             finest=depth == 0, patience=patience)
+                           context=options.context.refinement, finest=depth == 0,
+                           patience=patience)
 
     return refiner_of
 

@@ -51,7 +51,9 @@ class Scheme:
 
     def contiguous(self, part):
         """(part with every part connected, its rounds)."""
-        return make_contiguous(self.be, self.graph, part, self.balance, weights=self.wg.weights)
+        return make_contiguous(self.be, self.graph, part, self.balance,
+                               context=self.problem.options.context.refinement,
+                               weights=self.wg.weights)
 
 
 class SingleConstraint(Scheme):

@@ -266,7 +266,7 @@ def run_phases_on_grid(be: Backend) -> PartitionMetrics:
                          .astype(np.int32))
     balance = Balance(np.full((1, WARM_PARTS), int(1.03 * n / WARM_PARTS), np.int64),
                       np.array([n], dtype=np.int64))
-    part, _ = refine(be, g, part, balance, finest=True, patience=2)
+    part, _ = refine(be, g, part, balance, context=DEFAULT.refinement, finest=True, patience=2)
     part = fill_empty_parts(be, g, part, WARM_PARTS)
     metrics = compute_metrics(g.xadj, g.adjncy, g.vwgt[:, None], g.adjwgt, part, WARM_PARTS,
                               np.full((WARM_PARTS, 1), 1 / WARM_PARTS), None, be)

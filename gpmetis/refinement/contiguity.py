@@ -22,7 +22,7 @@ engine, NumPy on the cpu engine); both give the same partition.
    piece reached the main one through movers adjacent to pieces, all restored, so every part
    is connected again; a mover joins its new part as a vertex adjacent to it.
 4. Rounds of moves that lower the cut (gain > 0, into parts with room) under the same rules,
-   until a round lowers the cut by less than 1/REFINE_STOP of it.
+   until a round lowers the cut by less than 1/``contig_refine_stop`` of it (the context's).
 
 Weights are (ncon, n) and limits (ncon, nparts), one row per constraint (a single-constraint
 graph: ``g.vwgt`` as one row): a part is over when it is over in any constraint and has room
@@ -41,49 +41,51 @@ import numpy as np
 
 from gpmetis.backend import Backend
 from gpmetis.balance import Balance
+from gpmetis.context import RefinementContext
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.metrics import connected_components, constraint_weights, edgecut
 
-MAX_ROUNDS = 256  # rebalancing rounds; each moves at least one vertex or ends
 LOSS_OFFSET = 2**31  # losses lie in (-2^31, 2^31): (loss + offset) * n + id fits an int64
 NO_PRIORITY = np.int64(2**63 - 1)
 UNLIMITED = np.int64(2**62)  # the cap of a full part on the way to parts with room
-REFINE_ROUNDS = 16  # rounds of cut-lowering moves that keep the parts connected, at most
-REFINE_STOP = 2000  # ... ending after one that lowers the cut by less than 1/2000
-CHUNK_DEPTH = 16  # a chunk reaches this many edges into its part, at most
 
 
-def make_contiguous(be: Backend, g: DeviceGraph, part, balance: Balance, *, weights=None):
+def make_contiguous(be: Backend, g: DeviceGraph, part, balance: Balance, *,
+                    context: RefinementContext, weights=None):
     """(part, rounds): ``part`` with every part connected (``g`` connected), over ``balance``'s
     limits (with ``weights``, (ncon, n) on the backend, per constraint and part) only where
     rebalancing found no move that keeps the parts connected; rounds = (merging rounds,
     rebalancing rounds)."""
-    return Contiguity(be, g, balance, weights).repair(part)
+    return Contiguity(be, g, balance, context, weights).repair(part)
 
 
-def rebalance_connected(be: Backend, g: DeviceGraph, part, balance: Balance, *, weights=None):
+def rebalance_connected(be: Backend, g: DeviceGraph, part, balance: Balance, *,
+                        context: RefinementContext, weights=None):
     """One round of moves out of the parts over ``balance``'s limits that keeps every part
     connected (module docstring, step 3: chunks first, else single vertices): the new
     partition, or None when no part is overweight or nothing can move."""
-    return Contiguity(be, g, balance, weights).rebalance_round(part, chunks=True)[0]
+    return Contiguity(be, g, balance, context, weights).rebalance_round(part, chunks=True)[0]
 
 
-def refine_connected(be: Backend, g: DeviceGraph, part, balance: Balance, *, weights=None):
+def refine_connected(be: Backend, g: DeviceGraph, part, balance: Balance, *,
+                     context: RefinementContext, weights=None):
     """One round of cut-lowering moves (gain > 0, into parts with room under ``balance``) that
     keeps every part connected, under step 3's rules: the new partition, or None when none
     moves."""
-    return Contiguity(be, g, balance, weights).refine_round(part)
+    return Contiguity(be, g, balance, context, weights).refine_round(part)
 
 
 class PartitionRounds:
     """What the rounds of one call over partitions of ``g`` share (-contig's, -minconn's,
-    -objtype=vol's): the backend, the graph, its constraint ``weights`` ((ncon, n) on the
-    backend, ``g.vwgt`` as the one row where None is given), the ``balance`` the parts keep
+    -objtype=vol's): the backend, the graph, the refinement ``context``, its constraint
+    ``weights`` ((ncon, n) on the backend, ``g.vwgt`` as the one row where None is given), the
+    ``balance`` the parts keep
     (``limits``: (ncon, nparts) int64 on the host) and every adjacency entry's row ``src``,
     built on first use."""
 
-    def __init__(self, be: Backend, g: DeviceGraph, balance: Balance, weights=None) -> None:
-        self.be, self.g, self.balance = be, g, balance
+    def __init__(self, be: Backend, g: DeviceGraph, balance: Balance,
+                 context: RefinementContext, weights=None) -> None:
+        self.be, self.g, self.balance, self.context = be, g, balance, context
         self.weights = g.vwgt[None, :] if weights is None else weights
         self.nparts = balance.nparts
         self.limits = balance.limits
@@ -152,7 +154,7 @@ class Contiguity(PartitionRounds):
 
     def repair(self, part):
         """``make_contiguous``: steps 1 and 2 until every part is connected, then step 3's
-        rounds (at most MAX_ROUNDS), then step 4's."""
+        rounds (at most the context's ``contig_max_rounds``), then step 4's."""
         be, g, xp = self.be, self.g, self.be.xp
         part = part.astype(xp.int32, copy=True)
         merges = 0
@@ -165,21 +167,22 @@ class Contiguity(PartitionRounds):
             merges += 1
         rebalances = 0
         chunks = True
-        while rebalances < MAX_ROUNDS:
+        while rebalances < self.context.contig_max_rounds:
             moved, chunks = self.rebalance_round(part, chunks)
             if moved is None:
                 break
             part = moved
             rebalances += 1
         cut = None
-        for _ in range(REFINE_ROUNDS):
+        for _ in range(self.context.contig_refine_rounds):
             moved = self.refine_round(part)
             if moved is None:
                 break
             if cut is None:
                 cut = edgecut(be, self.src, g.adjncy, g.adjwgt, part)
             part, before, cut = moved, cut, edgecut(be, self.src, g.adjncy, g.adjwgt, moved)
-            if (before - cut) * REFINE_STOP < before:  # each round costs a components search
+            # each round costs a components search
+            if (before - cut) * self.context.contig_refine_stop < before:
                 break
         return part, (merges, rebalances)
 
@@ -218,9 +221,10 @@ class Contiguity(PartitionRounds):
 
     def move_chunks(self, part, to: np.ndarray, amount: np.ndarray, room: np.ndarray):
         """``part`` with the chunks of ``plan_chunks`` moved, or None when none could: a chunk
-        is the prefix, in (distance, loss, id) order, of its part's vertices within CHUNK_DEPTH
-        edges of the destination (inside the part), while the weight before a vertex is below
-        ``amount`` in some constraint (``amount`` and ``room``: (ncon, nparts) on the host);
+        is the prefix, in (distance, loss, id) order, of its part's vertices within the
+        context's ``contig_chunk_depth`` edges of the destination (inside the part), while the
+        weight before a vertex is below ``amount`` in some constraint (``amount`` and
+        ``room``: (ncon, nparts) on the host);
         every vertex at distance d > 0 has a neighbour at d - 1 before it, so the destination
         stays connected. Pieces the chunk cuts off its part (they touched the rest only through
         the chunk) follow it, unless they outweigh it in a constraint (a chunk that cuts off
@@ -233,15 +237,15 @@ class Contiguity(PartitionRounds):
         t = xp.asarray(to, dtype=xp.int32)[part]  # per vertex: its part's destination, or -1
         ts, pd = t[src], part[g.adjncy]
         inside = xp.flatnonzero((ts >= 0) & (part[src] == pd))
-        dist = xp.full(n, CHUNK_DEPTH + 1, dtype=xp.int32)
+        dist = xp.full(n, self.context.contig_chunk_depth + 1, dtype=xp.int32)
         dist[src[pd == ts]] = 0
         s_in, d_in = src[inside], g.adjncy[inside]
-        for _ in range(CHUNK_DEPTH):
+        for _ in range(self.context.contig_chunk_depth):
             _scatter_min(be, dist, s_in, dist[d_in] + 1)
         own = be.bin_sums(src, n, xp.where(part[src] == pd, g.adjwgt, 0))
         into = be.bin_sums(src, n, xp.where(pd == ts, g.adjwgt, 0))
         del ts, pd, inside, s_in, d_in
-        cand = xp.flatnonzero(dist <= CHUNK_DEPTH).astype(xp.int32)
+        cand = xp.flatnonzero(dist <= self.context.contig_chunk_depth).astype(xp.int32)
         order = dist[cand].astype(xp.int64) * 2**32 + (own[cand] - into[cand] + LOSS_OFFSET)
         vw = xp.stack([w[cand] for w in weights]).astype(xp.int64)
         take = take_in_order(be, part[cand], order, cand, vw, xp.asarray(amount), before=True)
@@ -501,14 +505,13 @@ def take_in_order(be: Backend, group, loss, ids, w, limit, *, before: bool):
     return taken
 
 
-FILL_TRIES = 8  # vertices of a part checked for one whose move leaves the part connected
 
 
-def fill_empty_parts_connected(be: Backend, g: DeviceGraph, part, nparts: int):
+def fill_empty_parts_connected(be: Backend, g: DeviceGraph, part, nparts: int, tries: int):
     """``fill_empty_parts`` for ``-contig`` (on the cpu backend: METIS's partitions, which may
     leave parts empty): each empty part takes a vertex of the heaviest part of two or more
     vertices whose part stays connected without it (the fewest neighbours in its part first,
-    at most FILL_TRIES checked a part; a vertex with one such neighbour always qualifies). A
+    at most ``tries`` checked a part; a vertex with one such neighbour always qualifies). A
     part whose vertices all hold it together gives none. Returns a new array."""
     part = part.astype(np.int32, copy=True)
     pw = np.bincount(part, weights=g.vwgt, minlength=nparts)
@@ -517,7 +520,7 @@ def fill_empty_parts_connected(be: Backend, g: DeviceGraph, part, nparts: int):
         for donor in np.argsort(-pw, kind="stable"):
             if size[donor] < 2:
                 continue
-            mover = _connected_mover(be, g, part, int(donor))
+            mover = _connected_mover(be, g, part, int(donor), tries)
             if mover is not None:
                 part[mover] = empty
                 pw[donor] -= g.vwgt[mover]
@@ -528,13 +531,13 @@ def fill_empty_parts_connected(be: Backend, g: DeviceGraph, part, nparts: int):
     return part
 
 
-def _connected_mover(be: Backend, g: DeviceGraph, part, donor: int) -> int | None:
+def _connected_mover(be: Backend, g: DeviceGraph, part, donor: int, tries: int) -> int | None:
     """A vertex of part ``donor`` whose part stays connected without it, or None."""
     members = np.flatnonzero(part == donor)
     src = g.src
     inside = np.bincount(src[(part[src] == donor) & (part[g.adjncy] == donor)],
                          minlength=g.nvtxs)[members]
-    for v in members[np.argsort(inside, kind="stable")[:FILL_TRIES]]:
+    for v in members[np.argsort(inside, kind="stable")[:tries]]:
         trial = part.copy()
         trial[v] = -1
         label = connected_components(be, g.xadj, g.adjncy, trial)

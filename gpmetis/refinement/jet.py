@@ -18,11 +18,7 @@ CU_FILE = Path(__file__).with_name("jet.cu")
 MAX_SHARED_PARTS = 8192  # the heavy kernels keep one int per part in shared memory
 SCORE_SHARED_PARTS = 2048  # as in jet.cu: score sums part weights per block up to this many
 BLOCK = 256
-MAX_ITERATIONS = 300
 DENSE_PAIRS_PER_EDGE = 4  # the NumPy best_moves tabulates (vertex, part) pairs up to this
-IMPROVEMENT = 0.001
-FILTER_FINEST = (1, 4)
-FILTER_COARSE = (3, 4)
 
 
 @dataclass

@@ -15,10 +15,10 @@ import numpy as np
 
 from gpmetis.backend import Backend, loop_blocks
 from gpmetis.balance import Balance
+from gpmetis.context import RefinementContext
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.refinement.jet import IMPROVEMENT, MAX_ITERATIONS, MAX_SHARED_PARTS, score_shared_mem
+from gpmetis.refinement.jet import MAX_SHARED_PARTS, score_shared_mem
 from gpmetis.refinement.rebalance import (
-    INFLOW_SLACK,
     NUM_DIGITS,
     NUM_LEVELS,
     id_shifts,
@@ -34,11 +34,13 @@ NUM_GATES = 5  # as in jet_device.cu
 class DeviceRefiner:
     """Refines partitions of one level as ``jet_refiner.refine``'s host loop does: (best partition,
     iterations run) = refiner(part). Its buffers are made at construction, so a level can be
-    prepared before its starting partition exists. ``balance``: as ``jet_refiner.refiner``'s."""
+    prepared before its starting partition exists. ``balance``, ``context``, ``finest``: as
+    ``jet_refiner.refiner``'s."""
 
-    def __init__(self, be: Backend, g: DeviceGraph, balance: Balance, *, c_num: int, c_den: int,
-                 patience: int) -> None:
+    def __init__(self, be: Backend, g: DeviceGraph, balance: Balance, *,
+                 context: RefinementContext, finest: bool, patience: int) -> None:
         xp = be.xp
+        c_num, c_den = context.filter_finest if finest else context.filter_coarse
         n, nparts, group_size = g.nvtxs, balance.nparts, balance.group_size
         self.be = be
         # rows by length as the kernels take them; blocks keep a count per part in shared memory
@@ -66,8 +68,8 @@ class DeviceRefiner:
         self._args = (
             np.int32(n), np.int32(nparts), g.xadj, g.adjncy, g.adjwgt, g.vwgt, max_degree,
             *lists, xp.asarray(balance.limits_on(be), dtype=xp.int64),
-            np.int64(patience), np.int64(MAX_ITERATIONS), np.int64(c_num), np.int64(c_den),
-            np.int64(INFLOW_SLACK), np.float64(1 - IMPROVEMENT),
+            np.int64(patience), np.int64(context.max_iterations), np.int64(c_num),
+            np.int64(c_den), np.int64(context.inflow_slack), np.float64(1 - context.improvement),
             *(np.int32(shift) for shift in id_shifts(n)), np.int32(group_size),
             *g.row_hash_tables(max_degree),
             *state, hist, outflow, limit, *select_buffers(g, nparts))

@@ -11,10 +11,9 @@ import numpy as np
 
 from gpmetis.backend import Backend
 from gpmetis.balance import Balance
+from gpmetis.context import RefinementContext
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.refinement.jet import (
-    FILTER_COARSE,
-    FILTER_FINEST,
     MoveRequest,
     afterburner,
     best_moves,
@@ -36,41 +35,41 @@ def _score(be: Backend, g: DeviceGraph, part, balance: Balance):
     return (int(np.maximum(pw - balance.limits[0], 0).sum()), cut), pw
 
 
-def refiner(be: Backend, g: DeviceGraph, balance: Balance, *, finest: bool,
-            patience: int) -> Callable:
+def refiner(be: Backend, g: DeviceGraph, balance: Balance, *, context: RefinementContext,
+            finest: bool, patience: int) -> Callable:
     """A function from a partition of ``g`` to (the best partition Jet iterations find from
     it, iterations run: on the GPU a device scalar that ``int`` reads, so that the next level
     can be queued before this one ends), against ``balance``'s limits (its first constraint);
     rebalancing keeps vertices in their group of ``balance.group_size`` parts
     (``rebalance_step``'s), as label propagation does where edges join only parts of one group.
+    ``finest``: the finest level's negative-gain filter (``context``'s), else the coarse one.
     On the GPU the level's buffers are made now (jet_device.py runs the loop on the device);
     the host loop here is its twin."""
-    c_num, c_den = FILTER_FINEST if finest else FILTER_COARSE
     if be.gpu:
-        return DeviceRefiner(be, g, balance, c_num=c_num, c_den=c_den, patience=patience)
-    return functools.partial(_refine_host, be, g, balance=balance, c_num=c_num, c_den=c_den,
-                             patience=patience)
+        return DeviceRefiner(be, g, balance, context=context, finest=finest, patience=patience)
+    return functools.partial(_refine_host, be, g, balance=balance, context=context,
+                             finest=finest, patience=patience)
 
 
-def refine(be: Backend, g: DeviceGraph, part, balance: Balance, *, finest: bool,
-           patience: int):
+def refine(be: Backend, g: DeviceGraph, part, balance: Balance, *, context: RefinementContext,
+           finest: bool, patience: int):
     """(best partition found by Jet iterations from ``part``, iterations run), as the
     ``refiner`` gives them."""
-    return refiner(be, g, balance, finest=finest, patience=patience)(part)
+    return refiner(be, g, balance, context=context, finest=finest, patience=patience)(part)
 
 
 class JetSteps:
     """Jet's label propagation (with the afterburner and the cap on inflow) and rebalancing
     (vertices kept in their group of ``balance.group_size`` parts) of ``g`` against
-    ``balance``'s limits."""
+    ``balance``'s limits, under ``context``."""
 
     settle = None
 
-    def __init__(self, be: Backend, g: DeviceGraph, balance: Balance, c_num: int,
-                 c_den: int) -> None:
-        self.be, self.g, self.balance = be, g, balance
+    def __init__(self, be: Backend, g: DeviceGraph, balance: Balance,
+                 context: RefinementContext, finest: bool) -> None:
+        self.be, self.g, self.balance, self.context = be, g, balance, context
         self.maxpwgt = balance.limits_on(be)
-        self.c_num, self.c_den = c_num, c_den
+        self.c_num, self.c_den = context.filter_finest if finest else context.filter_coarse
 
     def score(self, part):
         return _score(self.be, self.g, part, self.balance)
@@ -80,14 +79,15 @@ class JetSteps:
         request = MoveRequest(0, locked, self.c_num, self.c_den, nparts=self.balance.nparts)
         dest, gain = best_moves(be, g, part, request)
         _, moved = afterburner(be, g, part, dest, gain, request)
-        locked, part = cap_inflow(be, g, part, moved, gain, self.maxpwgt, pwgts, loose=loose)
+        locked, part = cap_inflow(be, g, part, moved, gain, self.maxpwgt, pwgts, loose=loose,
+                                  slack=self.context.inflow_slack)
         return part, locked
 
     def rebalance(self, part, pwgts):
         return rebalance_step(self.be, self.g, part, self.balance, pwgts)
 
 
-def _refine_host(be: Backend, g: DeviceGraph, part, *, balance: Balance, c_num: int,
-                 c_den: int, patience: int):
-    steps = JetSteps(be, g, balance, c_num, c_den)
+def _refine_host(be: Backend, g: DeviceGraph, part, *, balance: Balance,
+                 context: RefinementContext, finest: bool, patience: int):
+    steps = JetSteps(be, g, balance, context, finest)
     return loop_on_host(be, g, steps, part, patience)

@@ -3,10 +3,10 @@ multi-constraint one, each through its ``Steps``), the twin of their loops on th
 
 Label propagation runs while the partition is within its limits, rebalancing while it is not.
 A label-propagation step fills each part only up to its limit, except after such a step that
-did not lower the cut by more than IMPROVEMENT: the next one is loose (it may overfill parts by
-some slack, which rebalancing then takes back). The loop keeps the best state seen (least
-excess, then lowest cut) and stops after ``patience`` stale iterations, after MAX_ITERATIONS,
-or where rebalancing can change nothing.
+did not lower the cut by more than the context's ``improvement``: the next one is loose (it
+may overfill parts by some slack, which rebalancing then takes back). The loop keeps the best
+state seen (least excess, then lowest cut) and stops after ``patience`` stale iterations,
+after the context's ``max_iterations``, or where rebalancing can change nothing.
 """
 
 from __future__ import annotations
@@ -14,16 +14,17 @@ from __future__ import annotations
 from typing import Protocol
 
 from gpmetis.backend import Backend
+from gpmetis.context import RefinementContext
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.refinement.jet import IMPROVEMENT, MAX_ITERATIONS
 
 
 class Steps(Protocol):
-    """A refiner's steps. ``settle``: after a balanced state is kept, a rebalancing step
-    that removes less than this share of the excess is stale (None: every step that finds no
-    better state is stale)."""
+    """A refiner's steps and the ``context`` they run under. ``settle``: after a balanced
+    state is kept, a rebalancing step that removes less than this share of the excess is stale
+    (None: every step that finds no better state is stale)."""
 
     settle: float | None
+    context: RefinementContext
 
     def score(self, part) -> tuple[tuple, object]:
         """((excess, cut), part weights) of ``part``: smaller scores are better."""
@@ -38,12 +39,13 @@ class Steps(Protocol):
 def loop_on_host(be: Backend, g: DeviceGraph, steps: Steps, part, patience: int):
     """(the best partition the loop finds from ``part``, iterations run)."""
     xp = be.xp
+    improvement, max_iterations = steps.context.improvement, steps.context.max_iterations
     locked = xp.zeros(g.nvtxs, dtype=xp.uint8)
     best_score, pwgts = steps.score(part)
     best, score = part.copy(), best_score
     stale = iterations = 0
     loose = False
-    while iterations < MAX_ITERATIONS and stale < patience:
+    while iterations < max_iterations and stale < patience:
         iterations += 1
         excess, cut = score
         lp = excess == 0
@@ -57,13 +59,13 @@ def loop_on_host(be: Backend, g: DeviceGraph, steps: Steps, part, patience: int)
             locked[:] = 0
         score, pwgts = steps.score(part)
         if lp:
-            loose = not loose and score[1] >= (1 - IMPROVEMENT) * cut
+            loose = not loose and score[1] >= (1 - improvement) * cut
         if score < best_score:
-            big = score[0] < best_score[0] or score[1] < (1 - IMPROVEMENT) * best_score[1]
+            big = score[0] < best_score[0] or score[1] < (1 - improvement) * best_score[1]
             best, best_score = part.copy(), score
             stale = 0 if big else stale + 1
         elif lp or steps.settle is None or score[0] >= (
-                1 - (steps.settle if best_score[0] == 0 else IMPROVEMENT)) * excess:
+                1 - (steps.settle if best_score[0] == 0 else improvement)) * excess:
             # a rebalancing step that still lowers the excess is not stale; once a balanced
             # state is kept, only one that removes a good share of it
             stale += 1

@@ -34,6 +34,7 @@ import numpy as np
 
 from gpmetis.backend import Backend
 from gpmetis.balance import Balance
+from gpmetis.context import RefinementContext
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.metrics import connected_components
 from gpmetis.refinement.contiguity import (
@@ -45,33 +46,16 @@ from gpmetis.refinement.contiguity import (
 from gpmetis.refinement.ncon_refiner import refine
 from gpmetis.refinement.rebalance import rebalance_step
 
-BAD_FACTOR = (7, 5)  # eliminate while the largest degree is at least 7/5 of the average (METIS)
-MAX_ROUNDS = 64  # elimination rounds; each moves at least one group or ends
-# elimination may fill a part up to (1 + 1/10) x its limit (METIS's: 1/4, which cut the shared
-# graphs 1.5% more, degrees alike); rebalancing follows
-SLACK = (1, 10)
 # up to this many parts the subdomain graph is a dense table of nparts^2 cut weights summed on
 # the device (one histogram, one read-back of at most 512 KB) instead of a sort of the pairs;
 # the groups' (group, part) connections likewise, up to as many entries
 DENSE_PARTS = 256
-# an elimination may add at most this many times the removed interface's weight to the cut
-# (shared graphs, k = 8 and 64, largest degree / METIS's and cut / our plain run's: 1: 1.12
-# and 1.016, 8: 1.075 and 1.038; with every interface up to the average weak, not only those
-# below half of it: 2: 1.03 and 1.07, 8: 0.97 and 1.16)
-COST_FACTOR = 8
-# a multi-constraint graph's fallback rebalancing: its refinement loop, stopping after this many
-# iterations without improvement
-REBALANCE_PATIENCE = 2
-REFINE_ROUNDS = 8  # constrained cut-lowering rounds, at most (rebalancing may take more)
-# a vertex adjacent to more parts than this is no candidate of the constrained moves: the check
-# of its destination costs the square of its number of adjacent parts
-CHECKED_PARTS = 32
 GAIN_OFFSET = 2**31  # gains lie in (-2^31, 2^31): (offset - gain) * n + id fits an int64
 NO_PRIORITY = np.int64(2**63 - 1)
 
 
 def minimize_connectivity(be: Backend, g: DeviceGraph, part, balance: Balance,
-                          cut_rounds: int = REFINE_ROUNDS, *, weights=None):
+                          cut_rounds: int, *, context: RefinementContext, weights=None):
     """(part, rounds): ``part`` with its largest subdomain degree lowered where groups of
     boundary vertices can move (module docstring), every part within ``balance``'s limits
     where rebalancing can reach them; ``weights``: (ncon, n) on the backend, or None (``g.vwgt``
@@ -79,7 +63,7 @@ def minimize_connectivity(be: Backend, g: DeviceGraph, part, balance: Balance,
     ``cut_rounds``: step 2's rounds, at most, once every part is within its limit (0 on a
     coarse level: the next finer level's refinement lowers the cut; the rebalancing rounds
     stay, as without them that refinement's rebalancing adds part adjacencies back)."""
-    return MinConn(be, g, balance, weights).run(part, cut_rounds)
+    return MinConn(be, g, balance, context, weights).run(part, cut_rounds)
 
 
 class Candidates(NamedTuple):
@@ -115,8 +99,9 @@ class MinConn(PartitionRounds):
     given (several constraints: the multi-constraint refinement loop is the fallback
     rebalancing)."""
 
-    def __init__(self, be: Backend, g: DeviceGraph, balance: Balance, weights=None) -> None:
-        super().__init__(be, g, balance, weights)
+    def __init__(self, be: Backend, g: DeviceGraph, balance: Balance,
+                 context: RefinementContext, weights=None) -> None:
+        super().__init__(be, g, balance, context, weights)
         self.several = weights is not None
 
     def run(self, part, cut_rounds: int):
@@ -127,7 +112,7 @@ class MinConn(PartitionRounds):
         while True:
             # the round that finds nothing to eliminate hands its subdomain graph to step 2
             pairs, sub = self.vertex_part_pairs(part)
-            if eliminations == MAX_ROUNDS:
+            if eliminations == self.context.minconn_max_rounds:
                 break
             moved = self.eliminate_round(part, pairs=pairs, sub=sub)
             if moved is None:
@@ -135,7 +120,7 @@ class MinConn(PartitionRounds):
             part = moved
             eliminations += 1
         refinements = 0
-        while refinements < MAX_ROUNDS:
+        while refinements < self.context.minconn_max_rounds:
             pw = be.asnumpy(self.part_weights(part))
             over = bool((pw > self.limits).any())
             if not over and refinements >= cut_rounds:
@@ -160,7 +145,8 @@ class MinConn(PartitionRounds):
             moved = rebalance_step(be, g, part, self.balance, pw[0])
             return None if moved is part else moved
         moved, _ = refine(be, g, self.weights, part, replace(self.balance, adjacent_only=True),
-                          finest=True, patience=REBALANCE_PATIENCE)
+                          context=self.context, finest=True,
+                          patience=self.context.minconn_rebalance_patience)
         return None if bool((moved == part).all()) else moved
 
     def merge_fragments(self, part):
@@ -228,7 +214,8 @@ class MinConn(PartitionRounds):
         p, q = keys // nparts, keys % nparts
         nads = np.bincount(p, minlength=nparts)
         avg, top = int(nads.sum()) // nparts, int(nads.max())
-        if top * BAD_FACTOR[1] < BAD_FACTOR[0] * avg or not top:
+        bad_num, bad_den = self.context.minconn_bad_factor
+        if top * bad_den < bad_num * avg or not top:
             return None
         totalout = np.rint(np.bincount(p, weights=cut, minlength=nparts)).astype(np.int64)
         weak = np.flatnonzero((nads[p] >= avg + (top - avg) // 2)
@@ -243,8 +230,9 @@ class MinConn(PartitionRounds):
         cands = Candidates(me, other, scheme, np.concatenate((cut[weak], cut[weak])),
                            np.where(scheme == 0, other, me), np.where(scheme == 0, me, other))
         groups = self.groups(part, pairs, np.unique(cands.frm * nparts + cands.to))
-        # elimination may fill a part up to SLACK over its limit
-        cap = self.limits + self.limits * SLACK[0] // SLACK[1]
+        # elimination may fill a part up to the context's minconn_slack over its limit
+        slack_num, slack_den = self.context.minconn_slack
+        cap = self.limits + self.limits * slack_num // slack_den
         room = cap - be.asnumpy(self.part_weights(part))
         choice = self.choose_targets(keys, nads, room, groups, cands)
         if choice is None:
@@ -340,9 +328,9 @@ class MinConn(PartitionRounds):
         if not len(c):
             return None
         # what the move adds to the cut: the group's edges to the rest of ``from`` less its
-        # edges into the target; at most COST_FACTOR x the interface it removes
+        # edges into the target; at most minconn_cost_factor x the interface it removes
         delta = ext[gi[c]] - tconn[t]
-        ok = delta <= COST_FACTOR * wgt[c]
+        ok = delta <= self.context.minconn_cost_factor * wgt[c]
         c, t, k, nadd, delta = c[ok], t[ok], k[ok], nadd[ok], delta[ok]
         if not len(c):
             return None
@@ -402,7 +390,7 @@ class MinConn(PartitionRounds):
         first = xp.searchsorted(v, v, side="left")
         count = xp.searchsorted(v, v, side="right") - first
         fits = xp.stack([w[v] <= c[q] for w, c in zip(weights, cap)]).all(axis=0)
-        cand = (count <= CHECKED_PARTS) & fits
+        cand = (count <= self.context.minconn_checked_parts) & fits
         cand &= (over[part[v]] & (hops[q] < hops[part[v]])) if rebalance else (gain > 0)
         a = xp.flatnonzero(cand)
         if not len(a):

@@ -51,7 +51,6 @@ CU_FILE = Path(__file__).with_name("ncon.cu")
 SHARED_GROUPS = 4096  # mc_part_weights sums up to this many (constraint, part) pairs per block
 UNBOUNDED_ROOM = 1 << 62
 NO_FIRST = np.iinfo(np.uint64).max
-SETTLE = 0.1  # after a balanced state, rebalancing steps removing less of the excess are stale
 
 
 def order_key(cost) -> np.ndarray:

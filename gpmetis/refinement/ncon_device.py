@@ -16,16 +16,11 @@ import numpy as np
 
 from gpmetis.backend import Backend, loop_blocks
 from gpmetis.balance import Balance
+from gpmetis.context import RefinementContext
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.refinement.jet import (
-    FILTER_COARSE,
-    IMPROVEMENT,
-    MAX_ITERATIONS,
-    MAX_SHARED_PARTS,
-    score_shared_mem,
-)
-from gpmetis.refinement.ncon import SETTLE, SHARED_GROUPS, score_state, swap_step
-from gpmetis.refinement.rebalance import INFLOW_SLACK, NUM_DIGITS, id_shifts
+from gpmetis.refinement.jet import MAX_SHARED_PARTS, score_shared_mem
+from gpmetis.refinement.ncon import SHARED_GROUPS, score_state, swap_step
+from gpmetis.refinement.rebalance import NUM_DIGITS, id_shifts
 
 CU_FILE = Path(__file__).with_name("ncon_device.cu")
 LEVELS = 4  # as MC_LEVELS in ncon.cu: cost key high and low digits, id high and low
@@ -68,9 +63,11 @@ class DeviceLoop:
     """Refines partitions of one level as ``ncon_refiner.refine``'s host loop does: (best
     partition, iterations run) = loop(part). ``weights``: (ncon, n) int32 on the device."""
 
-    def __init__(self, be: Backend, g: DeviceGraph, weights, balance: Balance, *, c_num: int,
-                 c_den: int, patience: int, tolerance: float) -> None:
+    def __init__(self, be: Backend, g: DeviceGraph, weights, balance: Balance, *,
+                 context: RefinementContext, finest: bool, patience: int,
+                 tolerance: float) -> None:
         xp = be.xp
+        c_num, c_den = context.filter_finest if finest else context.filter_coarse
         n, ncon, nparts = g.nvtxs, balance.ncon, balance.nparts
         groups = ncon * nparts
         self.be, self.g, self.weights, self.nparts, self.balance = be, g, weights, nparts, balance
@@ -89,14 +86,14 @@ class DeviceLoop:
         fctl = xp.zeros(2, dtype=xp.float64)
         gates = xp.zeros(NUM_GATES, dtype=xp.int32)
         limits = xp.asarray(balance.limits.ravel(), dtype=xp.int64)
-        slack = xp.asarray((balance.limits // INFLOW_SLACK).ravel(), dtype=xp.int64)
+        slack = xp.asarray((balance.limits // context.inflow_slack).ravel(), dtype=xp.int64)
         shared = groups <= SHARED_GROUPS
         self._args = (
             np.int32(n), np.int32(ncon), np.int32(nparts), g.xadj, g.adjncy, g.adjwgt, g.vwgt,
             max_degree, *lists, weights, limits, slack, work.scale, np.int32(shared),
-            np.float64(tolerance), np.int64(patience), np.int64(MAX_ITERATIONS),
-            np.int64(c_num), np.int64(c_den), np.float64(1 - IMPROVEMENT),
-            np.float64(1 - SETTLE), *(np.int32(s) for s in id_shifts(n)),
+            np.float64(tolerance), np.int64(patience), np.int64(context.max_iterations),
+            np.int64(c_num), np.int64(c_den), np.float64(1 - context.improvement),
+            np.float64(1 - context.ncon_settle), *(np.int32(s) for s in id_shifts(n)),
             np.int32(balance.adjacent_only))
         self._state = (*g.row_hash_tables(max_degree), part, moved, self.best, self.cur, *locks,
                        dest, gain, self.ctl, fctl, gates, acc, pwacc, self.pw, *books[1:],
@@ -130,14 +127,14 @@ class DeviceLoop:
             resume = 1
 
 
-def refine_each(g: DeviceGraph, weights, parts: list, balance: Balance, *, patience: int,
+def refine_each(g: DeviceGraph, weights, parts: list, balance: Balance, *,
+                context: RefinementContext, patience: int,
                 tolerance: float) -> list[tuple[np.ndarray, float, int]]:
     """(partition on the host, excess, edgecut) of each host partition in ``parts`` after the
     coarse levels' refinement on the device, as ``refine_on_host`` gives them: one loop's
     buffers serve them all."""
     be = g.be
-    c_num, c_den = FILTER_COARSE
-    loop = DeviceLoop(be, g, weights, balance, c_num=c_num, c_den=c_den, patience=patience,
+    loop = DeviceLoop(be, g, weights, balance, context=context, finest=False, patience=patience,
                       tolerance=tolerance)
     out = []
     for part in parts:

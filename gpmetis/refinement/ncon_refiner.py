@@ -8,31 +8,29 @@ import numpy as np
 
 from gpmetis.backend import Backend, get_backend
 from gpmetis.balance import Balance
+from gpmetis.context import RefinementContext
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.refinement.jet import FILTER_COARSE, FILTER_FINEST
 from gpmetis.refinement.loop import loop_on_host
 from gpmetis.refinement.ncon import (
-    SETTLE,
     lp_step,
     rebalance_step,
     score_state,
     swap_step,
 )
 from gpmetis.refinement.ncon_device import DeviceLoop
-from gpmetis.refinement.rebalance import INFLOW_SLACK
 
 
-def refine(be: Backend, g: DeviceGraph, weights, part, balance: Balance, *, finest: bool,
-           patience: int, tolerance: float = 0.0):
+def refine(be: Backend, g: DeviceGraph, weights, part, balance: Balance, *,
+           context: RefinementContext, finest: bool, patience: int, tolerance: float = 0.0):
     """(the best partition the iterations find from ``part``, iterations run); ``weights``
     (ncon, n) int32 on ``be``; an excess within ``tolerance`` counts as none (a coarse
-    partition's finer levels remove it). On the GPU the loop runs on the device
+    partition's finer levels remove it); ``finest``: the finest level's negative-gain filter
+    (``context``'s), else the coarse one. On the GPU the loop runs on the device
     (ncon_device.py); the host loop here is its twin."""
-    c_num, c_den = FILTER_FINEST if finest else FILTER_COARSE
     if be.gpu:
-        return DeviceLoop(be, g, weights, balance, c_num=c_num, c_den=c_den,
+        return DeviceLoop(be, g, weights, balance, context=context, finest=finest,
                           patience=patience, tolerance=tolerance)(part)
-    steps = MultiConstraintSteps(be, g, weights, balance, c_num, c_den, tolerance)
+    steps = MultiConstraintSteps(be, g, weights, balance, context, finest, tolerance)
     best, iterations = loop_on_host(be, g, steps, part, patience)
     return best.astype(np.int32, copy=False), iterations
 
@@ -42,13 +40,12 @@ class MultiConstraintSteps:
     and rebalancing, with a swap step where no single move lowers the excess; an excess
     within ``tolerance`` counts as none."""
 
-    settle = SETTLE
-
-    def __init__(self, be: Backend, g: DeviceGraph, weights, balance: Balance, c_num: int,
-                 c_den: int, tolerance: float) -> None:
+    def __init__(self, be: Backend, g: DeviceGraph, weights, balance: Balance,
+                 context: RefinementContext, finest: bool, tolerance: float) -> None:
         self.be, self.g, self.weights, self.balance = be, g, weights, balance
-        self.c_num, self.c_den, self.tolerance = c_num, c_den, tolerance
-        self.slack = balance.limits // INFLOW_SLACK
+        self.context, self.settle, self.tolerance = context, context.ncon_settle, tolerance
+        self.c_num, self.c_den = context.filter_finest if finest else context.filter_coarse
+        self.slack = balance.limits // context.inflow_slack
 
     def score(self, part):
         return _tolerant(score_state(self.be, self.g, self.weights, part, self.balance),
@@ -74,7 +71,8 @@ def _tolerant(state: tuple, tolerance: float) -> tuple:
 
 
 def refine_on_host(host: tuple, weights: np.ndarray, part: np.ndarray, balance: Balance,
-                   patience: int, tolerance: float = 0.0) -> tuple[np.ndarray, float, int]:
+                   context: RefinementContext, patience: int,
+                   tolerance: float = 0.0) -> tuple[np.ndarray, float, int]:
     """(partition, excess, edgecut): ``part`` of the host graph ``host`` (xadj, adjncy, adjwgt,
     vwgt) with (ncon, n) ``weights`` after ``refine`` on the cpu backend, as the initial
     partition's trials run it on the workers."""
@@ -82,7 +80,7 @@ def refine_on_host(host: tuple, weights: np.ndarray, part: np.ndarray, balance: 
     be = get_backend("cpu")
     g = DeviceGraph(be, xadj, adjncy.astype(np.int32), adjwgt.astype(np.int32),
                     vwgt.astype(np.int32))
-    part, _ = refine(be, g, weights.astype(np.int32), part, balance, finest=False,
-                     patience=patience, tolerance=tolerance)
+    part, _ = refine(be, g, weights.astype(np.int32), part, balance, context=context,
+                     finest=False, patience=patience, tolerance=tolerance)
     (excess, cut), _ = score_state(be, g, weights, part, balance)
     return part, excess, cut

@@ -282,10 +282,11 @@ extern "C" __global__ void rebalance_apply(
     rebalance_apply_pass(n, part, to, gain, sel, shift_hi, shift_lo, out);
 }
 
-// ---- The inflow cap of a label-propagation step (jet.py: cap_inflow; twin _cap_inflow_numpy).
+// ---- The inflow cap of a label-propagation step (rebalance.py: cap_inflow; twin _cap_inflow_numpy).
 // The step's moves (moved[v] != part[v]) are items grouped by destination and taken in the order
 // (MAX_BUCKET - loss_bucket(gain), id), highest gains first, while they fit in the destination's
-// limit (room + maxpwgt / INFLOW_SLACK + the weight the step moves out of it). The destination
+// limit (room + maxpwgt / slack + the weight the step moves out of it; slack: the refinement
+// context's inflow_slack). The destination
 // selection above does the choosing: each item's gain is replaced by the smallest loss of the
 // bucket that is its order digit.
 

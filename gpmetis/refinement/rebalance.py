@@ -31,10 +31,6 @@ NUM_DIGITS = 256
 NUM_LEVELS = 3
 NEG_LOSSES = 16
 MAX_BUCKET = 127
-# a loose label-propagation step may fill a part up to maxpwgt + maxpwgt // INFLOW_SLACK
-# (rebalancing then restores the limit): unbounded, it piled half of a power-law level into a
-# few parts
-INFLOW_SLACK = 5
 
 
 def rebalance_step(be: Backend, g: DeviceGraph, part, balance: Balance, pwgts: np.ndarray):
@@ -144,14 +140,14 @@ def _launch_select_pass(be: Backend, g: DeviceGraph, source: int, room, to, part
 
 
 def cap_inflow(be: Backend, g: DeviceGraph, part, moved, gain, maxpwgt, pwgts: np.ndarray, *,
-               loose: bool):
+               loose: bool, slack: int):
     """(keep, capped): a label-propagation step from ``part`` to ``moved`` with, per destination,
     only the highest-gain moves (gain bucket, then id) that fit in its room (host
-    ``maxpwgt``/``pwgts``), or with ``loose`` in its room plus maxpwgt // INFLOW_SLACK plus what
+    ``maxpwgt``/``pwgts``), or with ``loose`` in its room plus maxpwgt // ``slack`` plus what
     the step moves out of it. ``keep`` is the uint8 mask of the moves kept; ``gain`` is
     consumed on the GPU."""
     if not be.gpu:
-        return _cap_inflow_numpy(g, part, moved, gain, maxpwgt, pwgts, loose)
+        return _cap_inflow_numpy(g, part, moved, gain, maxpwgt, pwgts, loose, slack)
     xp = be.xp
     nparts = len(pwgts)
     limits = xp.asarray(maxpwgt, dtype=xp.int64)
@@ -159,12 +155,12 @@ def cap_inflow(be: Backend, g: DeviceGraph, part, moved, gain, maxpwgt, pwgts: n
     keep = xp.empty(g.nvtxs, dtype=xp.uint8)
     work = (xp.empty(g.nvtxs, dtype=xp.int32), xp.zeros(nparts * NUM_DIGITS, dtype=xp.uint64),
             xp.zeros(nparts, dtype=xp.uint64), xp.empty(nparts, dtype=xp.int64))
-    launch_cap_inflow(be, g, part, moved, gain, room, limits, loose, work, keep)
+    launch_cap_inflow(be, g, part, moved, gain, room, limits, loose, slack, work, keep)
     return keep, moved
 
 
 def launch_cap_inflow(be: Backend, g: DeviceGraph, part, moved, gain, room, maxpwgt,
-                      loose: bool, work: tuple, keep) -> None:
+                      loose: bool, slack: int, work: tuple, keep) -> None:
     """Queue cap_inflow on device arrays (``room``, ``maxpwgt``: int64 per part): ``moved``
     becomes the capped partition and ``keep`` its mask. ``work`` = (to: int32 per vertex,
     hist: uint64 nparts * 256, zero, outflow: uint64 per part, zero, limit: int64 per part);
@@ -177,7 +173,7 @@ def launch_cap_inflow(be: Backend, g: DeviceGraph, part, moved, gain, room, maxp
                        (np.int32(n), part, moved, g.vwgt, np.int32(loose), gain, to, outflow,
                         hist))
     be.launch(be.kernel(CU_FILE, "inflow_limits"), nparts,
-              (np.int32(nparts), room, maxpwgt, np.int64(INFLOW_SLACK), np.int32(loose),
+              (np.int32(nparts), room, maxpwgt, np.int64(slack), np.int32(loose),
                outflow, limit))
     _launch_select_pass(be, g, 0, limit, to, part, gain, hist)
     be.launch_resident(be.kernel(CU_FILE, "inflow_apply"), n,
@@ -185,14 +181,14 @@ def launch_cap_inflow(be: Backend, g: DeviceGraph, part, moved, gain, room, maxp
 
 
 def _cap_inflow_numpy(g: DeviceGraph, part, moved, gain, maxpwgt: np.ndarray,
-                      pwgts: np.ndarray, loose: bool):
+                      pwgts: np.ndarray, loose: bool, slack: int):
     items = moved != part
     nparts = len(pwgts)
     maxpwgt = np.asarray(maxpwgt).astype(np.int64)
     limit = maxpwgt - pwgts
     if loose:
         outflow = np.bincount(part[items], weights=g.vwgt[items], minlength=nparts)
-        limit += maxpwgt // INFLOW_SLACK + np.rint(outflow).astype(np.int64)
+        limit += maxpwgt // slack + np.rint(outflow).astype(np.int64)
     digits = _order_digits(g.nvtxs, -gain)
     digits[0] = MAX_BUCKET - loss_bucket(gain)
     keep = ordered_select(np.where(items, moved, -1), digits, g.vwgt, limit, source=False)

@@ -32,12 +32,11 @@ import numpy as np
 
 from gpmetis.backend import Backend
 from gpmetis.balance import Balance
+from gpmetis.context import RefinementContext
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.refinement.contiguity import PartitionRounds
 from gpmetis.refinement.minconn import expand
 
-MAX_ROUNDS = 64
-IMPROVEMENT = 0.001  # a round that lowers the volume by less than this share ends the level
 # move scores pack (volume gain, cut gain) into one int64: the volume gain clamped to 31 bits
 # (its sign, which decides whether a move is taken, is kept), the cut gain offset by 2^31
 GAIN_CLAMP = 2**30 - 1
@@ -87,14 +86,14 @@ class BoundaryTable:
         return pos, self.keys[pos] == keys
 
 
-def refine_volume(be: Backend, g: DeviceGraph, part, balance: Balance, vsize,
-                  max_rounds: int = MAX_ROUNDS, *, weights=None):
+def refine_volume(be: Backend, g: DeviceGraph, part, balance: Balance, vsize, *,
+                  context: RefinementContext, weights=None):
     """(part, rounds): ``part`` (int32, not changed) after rounds of volume-lowering moves that
     keep every part within ``balance``'s limits; ``vsize`` int64 per vertex. ``weights``:
     (ncon, n) on the backend, or None (``g.vwgt`` is the one constraint); every move keeps
-    every constraint within its limit. Stops when a round lowers the volume by less than
-    IMPROVEMENT, or none moves."""
-    return VolumeRefinement(be, g, balance, vsize, weights).run(part, max_rounds)
+    every constraint within its limit. Stops after the context's ``volume_max_rounds``, when a
+    round lowers the volume by less than its ``volume_improvement``, or when none moves."""
+    return VolumeRefinement(be, g, balance, context, vsize, weights).run(part)
 
 
 class VolumeRefinement(PartitionRounds):
@@ -102,9 +101,9 @@ class VolumeRefinement(PartitionRounds):
     sizes ``vsize`` (int64 per vertex) and D(v), the vsize sum of v's neighbours, constant for
     the level."""
 
-    def __init__(self, be: Backend, g: DeviceGraph, balance: Balance, vsize,
-                 weights=None) -> None:
-        super().__init__(be, g, balance, weights)
+    def __init__(self, be: Backend, g: DeviceGraph, balance: Balance,
+                 context: RefinementContext, vsize, weights=None) -> None:
+        super().__init__(be, g, balance, context, weights)
         self.vsize = vsize
         self.nbr_vsize = be.bin_sums(self.src, g.nvtxs, vsize[g.adjncy])
         self.device_limits = be.xp.asarray(balance.limits, dtype=be.xp.int64)
@@ -113,12 +112,12 @@ class VolumeRefinement(PartitionRounds):
         """The boundary table of ``part``."""
         return BoundaryTable(self.be, self.g, part, self.nparts, self.src, self.vsize)
 
-    def run(self, part, max_rounds: int):
+    def run(self, part):
         """``refine_volume``'s (part, rounds)."""
         xp = self.be.xp
         rounds = 0
         volume = None
-        while rounds < max_rounds:
+        while rounds < self.context.volume_max_rounds:
             table = self.table(part)
             if not len(table.keys):
                 break
@@ -129,7 +128,7 @@ class VolumeRefinement(PartitionRounds):
                 break
             part, gained = moved
             rounds += 1
-            if gained < IMPROVEMENT * volume:
+            if gained < self.context.volume_improvement * volume:
                 break
             volume -= gained
         return part, rounds
