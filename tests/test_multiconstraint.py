@@ -485,7 +485,7 @@ def test_gpu_refinement_loop_equals_cpu_loop(name, ncon, nparts):
     runs = [(1, True, 0.0), (3, False, 0.0), (12, True, 0.0), (6, False, 0.02)]
     for part, (patience, finest, tolerance) in zip((p.astype(np.int32) for p in
                                                     (start, *skews, start)), runs):
-        kw = dict(finest=finest, patience=patience, tolerance=tolerance)
+        kw = dict(context=RC, finest=finest, patience=patience, tolerance=tolerance)
         part_c, its_c = refine(CPU, wc.graph, wc.weights, part, balance, **kw)
         part_g, its_g = refine(gpu, wg.graph, wg.weights, gpu.xp.asarray(part),
                                balance, **kw)
