@@ -1,12 +1,16 @@
-"""The multilevel pipeline of the ``gpu`` and ``cpu`` engines (same code, two backends).
+"""The multilevel pipeline of the ``gpu`` and ``cpu`` engines (same code, two backends), for
+any number of constraints (``WeightedGraph``; each phase picks its implementation by the
+level's weights).
 
 upload -> coarsen (matching, scan, contraction) -> coarsest graph (thinned where dense) to the
 host -> METIS trials (recursive bisection, or k-way where coarsening stalled or left a dense
-graph), scored on the backend -> project and refine level by level (Jet + rebalancing; with
--minconn, lowering the subdomain degrees on the middle and finest levels) -> fill empty parts ->
-part on host. ``multilevel_bisections`` runs the same pipeline over a disjoint union of pieces,
-bisecting every piece at once (a depth of ``-ptype=rb``); ``multilevel_copies`` over a disjoint
-union of copies of the graph, each copy split into k parts (``-preset=strong``'s runs at once).
+graph; METIS's multi-constraint scheme for several constraints), scored on the backend ->
+project and refine level by level (Jet + rebalancing, or the multi-constraint refinement; with
+-objtype=vol the finest level's volume refinement, with -minconn lower subdomain degrees on the
+middle and finest levels) -> fill empty parts -> part on the backend. ``multilevel_bisections``
+runs the same pipeline over a disjoint union of pieces, bisecting every piece at once (a depth
+of ``-ptype=rb``); ``multilevel_copies`` over a disjoint union of copies of the graph, each copy
+split into k parts (``-preset=strong``'s runs at once).
 """
 
 from __future__ import annotations
