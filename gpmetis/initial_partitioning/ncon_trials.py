@@ -24,7 +24,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from gpmetis.backend import get_backend
+from gpmetis.backend import exact_bin_sums, get_backend
 from gpmetis.balance import Balance
 from gpmetis.context import InitialContext, RefinementContext
 from gpmetis.device_graph import DeviceGraph
@@ -230,7 +230,7 @@ def initial_bisections(graph: DeviceGraph, weights: np.ndarray, labels: np.ndarr
     for j, (i, vertices) in enumerate(zip(split, members)):
         scores = []
         for sides, cut in results[j * ntrials:(j + 1) * ntrials]:
-            pw = np.stack([np.bincount(sides, weights=w, minlength=2)
+            pw = np.stack([exact_bin_sums(sides, 2, w)
                            for w in weights[:, vertices]])
             over = np.maximum(pw - balance.limits[:, 2 * i:2 * i + 2], 0).sum(axis=1) / scale
             scores.append((float(over.sum()), cut))

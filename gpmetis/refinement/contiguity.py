@@ -39,7 +39,7 @@ from functools import cached_property
 
 import numpy as np
 
-from gpmetis.backend import Backend
+from gpmetis.backend import Backend, exact_bin_sums
 from gpmetis.balance import Balance
 from gpmetis.context import RefinementContext
 from gpmetis.device_graph import DeviceGraph
@@ -514,7 +514,7 @@ def fill_empty_parts_connected(be: Backend, g: DeviceGraph, part, nparts: int, t
     at most ``tries`` checked a part; a vertex with one such neighbour always qualifies). A
     part whose vertices all hold it together gives none. Returns a new array."""
     part = part.astype(np.int32, copy=True)
-    pw = np.bincount(part, weights=g.vwgt, minlength=nparts)
+    pw = exact_bin_sums(part, nparts, g.vwgt)
     size = np.bincount(part, minlength=nparts)
     for empty in np.flatnonzero(size == 0):
         for donor in np.argsort(-pw, kind="stable"):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpmetis.backend import NULL, Backend
+from gpmetis.backend import NULL, Backend, exact_bin_sums
 from gpmetis.balance import Balance
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.metrics import edgecut, part_weights
@@ -82,7 +82,7 @@ def _best_moves_numpy(g: DeviceGraph, part, req: MoveRequest):
     on = active[g.src]
     s, p, w = g.src[on], part[g.adjncy[on]], g.adjwgt[on].astype(np.int64)
     own = p == part[s]
-    own_conn = np.bincount(s[own], weights=w[own], minlength=n).astype(np.int64)
+    own_conn = exact_bin_sums(s[own], n, w[own])
     other = ~own
     s, p, w = s[other], p[other], w[other]
     if req.mode == 1:
@@ -94,15 +94,14 @@ def _best_moves_numpy(g: DeviceGraph, part, req: MoveRequest):
         # graphs): no sort; argmax keeps the first (lowest) of the most connected parts
         pair = s.astype(np.int64) * nparts + p
         seen = np.bincount(pair, minlength=n * nparts) > 0
-        table = np.where(seen, np.rint(np.bincount(pair, weights=w, minlength=n * nparts)),
-                         -1).astype(np.int64).reshape(n, nparts)
+        table = np.where(seen, exact_bin_sums(pair, n * nparts, w), -1).reshape(n, nparts)
         best = table.argmax(axis=1)
         v = np.flatnonzero(table[np.arange(n), best] >= 0)
         best_p = best[v].astype(np.int32)
         g_v = table[v, best_p] - own_conn[v]
     elif len(s):
         uniq, inverse = np.unique(s.astype(np.int64) * nparts + p, return_inverse=True)
-        conn = np.rint(np.bincount(inverse, weights=w)).astype(np.int64)
+        conn = exact_bin_sums(inverse.reshape(-1), len(uniq), w)
         vs, ps = uniq // nparts, (uniq % nparts).astype(np.int32)
         starts = np.flatnonzero(np.r_[True, vs[1:] != vs[:-1]])
         best_conn = np.maximum.reduceat(conn, starts)
@@ -135,8 +134,8 @@ def afterburner(be: Backend, g: DeviceGraph, part, dest, gain, req: MoveRequest)
     first = (dest[u] >= 0) & ((gain[u] > gain[s]) | ((gain[u] == gain[s]) & (u < s)))
     pu = np.where(first, dest[u], part[u])
     delta = np.where(pu == dest[s], w, np.where(pu == part[s], -w, 0))
-    g_after = np.bincount(s, weights=delta, minlength=g.nvtxs)
-    keep = (dest >= 0) & (np.rint(g_after) >= 0)
+    g_after = exact_bin_sums(s, g.nvtxs, delta)
+    keep = (dest >= 0) & (g_after >= 0)
     return keep.astype(np.uint8), np.where(keep, dest, part).astype(np.int32)
 
 

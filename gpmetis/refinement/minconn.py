@@ -32,7 +32,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from gpmetis.backend import Backend
+from gpmetis.backend import Backend, exact_bin_sums
 from gpmetis.balance import Balance
 from gpmetis.context import RefinementContext
 from gpmetis.device_graph import DeviceGraph
@@ -217,7 +217,7 @@ class MinConn(PartitionRounds):
         bad_num, bad_den = self.context.minconn_bad_factor
         if top * bad_den < bad_num * avg or not top:
             return None
-        totalout = np.rint(np.bincount(p, weights=cut, minlength=nparts)).astype(np.int64)
+        totalout = exact_bin_sums(p, nparts, cut)
         weak = np.flatnonzero((nads[p] >= avg + (top - avg) // 2)
                               & (2 * nads[p] * cut < totalout[p]))
         if not len(weak):

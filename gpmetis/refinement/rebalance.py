@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpmetis.backend import Backend
+from gpmetis.backend import Backend, exact_bin_sums
 from gpmetis.balance import Balance
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.metrics import part_weights
@@ -187,8 +187,8 @@ def _cap_inflow_numpy(g: DeviceGraph, part, moved, gain, maxpwgt: np.ndarray,
     maxpwgt = np.asarray(maxpwgt).astype(np.int64)
     limit = maxpwgt - pwgts
     if loose:
-        outflow = np.bincount(part[items], weights=g.vwgt[items], minlength=nparts)
-        limit += maxpwgt // slack + np.rint(outflow).astype(np.int64)
+        outflow = exact_bin_sums(part[items], nparts, g.vwgt[items])
+        limit += maxpwgt // slack + outflow
     digits = _order_digits(g.nvtxs, -gain)
     digits[0] = MAX_BUCKET - loss_bucket(gain)
     keep = ordered_select(np.where(items, moved, -1), digits, g.vwgt, limit, source=False)
@@ -224,9 +224,9 @@ def ordered_select(group: np.ndarray, digits: list[np.ndarray], w: np.ndarray,
     base = np.zeros(ngroups, dtype=np.int64)
     for d in digits:
         idx = np.flatnonzero(undecided)
-        hist = np.bincount(group[idx].astype(np.int64) * NUM_DIGITS + d[idx],
-                           weights=w[idx].astype(np.float64), minlength=ngroups * NUM_DIGITS)
-        cum = base[:, None] + np.cumsum(np.rint(hist).astype(np.int64).reshape(ngroups, -1), 1)
+        hist = exact_bin_sums(group[idx].astype(np.int64) * NUM_DIGITS + d[idx],
+                              ngroups * NUM_DIGITS, w[idx])
+        cum = base[:, None] + np.cumsum(hist.reshape(ngroups, -1), 1)
         reached = cum >= limit[:, None] if source else cum > limit[:, None]
         sel = np.where(reached.any(axis=1), reached.argmax(axis=1), NUM_DIGITS)
         before = np.concatenate([base[:, None], cum], axis=1)
