@@ -26,6 +26,7 @@ SHARED_BINS = 6144  # bin_sums of up to this many bins sums in shared memory (48
 FLOAT_EXACT = 2**53  # float64 holds every integer of at most this magnitude
 INT32_EXACT_ITEMS = FLOAT_EXACT >> 31  # this many int32 weights always sum exactly in float64
 ADD_AT_BINS = 1 << 18  # exact_bin_sums of int32 ids into up to this many bins sums by np.add.at
+INT32_MAX = 2**31 - 1  # the shared-memory histogram kernel counts its items in int32
 
 
 def exact_bin_sums(ids: np.ndarray, n: int, weights: np.ndarray | None = None) -> np.ndarray:
@@ -201,7 +202,7 @@ class Backend:
         xp = self.xp
         out = xp.zeros(n, dtype=xp.int64)
         int32 = ids.dtype == xp.int32 and (weights is None or weights.dtype == xp.int32)
-        if n <= SHARED_BINS and int32:
+        if n <= SHARED_BINS and int32 and len(ids) <= INT32_MAX:
             # a partition's parts: per-block sums in shared memory (1M ids into 64 parts by
             # atomics on the parts themselves took 0.36 ms)
             weights = NULL if weights is None else xp.ascontiguousarray(weights)

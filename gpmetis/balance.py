@@ -10,6 +10,9 @@ from gpmetis.backend import FLOAT_EXACT
 
 EPS = 1e-9
 INT64_MAX = int(np.iinfo(np.int64).max)
+# no limit passes this or the total, whichever is larger (a part never weighs more than the
+# total): the engines' books add a limit, a fifth of it and the total in int64
+LIMIT_CAP = 2**62
 MANTISSA_BITS = 53  # a positive float64 x is m / 2^s with integers m < 2^53 and s
 
 
@@ -20,7 +23,8 @@ def uniform_tpwgts(nparts: int, ncon: int = 1) -> np.ndarray:
 def max_part_weights(total: np.ndarray, tpwgts: np.ndarray, ubfactors) -> np.ndarray:
     """(nparts, ncon) int64 limits: floor(ub[c] * tpwgts[p, c] * total[c]), but never below
     ceil(tpwgts[p, c] * total[c]): with integer weights that much may be unavoidable (e.g. 1490
-    unit vertices in 64 parts need a part of 24 > 1.03 * 23.28); at most INT64_MAX. A total
+    unit vertices in 64 parts need a part of 24 > 1.03 * 23.28); at most the larger of
+    LIMIT_CAP and the total. A total
     below 2^53 is computed in float64 (EPS absorbs its rounding), a larger one exactly from the
     float64 values of ub and tpwgts."""
     total = np.asarray(total, dtype=np.int64)
@@ -33,7 +37,7 @@ def max_part_weights(total: np.ndarray, tpwgts: np.ndarray, ubfactors) -> np.nda
     limits[over] = INT64_MAX
     for c in np.flatnonzero(total >= FLOAT_EXACT):
         limits[:, c] = _exact_limits(int(total[c]), tpwgts[:, c], float(ub[c]))
-    return limits
+    return np.minimum(limits, np.maximum(total, LIMIT_CAP)[None, :])
 
 
 def _exact_limits(total: int, tpwgts: np.ndarray, ub: float) -> np.ndarray:
@@ -109,5 +113,5 @@ class Balance:
     def slack_share(self) -> float:
         """The smallest allowed imbalance of any constraint, as a share of its total (e.g.
         0.03 for ubvec 1.03): the excess scale of one whole part's slack, times nparts."""
-        targets = np.maximum(self.limits.sum(axis=1), 1)
+        targets = np.maximum(self.limits.sum(axis=1, dtype=np.float64), 1)
         return float(min(1.0, (targets / np.maximum(self.totals, 1)).min() - 1.0))

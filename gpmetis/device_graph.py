@@ -13,7 +13,6 @@ from gpmetis.errors import PartitionError
 from gpmetis.graph import Graph
 
 CU_FILE = Path(__file__).with_name("device_graph.cu")
-INT32_MAX = np.iinfo(np.int32).max
 HEAVY_DEGREE = 256
 WARP_DEGREE = 16  # rows longer than this, up to HEAVY_DEGREE, get a warp where a kernel has one
 SCAN_DEGREE = 64  # as in row_sums.cuh: rows up to this long are rescanned, not hashed
@@ -220,21 +219,22 @@ class DeviceGraph:
     def total_vwgt(self) -> int:
         return int(self.vwgt.sum(dtype=self.be.xp.int64))
 
+    @property
+    def total_adjwgt(self) -> int:
+        """The edge weights' total, each edge counted in both directions."""
+        if self.adjwgt is None or self.unit_adjwgt:
+            return self.nnz
+        return int(self.adjwgt.sum(dtype=self.be.xp.int64))
+
     @classmethod
     def upload(cls, be: Backend, graph: Graph) -> DeviceGraph:
-        """Copy ``graph`` to the backend; the engines need total weights below 2^31. Weights the
-        graph does not have (all ones) are made on the backend instead of copied."""
+        """Copy ``graph`` to the backend, its weights as int32 (``gpmetis.limits`` checked that
+        they fit). Weights the graph does not have (all ones) are made on the backend instead of
+        copied."""
         if graph.ncon != 1:
             raise PartitionError("the gpu and cpu engines handle one constraint; use -engine=metis")
         n, nnz = graph.nvtxs, len(graph.adjncy)
         vwgt = graph.vwgt[:, 0]
-        total_vwgt = int(vwgt.sum()) if graph.has_vwgt else n
-        total_adjwgt = int(graph.adjwgt.sum()) if graph.has_adjwgt else nnz
-        if total_vwgt > INT32_MAX or total_adjwgt > INT32_MAX:
-            raise PartitionError(
-                "total vertex or edge weight exceeds 2^31-1, beyond the gpu and cpu engines; "
-                "use -engine=metis"
-            )
         ones = be.xp.ones
         if be.gpu and graph.device is not None:  # read on this GPU: taken over, not copied
             xadj, adjncy, adjwgt = graph.device

@@ -3,9 +3,11 @@
 The graph's own totals fit an int64 (``gpmetis.validation`` refuses the rest); each engine
 holds less or more:
 
-- ``gpu``/``cpu``: vertex and edge weights, per-vertex sums and degrees in int32, part weights in
-  int64. Every such sum is at most the graph's total vertex weight or total edge weight (each
-  edge counted twice), so both totals must stay within 2^31-1.
+- ``gpu``/``cpu``: vertex and edge weights, and each vertex's sums over its edges (gains,
+  connectivity, its weighted degree), in int32 at every level: no vertex may weigh more than
+  2^31-1, nor its edges together (coarsening keeps both bounds on the levels it makes). Part
+  weights, cuts, totals and every other sum over many vertices or edges are int64, which holds
+  totals up to 2^61 with the headroom their books need (a limit plus its slack plus a total).
 - ``metis``: METIS's idx_t, an int64 in pymetis (``pymetis._internal._idx_type_width()`` is 64):
   its cut, part weights and volume are at most the graph's totals, which fit an int64.
 - every engine: NPARTS times the heaviest vertex (a balance bound) within an int64.
@@ -25,10 +27,11 @@ import numpy as np
 from gpmetis.errors import InputError, PartitionError
 from gpmetis.graph import Graph
 from gpmetis.io.source import available_memory
-from gpmetis.validation import INT64_MAX, check_weight_totals, weight_totals
+from gpmetis.validation import INT64_MAX, WeightTotals, check_weight_totals, weight_totals
 
-MULTILEVEL_MAX = 2**31 - 1  # the gpu and cpu engines' int32 sums
-ENGINE_MAX = {"gpu": MULTILEVEL_MAX, "cpu": MULTILEVEL_MAX, "metis": INT64_MAX}
+VERTEX_MAX = 2**31 - 1  # the gpu and cpu engines' int32 vertex weights and weighted degrees
+# their int64 totals, with room for the sums of a total, a part's limit and its slack
+TOTAL_MAX = 2**61
 # peak host bytes of a run beyond the graph, per vertex and per adjacency entry (the gpu
 # engine's run is on the device)
 RUN_VERTEX_BYTES = {"cpu": 150, "metis": 120}
@@ -49,16 +52,47 @@ def check_limits(graph: Graph, nparts: int, engine: str) -> None:
         raise PartitionError(f"{graph.name}: {nparts} parts times the heaviest vertex weight "
                              f"{totals.heaviest} passes 2^63-1 = {INT64_MAX}")
     check_run_memory(graph, engine)
-    limit = ENGINE_MAX[engine]
-    if limit == INT64_MAX:
-        return
+    if engine != "metis":
+        check_multilevel_sums(graph, totals, engine)
+
+
+def check_multilevel_sums(graph: Graph, totals: WeightTotals, engine: str) -> None:
+    """PartitionError naming the total past TOTAL_MAX, or the vertex that weighs more than the
+    multilevel engines hold in int32, or whose edges do together."""
     for what, total in (("total vertex weight", max(totals.vwgt)),
                         ("total edge weight (each edge counted in both directions)",
-                         totals.adjwgt)):
-        if total > limit:
-            raise PartitionError(f"{graph.name}: the {what} is {total}, beyond 2^31-1 = "
-                                 f"{limit}, the most the {engine} engine holds; use "
+                         totals.adjwgt),
+                        ("total of the vertex sizes times the degrees", totals.volume)):
+        if total > TOTAL_MAX:
+            raise PartitionError(f"{graph.name}: the {what} is {total}, beyond 2^61 = "
+                                 f"{TOTAL_MAX}, the most the {engine} engine sums; use "
                                  "-engine=metis")
+    vwgt = graph.vwgt if graph.has_vwgt else None
+    if vwgt is not None and vwgt.size and int(vwgt.max()) > VERTEX_MAX:
+        v = int(np.argmax(vwgt.max(axis=1)))
+        _refuse(graph, engine, f"vertex {v + 1} weighs {int(vwgt[v].max())}")
+    v, degree = heaviest_degree(graph)
+    if degree > VERTEX_MAX:
+        _refuse(graph, engine, f"the edges of vertex {v + 1} weigh {degree} together")
+
+
+def _refuse(graph: Graph, engine: str, what: str) -> None:
+    raise PartitionError(f"{graph.name}: {what}, beyond 2^31-1 = {VERTEX_MAX}, the most one "
+                         f"vertex holds in the {engine} engine; use -engine=metis")
+
+
+def heaviest_degree(graph: Graph) -> tuple[int, int]:
+    """(v, its weighted degree) for the vertex whose edges weigh the most together (exact:
+    the graph's total edge weight fits an int64)."""
+    if graph.nvtxs == 0:
+        return 0, 0
+    if not graph.has_adjwgt:
+        degrees = np.diff(graph.xadj)
+    else:
+        ends = np.concatenate(([0], np.cumsum(graph.adjwgt, dtype=np.int64)))
+        degrees = np.diff(ends[graph.xadj])
+    v = int(np.argmax(degrees))
+    return v, int(degrees[v])
 
 
 def check_run_memory(graph: Graph, engine: str) -> None:
@@ -99,7 +133,11 @@ def mesh_node_count(eptr: np.ndarray, eind: np.ndarray, name: str, *, base: int 
 
 
 def multilevel_fits(graph: Graph) -> bool:
-    """Whether the gpu and cpu engines hold ``graph``'s totals (for ``-engine=auto``)."""
-    totals = weight_totals(graph.xadj, graph.vwgt if graph.has_vwgt else None,
-                           graph.adjwgt if graph.has_adjwgt else None, None)
-    return max(totals.vwgt) <= MULTILEVEL_MAX and totals.adjwgt <= MULTILEVEL_MAX
+    """Whether the gpu and cpu engines hold ``graph``'s sums (for ``-engine=auto``)."""
+    try:
+        check_multilevel_sums(graph, weight_totals(
+            graph.xadj, graph.vwgt if graph.has_vwgt else None,
+            graph.adjwgt if graph.has_adjwgt else None, graph.vsize), "gpu")
+    except PartitionError:
+        return False
+    return True

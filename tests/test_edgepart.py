@@ -20,9 +20,8 @@ from gpmetis.edge_partitioning.assign import EdgeSlots, balance_edges, fill_empt
 from gpmetis.edge_partitioning.split_graph import (
     DOMINANT_WEIGHT,
     build_split_graph,
-    dominant_weight,
 )
-from gpmetis.errors import OptionError, PartitionError
+from gpmetis.errors import OptionError
 from gpmetis.graph import Graph
 
 CPU = get_backend("cpu")
@@ -82,16 +81,6 @@ def test_split_graph_matches_its_definition():
             expected += [(i - 1, 1)] if i > start else []
             expected += [(i + 1, 1)] if i + 1 < end else []
             assert row == expected
-
-
-def test_dominant_weight_shrinks_to_keep_int32_totals():
-    assert dominant_weight(1000, 500) == DOMINANT_WEIGHT
-    big = 2 * 100_000_000
-    weight = dominant_weight(big, big - 1000)
-    assert 3 <= weight < DOMINANT_WEIGHT
-    assert weight * big + 2 * (big - 1000) <= 2**31 - 1
-    with pytest.raises(PartitionError, match="2\\^31-1"):
-        dominant_weight(2 * 400_000_000, 0)
 
 
 def test_edges_in_file_order_with_unsorted_rows():

@@ -91,16 +91,6 @@ def test_metis_engine_reports_the_exact_cut_of_huge_weights(tmp_path):
     assert cut == file_cut(read_graph(path), part) and cut % 10**15 == 0 and cut > 0
 
 
-def test_cpu_engine_refuses_totals_past_int32_naming_the_limit(tmp_path):
-    path = grid_file(tmp_path / "g.graph", ew=10**9)
-    result = run(path, 7, "-engine=cpu")
-    assert result.exit_code == 1, result.output
-    assert "2^31-1" in result.output and "-engine=metis" in result.output
-    with pytest.raises(PartitionError, match=r"beyond 2\^31-1 = 2147483647.*cpu engine"):
-        check_limits(read_graph(path), 7, "cpu")
-    check_limits(read_graph(path), 7, "metis")
-
-
 @pytest.mark.parametrize("engine", ["cpu", "metis"])
 def test_a_run_that_would_not_fit_in_memory_is_refused(tmp_path, monkeypatch, engine):
     # a few bytes of Matrix Market can declare 10^8 vertices: the run is refused up front

@@ -8,10 +8,11 @@ from dataclasses import dataclass
 
 from gpmetis.backend import Backend
 from gpmetis.coarsening.clustering import lp_clustering
-from gpmetis.coarsening.contraction import coarse_map, contract, pair_members
+from gpmetis.coarsening.contraction import coarse_map, contract, outside_degrees, pair_members
 from gpmetis.coarsening.matching import heavy_edge_matching
 from gpmetis.context import CoarseningContext
 from gpmetis.device_graph import DeviceGraph
+from gpmetis.limits import VERTEX_MAX
 from gpmetis.metrics import cut_edges
 
 
@@ -47,13 +48,16 @@ def coarsen(
     vertices (``context.target(nparts)`` for one graph into nparts parts), or a level shrinks
     it by less than ``context.min_shrink``. A coarse vertex never weighs more than
     ``maxvwgt``, by default ``context.vertex_weight_limit`` * total / target (unless it is one
-    heavier fine vertex).
+    heavier fine vertex), nor more than 2^31-1, nor do its edges together: coarsening stops
+    before a level that would pass that bound (the engines' int32 vertex sums).
     """
     enough = int(context.target_slack * target)
     input_bytes = graph.nbytes  # before the finest level drops any array
     budget = level_budget(be, input_bytes, context)
     if maxvwgt is None:
         maxvwgt = max(int(context.vertex_weight_limit * graph.total_vwgt / target), 1)
+    maxvwgt = min(maxvwgt, VERTEX_MAX)
+    wide = graph.total_vwgt > VERTEX_MAX or graph.total_adjwgt > VERTEX_MAX
     levels = [Level(graph)]
     part = within
     nlabels = int(within.max()) + 1 if within is not None and graph.nvtxs else 1
@@ -72,7 +76,8 @@ def coarsen(
         if part is not None:
             del seen
             cmap, nc, members = split_by_label(be, cmap, nc, members, part, nlabels)
-        if nc > (1.0 - context.min_shrink) * graph.nvtxs:
+        if nc > (1.0 - context.min_shrink) * graph.nvtxs or (
+                wide and not coarse_sums_fit(be, graph, cmap, nc)):
             break
         # room for the contraction (refinement makes them anew); tables of more than
         # 1/pool_release_share of the input (hubs) go back to the device, or the contraction's
@@ -91,6 +96,15 @@ def coarsen(
         _offload_to_budget(levels, budget)
     levels[-1].part = part
     return levels
+
+
+def coarse_sums_fit(be: Backend, g: DeviceGraph, cmap, nc: int) -> bool:
+    """Whether every vertex of ``g`` contracted by ``cmap`` weighs at most 2^31-1, and its edges
+    together."""
+    for weights in (g.vwgt, outside_degrees(be, g, cmap)):
+        if nc and int(be.bin_sums(cmap, nc, weights).max()) > VERTEX_MAX:
+            return False
+    return True
 
 
 def within_parts(be: Backend, g: DeviceGraph, labels) -> DeviceGraph:

@@ -245,3 +245,19 @@ extern "C" __global__ void contract_loop(
         out[4] = tiers[nc];
     }
 }
+
+// out[v] = the weight of v's edges to vertices outside its cluster cmap[v] (each 1 where adjwgt
+// is null): summed over a cluster's members, its coarse vertex's weighted degree. Twin:
+// contraction.py (outside_degrees).
+extern "C" __global__ void outside_degrees(
+    const int n, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
+    const int* __restrict__ adjwgt, const int* __restrict__ cmap, long long* __restrict__ out)
+{
+    for_each_vertex(n, [&](const int v) {
+        const int c = cmap[v];
+        long long sum = 0;
+        for (long long j = xadj[v]; j < xadj[v + 1]; ++j)
+            if (cmap[adjncy[j]] != c) sum += adjwgt != nullptr ? adjwgt[j] : 1;
+        out[v] = sum;
+    });
+}

@@ -166,3 +166,18 @@ def _contract_numpy(g: DeviceGraph, cmap, nc: int):
     cxadj = np.zeros(nc + 1, dtype=np.int64)
     np.cumsum(np.bincount(uniq // nc, minlength=nc), out=cxadj[1:])
     return cxadj, (uniq % nc).astype(np.int32), cadjwgt.astype(np.int32)
+
+
+def outside_degrees(be: Backend, g: DeviceGraph, cmap):
+    """The weight of each vertex's edges to other clusters of ``cmap`` (int64): summed over a
+    cluster, the weighted degree of its coarse vertex."""
+    adjwgt = None if g.unit_adjwgt else g.adjwgt
+    if not be.gpu:
+        outside = cmap[g.src] != cmap[g.adjncy]
+        return exact_bin_sums(g.src[outside], g.nvtxs,
+                              None if adjwgt is None else adjwgt[outside])
+    out = be.xp.empty(g.nvtxs, dtype=be.xp.int64)
+    be.launch_resident(be.kernel(CU_FILE, "outside_degrees"), g.nvtxs,
+                       (np.int32(g.nvtxs), g.xadj, g.adjncy,
+                        NULL if adjwgt is None else adjwgt, cmap, out))
+    return out

@@ -23,7 +23,7 @@ extern "C" __global__ void propose(
         const int wv = vwgt[v];
         for (long long j = xadj[v]; j < xadj[v + 1]; ++j) {
             const int u = adjncy[j];
-            if (match[u] >= 0 || wv + vwgt[u] > maxvwgt) continue;
+            if (match[u] >= 0 || (long long)wv + vwgt[u] > maxvwgt) continue;
             const long long w = use_weights ? (long long)adjwgt[j] : 0LL;
             const long long key = (w << 32) | (long long)edge_hash(v, u, seed);
             if (key > best_key || (key == best_key && u < best_u)) { best_key = key; best_u = u; }
@@ -45,7 +45,7 @@ extern "C" __global__ void propose_warp(
             const int wv = vwgt[v];
             for (long long j = xadj[v] + lane; j < xadj[v + 1]; j += 32) {
                 const int u = adjncy[j];
-                if (match[u] >= 0 || wv + vwgt[u] > maxvwgt) continue;
+                if (match[u] >= 0 || (long long)wv + vwgt[u] > maxvwgt) continue;
                 const unsigned long long w = use_weights ? (unsigned long long)adjwgt[j] : 0ULL;
                 keep_max_pair(best_key, best_u, ((w << 32) | edge_hash(v, u, seed)) + 1ULL,
                               0xFFFFFFFFULL - (unsigned int)u);
@@ -78,7 +78,7 @@ extern "C" __global__ void propose_heavy(
     int best_u = 0x7fffffff;
     for (long long j = xadj[v] + threadIdx.x; j < xadj[v + 1]; j += blockDim.x) {
         const int u = adjncy[j];
-        if (match[u] >= 0 || wv + vwgt[u] > maxvwgt) continue;
+        if (match[u] >= 0 || (long long)wv + vwgt[u] > maxvwgt) continue;
         const unsigned long long w = use_weights ? (unsigned long long)adjwgt[j] : 0ULL;
         const unsigned long long key = ((w << 32) | edge_hash(v, u, seed)) + 1ULL;
         if (key > best_key || (key == best_key && u < best_u)) { best_key = key; best_u = u; }
@@ -140,7 +140,7 @@ extern "C" __global__ void pair_two_hop(
     }
     if ((i - lo) & 1) return;
     const int a = (int)(keys[i] & 0xffffffffLL), b = (int)(keys[i + 1] & 0xffffffffLL);
-    if (vwgt[a] + vwgt[b] > maxvwgt) return;
+    if ((long long)vwgt[a] + vwgt[b] > maxvwgt) return;
     match[a] = b;
     match[b] = a;
 }

@@ -42,7 +42,7 @@ def propose(be: Backend, g: DeviceGraph, match, maxvwgt: int, seed: int, use_wei
 def _propose_numpy(g: DeviceGraph, match, maxvwgt: int, seed: int, use_weights: bool):
     src, adjncy = g.src, g.adjncy
     free = match < 0
-    ok = free[src] & free[adjncy] & (g.vwgt[src] + g.vwgt[adjncy] <= maxvwgt)
+    ok = free[src] & free[adjncy] & (g.vwgt[src].astype(np.int64) + g.vwgt[adjncy] <= maxvwgt)
     s, u = src[ok], adjncy[ok]
     prop = np.full(g.nvtxs, -1, dtype=np.int32)
     if len(s) == 0:
@@ -106,7 +106,7 @@ def _two_hop_numpy(g: DeviceGraph, match, maxvwgt: int, free: np.ndarray):
     rank = np.arange(len(free)) - group_start
     left = np.flatnonzero((rank[:-1] % 2 == 0) & same)
     a, b = free[left], free[left + 1]
-    fits = g.vwgt[a] + g.vwgt[b] <= maxvwgt
+    fits = g.vwgt[a].astype(np.int64) + g.vwgt[b] <= maxvwgt
     a, b = a[fits], b[fits]
     match[a] = b
     match[b] = a

@@ -13,7 +13,6 @@ from gpmetis.backend import Backend
 from gpmetis.coarsening.coarsen import Level
 from gpmetis.context import CoarseningContext
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.errors import PartitionError
 from gpmetis.graph import Graph
 
 INT32_MAX = np.iinfo(np.int32).max
@@ -23,15 +22,12 @@ GUIDE_SCALE_MIN = 64  # below this the guide's rounding would distort the cluste
 
 def upload_weights(be: Backend, vwgt: np.ndarray):
     """(the (n, ncon) int64 host weights as an (ncon, n) int32 array on ``be``, each
-    constraint's total); each total must stay below 2^31, as the single-constraint engines
-    require. The int64 array crosses as it is, then is narrowed and transposed on the backend,
-    where its totals are summed too: on the host, the narrowing and a narrow array's column
-    sums cost more than copying the wider array."""
+    constraint's exact total); each weight fits an int32 (``gpmetis.limits`` checked). The
+    int64 array crosses as it is, then is narrowed and transposed on the backend, where its
+    totals are summed too: on the host, the narrowing and a narrow array's column sums cost
+    more than copying the wider array."""
     wide = be.xp.ascontiguousarray(be.upload(vwgt, np.int64).T)
     totals = be.asnumpy(wide.sum(axis=1)).astype(np.int64)
-    if (totals > INT32_MAX).any():
-        raise PartitionError("a constraint's total vertex weight exceeds 2^31-1, beyond the gpu "
-                             "and cpu engines")
     return wide.astype(be.xp.int32), totals
 
 
@@ -42,20 +38,20 @@ def guide_weights(be: Backend, weights, totals: np.ndarray,
 
     A cluster whose guide weights sum to at most ``scale`` is within every constraint's cluster
     limit, so single-weight coarsening with maxvwgt = scale honours all of them. ``scale`` keeps
-    the guide's total below 2^31."""
+    the guide's total below 2^31 where the graph's size allows; each guide weight is at most
+    2^31-1."""
     xp = be.xp
     n = weights.shape[1]
     limits = np.maximum(np.asarray(cluster_limits, dtype=np.float64), 1.0)
     per_unit = totals / limits  # guide total per unit of scale, at most
     scale = int(min(GUIDE_SCALE_MAX, (INT32_MAX - n) // max(2 * per_unit.sum(), 1.0)))
-    if scale < GUIDE_SCALE_MIN:
-        raise PartitionError("the graph is too large for the multi-constraint coarsening's "
-                             "32-bit cluster weights")
+    scale = max(scale, GUIDE_SCALE_MIN)
     ratio = xp.zeros(n, dtype=xp.float64)
     for c in range(len(weights)):
         xp.maximum(ratio, weights[c] / float(limits[c]), out=ratio)
     ratio *= scale
-    return xp.ceil(ratio, out=ratio).astype(xp.int32), scale
+    xp.ceil(ratio, out=ratio)
+    return xp.minimum(ratio, INT32_MAX, out=ratio).astype(xp.int32), scale
 
 
 def coarse_weights(be: Backend, weights, cmap, nc: int):
@@ -97,7 +93,8 @@ def upload(be: Backend, graph: Graph, nparts: int, context: CoarseningContext) -
     weights, totals = upload_weights(be, graph.vwgt)
     target = context.target(nparts)
     guide, scale = guide_weights(be, weights, totals,
-                                 context.vertex_weight_limit * totals / target)
+                                 np.minimum(context.vertex_weight_limit * totals / target,
+                                            INT32_MAX))
     # the graph without its weights (ones, made on the backend), then the guide as its vwgt
     single = dataclasses.replace(graph, vwgt=graph.vwgt[:, :1], has_vwgt=False, warnings=[])
     device = DeviceGraph.upload(be, single)

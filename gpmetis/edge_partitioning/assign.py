@@ -21,8 +21,8 @@ BALANCE_ROUNDS = 8  # rounds of moves out of overweight parts; each leaves no re
 class EdgeSlots:
     """The input's edges in graph-file order (vertices in order, for vertex u its neighbours
     v > u in the order of u's row): ``slot`` (int64) the edge's slot in its lower endpoint's
-    row, ``other`` (int64) its slot in the higher endpoint's row, ``load`` (int32; the loads
-    total below 2^31) its weight;
+    row, ``other`` (int64) its slot in the higher endpoint's row, ``load`` (int32; summed in
+    int64) its weight;
     ``edge_of_slot`` (int64) the edge of every slot."""
 
     slot: object
@@ -82,7 +82,7 @@ def edge_parts(be: Backend, edges: EdgeSlots, split_part, balance: Balance):
 def _within_groups(be: Backend, keys, values):
     """Inclusive prefix sums of ``values`` restarting at every run of equal ``keys`` (sorted)."""
     xp = be.xp
-    total = xp.cumsum(values)
+    total = xp.cumsum(values, dtype=xp.int64)
     first = xp.searchsorted(keys, keys, side="left")
     return total - (total[first] - values[first])
 
@@ -127,7 +127,7 @@ def balance_edges(be: Backend, part, other, load, balance: Balance):
         need = _within_groups(be, part[cand], load[cand]) - load[cand] < excess[part[cand]]
         cand = cand[need]
         ends = xp.cumsum(room)
-        last = xp.cumsum(load[cand])
+        last = xp.cumsum(load[cand], dtype=xp.int64)
         dest = xp.searchsorted(ends, last, side="left")
         keep = dest < nparts
         keep[keep] &= last[keep] - load[cand][keep] >= ends[dest[keep]] - room[dest[keep]]

@@ -193,11 +193,8 @@ def _run(be, engine: str, graph: Graph, nparts: int, options: Options):
 
 
 def _upload(be, graph: Graph):
-    """(xadj int64, adjncy int32, loads int32 or None for unit loads) on ``be``; PartitionError
-    where the loads' total passes 2^31 - 1 (the split graph's vertex weights)."""
-    if graph.has_adjwgt and int(graph.adjwgt.sum()) > np.iinfo(np.int32).max:
-        raise PartitionError("the edge weights (loads) total more than 2^31-1 over both "
-                             "directions, beyond the engines' 32-bit weights")
+    """(xadj int64, adjncy int32, loads int32 or None for unit loads) on ``be``: each load is
+    one edge's weight, at most its end's weighted degree, which ``gpmetis.limits`` bounds."""
     xadj, adjncy = be.upload(graph.xadj, np.int64), be.upload(graph.adjncy, np.int32)
     loads = be.upload(graph.adjwgt, np.int32) if graph.has_adjwgt else None
     return xadj, adjncy, loads

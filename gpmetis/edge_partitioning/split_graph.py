@@ -23,8 +23,7 @@ from gpmetis.errors import PartitionError
 
 CU_FILE = Path(__file__).with_name("split_graph.cu")
 INT32_MAX = np.iinfo(np.int32).max
-DOMINANT_WEIGHT = 1000  # SPAC's weight of an edge's two slots' join, where int32 totals allow
-MIN_DOMINANT_WEIGHT = 3  # above a slot's two chain edges: moving one slot off its partner loses
+DOMINANT_WEIGHT = 1000  # SPAC's weight of an edge's two slots' join
 
 
 @dataclass
@@ -59,21 +58,6 @@ def partner_slots(be: Backend, src, adjncy, n: int):
     return partner
 
 
-def dominant_weight(nslots: int, chain_edges: int) -> int:
-    """DOMINANT_WEIGHT, or less where the split graph's total edge weight (both directions)
-    would pass 2^31 - 1, the engines' bound; PartitionError where even MIN_DOMINANT_WEIGHT
-    would."""
-    if nslots == 0:
-        return DOMINANT_WEIGHT
-    weight = min(DOMINANT_WEIGHT, (INT32_MAX - 2 * chain_edges) // nslots)
-    if weight < MIN_DOMINANT_WEIGHT:
-        raise PartitionError(
-            f"the split graph of {nslots // 2} edges would weigh more than 2^31-1 in all "
-            f"(dominant edges of weight {MIN_DOMINANT_WEIGHT}); this is beyond the engines' "
-            "32-bit weights")
-    return weight
-
-
 def build_split_graph(be: Backend, xadj, adjncy, loads=None) -> SplitGraph:
     """The split graph of the CSR (``xadj`` int64, ``adjncy`` int32, on ``be``); ``loads``
     (int32, one per slot, equal on an edge's two slots) are the slot vertices' weights, None
@@ -91,7 +75,7 @@ def build_split_graph(be: Backend, xadj, adjncy, loads=None) -> SplitGraph:
         xp.cumsum(nonempty[:-1], dtype=xp.int32, out=nonempty_before[1:])
     chain_edges = nslots - int(nonempty.sum())
     nentries = nslots + 2 * chain_edges
-    dominant = dominant_weight(nslots, chain_edges)
+    dominant = DOMINANT_WEIGHT
     src = be.sources(xadj, nslots)
     partner = partner_slots(be, src, adjncy, n)
     sxadj = xp.empty(nslots + 1, dtype=xp.int64)

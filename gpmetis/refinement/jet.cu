@@ -248,11 +248,11 @@ __device__ __forceinline__ long long score_entry(
 // The part weight v adds: all of it, or its move from prev[v] (0 when it did not move).
 __device__ __forceinline__ void score_vertex(
     const int v, const int w, const int* __restrict__ part, const int* __restrict__ prev,
-    int* __restrict__ block_pw, unsigned long long* __restrict__ out)
+    unsigned long long* __restrict__ block_pw, unsigned long long* __restrict__ out)
 {
     if (block_pw != nullptr) {
-        atomicAdd(block_pw + part[v], w);
-        if (prev != nullptr) atomicAdd(block_pw + prev[v], -w);
+        atomicAdd(block_pw + part[v], (unsigned long long)w);
+        if (prev != nullptr) atomicAdd(block_pw + prev[v], (unsigned long long)(long long)-w);
         return;
     }
     atomicAdd(out + 1 + part[v], (unsigned long long)w);
@@ -260,7 +260,7 @@ __device__ __forceinline__ void score_vertex(
 }
 
 // A block sums its cut and, when nparts <= SCORE_SHARED_PARTS, its part weights (dynamic shared
-// memory, 4 * nparts bytes) before adding them to out, so few atomics meet on one address.
+// memory, 8 * nparts bytes: a block's part weights pass 2^31) before adding them to out, so few atomics meet on one address.
 // Integer sums do not depend on thread order. Rows of up to max_degree entries go to a thread,
 // those in mid[0..nmid) to a warp. Twin: jet.py (_score via metrics).
 __device__ __forceinline__ void score_pass(
@@ -270,7 +270,7 @@ __device__ __forceinline__ void score_pass(
     unsigned long long* __restrict__ out, const long long max_degree,
     const int* __restrict__ mid, const int nmid)
 {
-    extern __shared__ int block_pw[];
+    extern __shared__ unsigned long long block_pw[];
     __shared__ long long buf[32];
     const bool shared = nparts <= SCORE_SHARED_PARTS;
     if (shared) {
@@ -296,7 +296,7 @@ __device__ __forceinline__ void score_pass(
     if (!shared) return;
     __syncthreads();
     for (int p = threadIdx.x; p < nparts; p += blockDim.x)
-        if (block_pw[p]) atomicAdd(out + 1 + p, (unsigned long long)(long long)block_pw[p]);
+        if (block_pw[p]) atomicAdd(out + 1 + p, block_pw[p]);
 }
 
 extern "C" __global__ void score(

@@ -186,4 +186,4 @@ def launch_score(be: Backend, g: DeviceGraph, part, out, prev=None) -> None:
 
 def score_shared_mem(nparts: int) -> int:
     """Bytes of dynamic shared memory a block of ``score`` needs (its part weight sums)."""
-    return 4 * nparts if nparts <= SCORE_SHARED_PARTS else 0
+    return 8 * nparts if nparts <= SCORE_SHARED_PARTS else 0

@@ -219,7 +219,7 @@ class MinConn(PartitionRounds):
             return None
         totalout = exact_bin_sums(p, nparts, cut)
         weak = np.flatnonzero((nads[p] >= avg + (top - avg) // 2)
-                              & (2 * nads[p] * cut < totalout[p]))
+                              & (cut < -(-totalout[p] // (2 * nads[p]))))
         if not len(weak):
             return None
         # candidates: scheme 0 moves other's vertices adjacent to me, scheme 1 mine adjacent
@@ -330,7 +330,7 @@ class MinConn(PartitionRounds):
         # what the move adds to the cut: the group's edges to the rest of ``from`` less its
         # edges into the target; at most minconn_cost_factor x the interface it removes
         delta = ext[gi[c]] - tconn[t]
-        ok = delta <= self.context.minconn_cost_factor * wgt[c]
+        ok = -(-delta // self.context.minconn_cost_factor) <= wgt[c]  # exact near 2^63
         c, t, k, nadd, delta = c[ok], t[ok], k[ok], nadd[ok], delta[ok]
         if not len(c):
             return None

@@ -6,8 +6,6 @@ disjoint union of the copies, combined by one V-cycle over all of them
 
 from __future__ import annotations
 
-import numpy as np
-
 from gpmetis.context import RunsContext
 from gpmetis.graph import Graph
 from gpmetis.partitioning.modes import Mode
@@ -17,13 +15,9 @@ from gpmetis.partitioning.problem import COMBINE_SEED, CUT_SEED_STRIDE
 
 def batches(graph: Graph, runs: int, context: RunsContext) -> bool:
     """Whether ``runs`` runs of ``graph`` run at once, as copies in one multilevel run: the
-    union within the context's ``batch_max_vertices`` and ``batch_max_entries``, its total
-    weights below 2^31 (as the engines need of any graph)."""
-    total_vwgt = int(graph.vwgt.sum()) if graph.has_vwgt else graph.nvtxs
-    total_adjwgt = int(graph.adjwgt.sum()) if graph.has_adjwgt else len(graph.adjncy)
+    union within the context's ``batch_max_vertices`` and ``batch_max_entries``."""
     return (runs > 1 and runs * graph.nvtxs <= context.batch_max_vertices
-            and runs * len(graph.adjncy) <= context.batch_max_entries
-            and runs * max(total_vwgt, total_adjwgt) <= np.iinfo(np.int32).max)
+            and runs * len(graph.adjncy) <= context.batch_max_entries)
 
 
 class Strong(Mode):
