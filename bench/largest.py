@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 import gpmetis
+from gpmetis.errors import PartitionError
 from gpmetis.graph import Graph
 
 CHUNK = 1 << 24  # vertices whose rows are filled at once
@@ -66,7 +67,11 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     rows = []
     for k in (int(x) for x in args.k.split(",")):
-        result = gpmetis.partition(graph, k, engine="gpu")
+        try:
+            result = gpmetis.partition(graph, k, engine="gpu")
+        except PartitionError as exc:  # the graph does not fit at this k
+            print(f"| {k} | {exc} |", flush=True)
+            continue
         peak = result.stats["peak_gpu_bytes"]
         rows.append({"side": args.side, "nvtxs": n, "nedges": nnz // 2, "k": k,
                      "seconds": result.seconds, "edgecut": result.edgecut,

@@ -6,8 +6,10 @@ holds less or more:
 - ``gpu``/``cpu``: vertex and edge weights, and each vertex's sums over its edges (gains,
   connectivity, its weighted degree), in int32 at every level: no vertex may weigh more than
   2^31-1, nor its edges together (coarsening keeps both bounds on the levels it makes). Part
-  weights, cuts, totals and every other sum over many vertices or edges are int64, which holds
-  totals up to 2^61 with the headroom their books need (a limit plus its slack plus a total).
+  weights, cuts, totals and every other sum over many vertices or edges are int64: fewer than
+  2^31 vertices of at most 2^31-1 keep every total below 2^62, which leaves the books room for
+  a part's limit plus a fifth of it. Vertex sizes times degrees, the bound of every volume,
+  stay within 2^61.
 - ``metis``: METIS's idx_t, an int64 in pymetis (``pymetis._internal._idx_type_width()`` is 64):
   its cut, part weights and volume are at most the graph's totals, which fit an int64.
 - every engine: NPARTS times the heaviest vertex (a balance bound) within an int64.
@@ -27,11 +29,10 @@ import numpy as np
 from gpmetis.errors import InputError, PartitionError
 from gpmetis.graph import Graph
 from gpmetis.io.source import available_memory
-from gpmetis.validation import INT64_MAX, WeightTotals, check_weight_totals, weight_totals
+from gpmetis.validation import INT64_MAX, check_weight_totals, exact_total, weight_totals
 
 VERTEX_MAX = 2**31 - 1  # the gpu and cpu engines' int32 vertex weights and weighted degrees
-# their int64 totals, with room for the sums of a total, a part's limit and its slack
-TOTAL_MAX = 2**61
+VOLUME_MAX = 2**61  # a volume gain adds up to three vertex size sums, each at most the volume
 # peak host bytes of a run beyond the graph, per vertex and per adjacency entry (the gpu
 # engine's run is on the device)
 RUN_VERTEX_BYTES = {"cpu": 150, "metis": 120}
@@ -53,20 +54,17 @@ def check_limits(graph: Graph, nparts: int, engine: str) -> None:
                              f"{totals.heaviest} passes 2^63-1 = {INT64_MAX}")
     check_run_memory(graph, engine)
     if engine != "metis":
-        check_multilevel_sums(graph, totals, engine)
+        check_multilevel_sums(graph, totals.volume, engine)
 
 
-def check_multilevel_sums(graph: Graph, totals: WeightTotals, engine: str) -> None:
-    """PartitionError naming the total past TOTAL_MAX, or the vertex that weighs more than the
-    multilevel engines hold in int32, or whose edges do together."""
-    for what, total in (("total vertex weight", max(totals.vwgt)),
-                        ("total edge weight (each edge counted in both directions)",
-                         totals.adjwgt),
-                        ("total of the vertex sizes times the degrees", totals.volume)):
-        if total > TOTAL_MAX:
-            raise PartitionError(f"{graph.name}: the {what} is {total}, beyond 2^61 = "
-                                 f"{TOTAL_MAX}, the most the {engine} engine sums; use "
-                                 "-engine=metis")
+def check_multilevel_sums(graph: Graph, volume: int, engine: str) -> None:
+    """PartitionError naming the vertex that weighs more than the multilevel engines hold in
+    int32, or whose edges do together; or the ``volume`` bound (vertex sizes times degrees)
+    past VOLUME_MAX."""
+    if volume > VOLUME_MAX:
+        raise PartitionError(f"{graph.name}: the vertex sizes times the degrees add up to "
+                             f"{volume}, beyond 2^61 = {VOLUME_MAX}, the most the {engine} "
+                             "engine's volume gains hold; use -engine=metis")
     vwgt = graph.vwgt if graph.has_vwgt else None
     if vwgt is not None and vwgt.size and int(vwgt.max()) > VERTEX_MAX:
         v = int(np.argmax(vwgt.max(axis=1)))
@@ -135,9 +133,9 @@ def mesh_node_count(eptr: np.ndarray, eind: np.ndarray, name: str, *, base: int 
 def multilevel_fits(graph: Graph) -> bool:
     """Whether the gpu and cpu engines hold ``graph``'s sums (for ``-engine=auto``)."""
     try:
-        check_multilevel_sums(graph, weight_totals(
-            graph.xadj, graph.vwgt if graph.has_vwgt else None,
-            graph.adjwgt if graph.has_adjwgt else None, graph.vsize), "gpu")
+        volume = (exact_total(graph.vsize, np.diff(graph.xadj)) if graph.vsize is not None
+                  else 0)
+        check_multilevel_sums(graph, volume, "gpu")
     except PartitionError:
         return False
     return True

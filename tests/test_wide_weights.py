@@ -10,6 +10,7 @@ from test_hostile_options import grid_file, reported_cut, run
 
 from gpmetis import partition
 from gpmetis.edge_partitioning import partition_edges
+from gpmetis.errors import PartitionError
 from gpmetis.graph import Graph
 from gpmetis.io import read_graph
 
@@ -116,3 +117,12 @@ def test_a_vertex_past_int32_is_refused_naming_it(tmp_path):
     assert "2^31-1" in result.output and "-engine=metis" in result.output
     assert not list(tmp_path.glob("g.graph.part.*"))
     assert run(path, 7, "-engine=auto").exit_code == 0  # taken by METIS
+
+
+def test_volume_bound_past_2_61_is_refused_by_the_multilevel_engines():
+    graph = load_fixture("add20")
+    sizes = np.full(graph.nvtxs, 2**48, np.int64)  # times its 14924 entries: 2^61.9
+    heavy = Graph.from_csr(graph.xadj, graph.adjncy, vsize=sizes, name="sized")
+    with pytest.raises(PartitionError, match=r"sized: the vertex sizes times the degrees .* 2\^61"):
+        partition(heavy, 4, engine="cpu", objtype="vol")
+    assert partition(heavy, 4, engine="auto", objtype="vol").engine == "metis"
