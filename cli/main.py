@@ -175,6 +175,13 @@ def main(graphfile: str, nparts: int, show_time: bool, json_file: str | None, **
             run_edgepart(graphfile, nparts, options, _same_file, _print)
             return
         _check_paths(graphfile, nparts, options)
+        from gpmetis.distributed.comm import launched_ranks
+
+        if launched_ranks() > 1:
+            from cli.distributed import run_distributed
+
+            run_distributed(graphfile, nparts, options, finish)
+            return
         from cli.progress import progress
 
         shown = progress(graphfile, options.quiet)  # on a terminal, from about a second on
@@ -223,11 +230,9 @@ def _run(graphfile: str, nparts: int, options, shown: Progress | None = None) ->
     none, and only when everything before succeeded. ``shown``: the run's progress line, gone
     before the summary."""
     from gpmetis.io import read_graph
-    from gpmetis.io.partfile import partition_bytes, staged_files
     from gpmetis.options import check_nparts, check_ubvec_ncon
     from gpmetis.partitioning import warmup
     from gpmetis.partitioning.driver import partition
-    from gpmetis.report import Timing, format_summary, report_dict
 
     if not options.quiet and sys.stdout is None:
         raise _stdout_error("it is closed")
@@ -242,6 +247,17 @@ def _run(graphfile: str, nparts: int, options, shown: Progress | None = None) ->
     with _c_stdout_to_stderr():
         result = partition(graph, nparts, options)
     t2 = time.perf_counter()
+    finish(graphfile, nparts, options, graph, result, (t0, t1, t2), shown)
+
+
+def finish(graphfile: str, nparts: int, options, graph, result, times: tuple[float, ...],
+           shown: Progress | None = None) -> None:
+    """Print the summary of ``result`` (read from ``times[0]`` to ``times[1]``, partitioned
+    until ``times[2]``), then write the part file and the JSON report: all or none."""
+    from gpmetis.io.partfile import partition_bytes, staged_files
+    from gpmetis.report import Timing, format_summary, report_dict
+
+    t0, t1, t2 = times
     for warning in result.warnings:
         click.echo(f"gpmetis: warning: {warning}", err=True)
     files = []

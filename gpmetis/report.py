@@ -99,6 +99,8 @@ def report_dict(graph: Graph, result: Result, options: Options, timing: Timing,
         "phases": {k: result.stats[k] for k in ("coarsening", "initial", "refinement")
                    if k in result.stats},
         "warnings": [*graph.warnings, *result.warnings],
+        **({"distributed": result.stats["distributed"]} if "distributed" in result.stats
+           else {}),
     }
 
 
@@ -214,6 +216,9 @@ def format_summary(graph: Graph, result: Result, options: Options, timing: Timin
     if peak:
         lines.append(f"  Peak GPU memory:\t\t {peak / 2**20:7.3f} MB")
     lines.append(f"  Engine: {result.engine} (-engine={o.engine})")
+    if "distributed" in result.stats:
+        ranks = result.stats["distributed"]["ranks"]
+        lines.append(f"  Ranks: {ranks} (the graph gathered on rank 0 for the engine)")
     if result.stats.get("fallback"):
         lines.append(f"  Note: {result.stats['fallback']}; METIS ran instead")
     if result.stats.get("metis_overweight"):

@@ -1,0 +1,183 @@
+"""The ranks of a distributed run: MPI's (through mpi4py) when the process was started by
+``mpiexec``, else this process alone; and the collectives the distributed pieces use, on NumPy
+arrays of explicit dtypes. Integer reductions are exact and do not depend on the ranks' order,
+which keeps a distributed run's decisions the same for any number of ranks."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import numpy as np
+
+from gpmetis.errors import GpmetisError
+
+T = TypeVar("T")
+
+# what MPICH's and Open MPI's launchers set in each process they start
+SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE")
+LOCAL_RANK_VARIABLES = ("MPI_LOCALRANKID", "PMI_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK")
+
+
+def launched_ranks() -> int:
+    """How many processes ``mpiexec`` started this one among (1 when it did not)."""
+    for name in SIZE_VARIABLES:
+        if os.environ.get(name, "").isdigit():
+            return int(os.environ[name])
+    return 1
+
+
+def local_rank() -> int:
+    """This process's rank among those ``mpiexec`` started on its host (its GPU's index)."""
+    for name in LOCAL_RANK_VARIABLES:
+        if os.environ.get(name, "").isdigit():
+            return int(os.environ[name])
+    return 0
+
+
+class Comm:
+    """A group of ranks: ``mpi`` an mpi4py communicator, or None for this process alone."""
+
+    def __init__(self, mpi: Any = None) -> None:
+        self.mpi = mpi
+        self.rank = 0 if mpi is None else mpi.Get_rank()
+        self.size = 1 if mpi is None else mpi.Get_size()
+
+    @classmethod
+    def world(cls) -> Comm:
+        """Every rank ``mpiexec`` started (mpi4py is imported only then), or this process."""
+        if launched_ranks() <= 1:
+            return cls()
+        from mpi4py import MPI
+
+        return cls(MPI.COMM_WORLD)
+
+    @property
+    def root(self) -> bool:
+        return self.rank == 0
+
+    def allreduce_sum(self, a: np.ndarray) -> np.ndarray:
+        """The element-wise sum over the ranks of the int64 or float64 array ``a``."""
+        a = np.ascontiguousarray(a)
+        if self.mpi is None:
+            return a.copy()
+        out = np.empty_like(a)
+        self.mpi.Allreduce(a, out)
+        return out
+
+    def allreduce_max(self, value: int) -> int:
+        if self.mpi is None:
+            return int(value)
+        from mpi4py import MPI
+
+        return int(self.mpi.allreduce(int(value), op=MPI.MAX))
+
+    def allgather(self, value: int) -> np.ndarray:
+        """Every rank's ``value`` (int64), in rank order."""
+        mine = np.array([value], dtype=np.int64)
+        if self.mpi is None:
+            return mine
+        out = np.empty(self.size, dtype=np.int64)
+        self.mpi.Allgather(mine, out)
+        return out
+
+    def bcast(self, obj: Any) -> Any:
+        """The root's ``obj`` (a small picklable value) on every rank."""
+        return obj if self.mpi is None else self.mpi.bcast(obj, root=0)
+
+    def alltoallv(self, send: list[np.ndarray]) -> list[np.ndarray]:
+        """``send[r]`` (one dtype on every rank) goes to rank r; returns what each rank sent
+        this one, in rank order."""
+        if self.mpi is None:
+            return [send[0].copy()]
+        dtype = send[0].dtype
+        counts = np.array([len(s) for s in send], dtype=np.int64)
+        recv_counts = np.empty(self.size, dtype=np.int64)
+        self.mpi.Alltoall(counts, recv_counts)
+        flat = np.concatenate(send).astype(dtype, copy=False)
+        out = np.empty(int(recv_counts.sum()), dtype=dtype)
+        self.mpi.Alltoallv((flat, counts, _offsets(counts), _mpi_type(dtype)),
+                           (out, recv_counts, _offsets(recv_counts), _mpi_type(dtype)))
+        return np.split(out, np.cumsum(recv_counts)[:-1])
+
+    def gatherv(self, a: np.ndarray) -> np.ndarray | None:
+        """Every rank's 1-D ``a`` concatenated in rank order on the root; None elsewhere."""
+        a = np.ascontiguousarray(a)
+        if self.mpi is None:
+            return a.copy()
+        counts = self.allgather(len(a))
+        out = np.empty(int(counts.sum()), dtype=a.dtype) if self.root else None
+        spec = (out, counts, _offsets(counts), _mpi_type(a.dtype)) if self.root else None
+        self.mpi.Gatherv((a, len(a), _mpi_type(a.dtype)), spec, root=0)
+        return out
+
+    def scatterv(self, a: np.ndarray | None, counts: np.ndarray, dtype) -> np.ndarray:
+        """This rank's piece of the root's 1-D ``a``: ``counts[r]`` entries to rank r, in order."""
+        counts = np.asarray(counts, dtype=np.int64)
+        if self.mpi is None:
+            return np.ascontiguousarray(a, dtype=dtype).copy()
+        out = np.empty(int(counts[self.rank]), dtype=dtype)
+        spec = None
+        if self.root:
+            a = np.ascontiguousarray(a, dtype=dtype)
+            spec = (a, counts, _offsets(counts), _mpi_type(np.dtype(dtype)))
+        self.mpi.Scatterv(spec, (out, len(out), _mpi_type(np.dtype(dtype))), root=0)
+        return out
+
+    def on_root(self, fn: Callable[[], T]) -> T | None:
+        """``fn()`` on the root, its value there (None elsewhere). What it raises is raised on
+        the root and, as a GpmetisError with the same message and exit status, on every other
+        rank, so none waits in a later collective. Collective."""
+        outcome: tuple = ("ok",)
+        value = None
+        if self.root:
+            try:
+                value = fn()
+            except Exception as exc:
+                message = (str(exc) if isinstance(exc, GpmetisError)
+                           else f"{type(exc).__name__}: {exc}")
+                self.bcast(("error", message, getattr(exc, "exit_code", 1)))
+                raise
+        outcome = self.bcast(outcome)
+        if outcome[0] == "error":
+            error = GpmetisError(outcome[1])
+            error.exit_code = outcome[2]
+            raise error
+        return value
+
+    def agree(self, error: GpmetisError | None) -> None:
+        """Raise on every rank when any rank had ``error``: that rank's own, the others a
+        GpmetisError naming it (so none waits in a later collective). Collective."""
+        if self.mpi is None:
+            if error is not None:
+                raise error
+            return
+        mine = None if error is None else (str(error), error.exit_code)
+        failed = [(r, e) for r, e in enumerate(self.mpi.allgather(mine)) if e is not None]
+        if error is not None:
+            raise error
+        if failed:
+            rank, (message, code) = failed[0]
+            raised = GpmetisError(f"rank {rank}: {message}")
+            raised.exit_code = code
+            raise raised
+
+    def abort(self, message: str, code: int = 1) -> None:
+        """End every rank: ``message`` on standard error once, exit status ``code`` (a failing
+        rank cannot leave the others waiting in a collective)."""
+        print(message, file=sys.stderr, flush=True)
+        if self.mpi is None:
+            raise SystemExit(code)
+        self.mpi.Abort(code)
+
+
+def _offsets(counts: np.ndarray) -> np.ndarray:
+    return np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+
+
+def _mpi_type(dtype: np.dtype):
+    from mpi4py import MPI
+
+    return MPI._typedict[np.dtype(dtype).char]

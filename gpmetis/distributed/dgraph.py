@@ -1,0 +1,131 @@
+"""A graph held in pieces, in ParMETIS's shape: rank r owns the vertices [vtxdist[r],
+vtxdist[r + 1]) with their rows (local ``xadj``, neighbours as global ids in ``adjncy``) and
+weights."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpmetis.distributed.comm import Comm
+from gpmetis.errors import GpmetisError, InputError
+from gpmetis.graph import Graph
+
+
+@dataclass
+class DistGraph:
+    """This rank's piece: ``xadj`` (nlocal + 1, int64, from 0), ``adjncy`` (int64 global ids),
+    ``vwgt`` (nlocal, ncon) int64 or None for ones, ``adjwgt`` int64 or None, ``vsize``."""
+
+    vtxdist: np.ndarray
+    xadj: np.ndarray
+    adjncy: np.ndarray
+    vwgt: np.ndarray | None = None
+    adjwgt: np.ndarray | None = None
+    vsize: np.ndarray | None = None
+    name: str = "graph"
+
+    @classmethod
+    def of(cls, comm: Comm, vtxdist, xadj, adjncy, vwgt=None, adjwgt=None, vsize=None, *,
+           name: str = "graph") -> DistGraph:
+        """This rank's piece from ParMETIS-style arrays, its shapes checked (InputError naming
+        the rank); the whole graph is validated where it is gathered. Collective."""
+        error = None
+        try:
+            piece = cls._checked(comm, vtxdist, xadj, adjncy, vwgt, adjwgt, vsize, name)
+        except GpmetisError as exc:
+            error, piece = exc, None
+        comm.agree(error)
+        if not np.array_equal(comm.bcast(piece.vtxdist), piece.vtxdist):
+            error = InputError(f"{name} (rank {comm.rank})", "vtxdist differs from rank 0's")
+        comm.agree(error)
+        kinds = (vwgt is not None) + 2 * (adjwgt is not None) + 4 * (vsize is not None)
+        if len(set(comm.allgather(kinds).tolist())) > 1:
+            raise InputError(name, "the ranks differ in which of vwgt, adjwgt and vsize they "
+                                   "give; every rank must give the same ones")
+        return piece
+
+    @classmethod
+    def _checked(cls, comm: Comm, vtxdist, xadj, adjncy, vwgt, adjwgt, vsize,
+                 name: str) -> DistGraph:
+        vtxdist = np.asarray(vtxdist, dtype=np.int64)
+        where = f"{name} (rank {comm.rank})"
+        if vtxdist.shape != (comm.size + 1,) or vtxdist[0] != 0 or (np.diff(vtxdist) < 0).any():
+            raise InputError(where, f"vtxdist must be {comm.size + 1} increasing offsets from 0")
+        nlocal = int(vtxdist[comm.rank + 1] - vtxdist[comm.rank])
+        xadj = np.asarray(xadj, dtype=np.int64)
+        if xadj.shape != (nlocal + 1,) or xadj[0] != 0:
+            raise InputError(where, f"xadj must hold {nlocal + 1} offsets from 0 (the rank's "
+                                    f"{nlocal} vertices)")
+        adjncy = np.asarray(adjncy, dtype=np.int64)
+        if len(adjncy) != xadj[-1]:
+            raise InputError(where, f"adjncy has {len(adjncy)} entries; xadj says {xadj[-1]}")
+        if vwgt is not None:
+            vwgt = np.asarray(vwgt, dtype=np.int64).reshape(nlocal, -1)
+        arrays = {"adjwgt": (adjwgt, len(adjncy)), "vsize": (vsize, nlocal)}
+        for what, (a, length) in arrays.items():
+            if a is not None and len(a) != length:
+                raise InputError(where, f"{what} has {len(a)} entries, not {length}")
+        return cls(vtxdist, xadj, adjncy, vwgt,
+                   None if adjwgt is None else np.asarray(adjwgt, dtype=np.int64),
+                   None if vsize is None else np.asarray(vsize, dtype=np.int64), name)
+
+    @property
+    def nlocal(self) -> int:
+        return len(self.xadj) - 1
+
+    def gather(self, comm: Comm) -> Graph | None:
+        """The whole graph on the root, validated as ``Graph.from_csr`` validates (InputError
+        naming the first fault, on every rank); None on the other ranks. Every rank must hold
+        the same kind of weights. Collective."""
+        degrees = comm.gatherv(np.diff(self.xadj))
+        adjncy = comm.gatherv(self.adjncy)
+        vwgt = None if self.vwgt is None else comm.gatherv(self.vwgt.ravel())
+        adjwgt = None if self.adjwgt is None else comm.gatherv(self.adjwgt)
+        vsize = None if self.vsize is None else comm.gatherv(self.vsize)
+        ncon = 1 if self.vwgt is None else self.vwgt.shape[1]
+
+        def whole() -> Graph:
+            xadj = np.concatenate(([0], np.cumsum(degrees))).astype(np.int64)
+            return Graph.from_csr(xadj, adjncy, None if vwgt is None else vwgt.reshape(-1, ncon),
+                                  adjwgt, vsize=vsize, name=self.name)
+
+        return comm.on_root(whole)
+
+    @classmethod
+    def scatter(cls, comm: Comm, graph: Graph | None) -> DistGraph:
+        """Pieces of the root's ``graph`` (None elsewhere): consecutive blocks of about equal
+        vertices plus adjacency entries, so that each rank's share of the work is alike."""
+        head = None if graph is None else (
+            block_bounds(graph.xadj, comm.size), graph.ncon, graph.has_vwgt,
+            graph.has_adjwgt, graph.vsize is not None, graph.name)
+        vtxdist, ncon, has_vwgt, has_adjwgt, has_vsize, name = comm.bcast(head)
+        entries = comm.bcast(None if graph is None else graph.xadj[vtxdist])
+        counts, entry_counts = np.diff(vtxdist), np.diff(entries)
+
+        def piece(field: str, sizes: np.ndarray, flag: bool = True):
+            if not flag:
+                return None
+            a = None if graph is None else np.ravel(getattr(graph, field))
+            return comm.scatterv(a, sizes, np.int64)
+
+        degrees = comm.scatterv(None if graph is None else np.diff(graph.xadj), counts,
+                                np.int64)
+        vwgt = piece("vwgt", counts * ncon, has_vwgt)
+        return cls(vtxdist, np.concatenate(([0], np.cumsum(degrees))).astype(np.int64),
+                   piece("adjncy", entry_counts),
+                   None if vwgt is None else vwgt.reshape(-1, ncon),
+                   piece("adjwgt", entry_counts, has_adjwgt),
+                   piece("vsize", counts, has_vsize), name)
+
+
+def block_bounds(xadj: np.ndarray, size: int) -> np.ndarray:
+    """vtxdist (size + 1, int64) cutting the vertices into ``size`` consecutive blocks of
+    about equal vertices plus adjacency entries."""
+    n = len(xadj) - 1
+    work = np.arange(n + 1, dtype=np.int64) + xadj  # vertices plus entries before each vertex
+    goals = (np.arange(size + 1, dtype=np.float64) * (work[-1] / max(size, 1)))
+    bounds = np.searchsorted(work, goals, side="left").astype(np.int64)
+    bounds[0], bounds[-1] = 0, n
+    return np.maximum.accumulate(bounds)

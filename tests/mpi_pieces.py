@@ -1,0 +1,118 @@
+"""Run by tests/test_distributed.py under ``mpiexec -n N``: each command checks a distributed
+piece on every rank and exits 1 (with the failing check on stderr) when one fails.
+
+    mpi_pieces.py halo FIXTURE
+    mpi_pieces.py alltoallv
+    mpi_pieces.py partition OUT.npz     (rank 0 saves every case's whole part)
+    mpi_pieces.py bad-piece
+    mpi_pieces.py killed GRAPHFILE      (rank 1 dies; the others run gpmetis on GRAPHFILE)
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from conftest import load_fixture  # noqa: E402
+from test_wide_weights import wide_graph  # noqa: E402
+
+from gpmetis.distributed import Comm, DistGraph, partition_distributed  # noqa: E402
+from gpmetis.distributed.halo import Halo  # noqa: E402
+from gpmetis.errors import GpmetisError  # noqa: E402
+
+# (graph, nparts, options): modes and constraint counts whose part must not depend on the ranks
+CASES = [
+    ("4elt", 8, {}),
+    ("add20", 6, {"ptype": "rb"}),
+    ("4elt", 16, {"contig": True}),
+    ("add20", 8, {"minconn": True}),
+    ("wide-vol", 4, {"objtype": "vol"}),
+    ("wide-ncon2", 4, {}),
+]
+
+
+def case_graph(name: str):
+    if name == "wide-vol":
+        return wide_graph("add20", vsize=True)
+    if name == "wide-ncon2":
+        return wide_graph("add20", ncon=2)
+    return load_fixture(name)
+
+
+def check(ok: bool, what: str) -> None:
+    if not ok:
+        print(f"rank {Comm.world().rank}: {what}", file=sys.stderr, flush=True)
+        sys.exit(1)
+
+
+def halo(name: str) -> None:
+    comm = Comm.world()
+    piece = DistGraph.scatter(comm, load_fixture(name) if comm.root else None)
+    halo, local = Halo.build(comm, piece.vtxdist, piece.adjncy)
+    ids = np.arange(halo.first, halo.first + halo.nlocal, dtype=np.int64)
+    check(np.array_equal(halo.exchange(comm, ids), halo.ghosts), "ghost values")
+    check(np.array_equal(halo.extended(comm, ids)[local], piece.adjncy), "local adjacency")
+    owned = (piece.adjncy >= halo.first) & (piece.adjncy < halo.first + halo.nlocal)
+    check(not np.isin(halo.ghosts, piece.adjncy[owned]).any(), "ghosts are others' vertices")
+    sent = comm.allreduce_sum(np.array([sum(len(s) for s in halo.send)], np.int64))
+    check(int(sent[0]) == int(comm.allreduce_sum(np.array([len(halo.ghosts)]))[0]),
+          "every ghost sent once")
+
+
+def alltoallv() -> None:
+    comm = Comm.world()
+    send = [np.full(comm.rank + s, 10 * comm.rank + s, dtype=np.int64) for s in range(comm.size)]
+    got = comm.alltoallv(send)
+    for r, a in enumerate(got):
+        check(np.array_equal(a, np.full(r + comm.rank, 10 * r + comm.rank)), f"from rank {r}")
+
+
+def partition(out: str) -> None:
+    comm = Comm.world()
+    parts = {}
+    for i, (name, nparts, options) in enumerate(CASES):
+        graph = case_graph(name) if comm.root else None
+        piece = DistGraph.scatter(comm, graph)
+        result = partition_distributed(
+            piece.vtxdist, piece.xadj, piece.adjncy, nparts, vwgt=piece.vwgt,
+            adjwgt=piece.adjwgt, vsize=piece.vsize, comm=comm, engine="cpu", **options)
+        check(len(result.part) == piece.nlocal, "a part per local vertex")
+        whole = comm.gatherv(result.part)
+        if comm.root:
+            parts[f"case{i}"] = whole
+            check(result.edgecut == result.result.edgecut, "edgecut on every rank")
+    if comm.root:
+        np.savez(out, **parts)
+
+
+def bad_piece() -> None:
+    comm = Comm.world()
+    piece = DistGraph.scatter(comm, load_fixture("add20") if comm.root else None)
+    xadj = piece.xadj[:-1] if comm.rank == 1 else piece.xadj
+    try:
+        partition_distributed(piece.vtxdist, xadj, piece.adjncy, 4, comm=comm, engine="cpu")
+    except GpmetisError as exc:
+        expected = "(rank 1): xadj must hold" if comm.rank == 1 else "rank 1: "
+        check(expected in str(exc), f"message {exc}")
+        return
+    check(False, "no rank may go on")
+
+
+def killed(graphfile: str) -> None:
+    if Comm.world().rank == 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    from cli.main import main
+
+    main([graphfile, "4", "-engine=cpu"])
+
+
+if __name__ == "__main__":
+    command, *args = sys.argv[1:]
+    {"halo": halo, "alltoallv": alltoallv, "partition": partition, "bad-piece": bad_piece,
+     "killed": killed}[command](*args)

@@ -1,0 +1,112 @@
+"""Distributed runs under ``mpiexec`` on the cpu engine: the communicator's pieces, the halo,
+the distributed entry point and ``gpmetis`` itself give one process's partition on any number
+of ranks, and a failing or killed rank ends the run."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import FIXTURES
+from mpi_pieces import CASES, case_graph
+
+from gpmetis import partition
+from gpmetis.distributed import Comm, DistGraph
+from gpmetis.distributed.dgraph import block_bounds
+from gpmetis.distributed.halo import Halo
+
+HERE = Path(__file__).resolve().parent
+MPIEXEC = shutil.which("mpiexec", path=str(Path(sys.executable).parent)) or shutil.which("mpiexec")
+pytestmark = pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec (pip install '.[mpi]')")
+
+
+def mpiexec(ranks: int, *args: str, timeout: float = 300, cwd: Path | None = None):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parent), str(HERE)])}
+    return subprocess.run([MPIEXEC, "-n", str(ranks), *args], capture_output=True, text=True,
+                          timeout=timeout, env=env, cwd=cwd)
+
+
+def pieces(ranks: int, *args: str):
+    return mpiexec(ranks, sys.executable, str(HERE / "mpi_pieces.py"), *args)
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+@pytest.mark.parametrize("command", [["halo", "add20"], ["halo", "4elt"], ["alltoallv"]])
+def test_halo_exchange_and_alltoallv(ranks, command):
+    done = pieces(ranks, *command)
+    assert done.returncode == 0, done.stderr
+
+
+def test_one_rank_pieces_need_no_mpi():
+    comm = Comm()
+    graph = case_graph("add20")
+    piece = DistGraph.scatter(comm, graph)
+    halo, local = Halo.build(comm, piece.vtxdist, piece.adjncy)
+    assert len(halo.ghosts) == 0 and np.array_equal(local, graph.adjncy)
+    assert piece.gather(comm).adjncy.tolist() == graph.adjncy.tolist()
+
+
+def test_blocks_balance_vertices_plus_entries():
+    graph = case_graph("add20")
+    bounds = block_bounds(graph.xadj, 3)
+    work = np.diff(bounds) + np.diff(graph.xadj[bounds])
+    assert bounds[0] == 0 and bounds[-1] == graph.nvtxs
+    assert work.max() - work.min() <= 2 * np.diff(graph.xadj).max() + 2
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_partition_does_not_depend_on_the_ranks(tmp_path, ranks):
+    out = tmp_path / "parts.npz"
+    done = pieces(ranks, "partition", str(out))
+    assert done.returncode == 0, done.stderr
+    got = np.load(out)
+    for i, (name, nparts, options) in enumerate(CASES):
+        one = partition(case_graph(name), nparts, engine="cpu", **options)
+        assert np.array_equal(got[f"case{i}"], one.part), (name, options)
+
+
+def test_a_rank_with_a_bad_piece_ends_every_rank():
+    done = pieces(3, "bad-piece")
+    assert done.returncode == 0, done.stderr
+
+
+def test_gpmetis_under_mpiexec_writes_one_process_part_file(tmp_path):
+    graph = tmp_path / "4elt.graph"
+    shutil.copy(FIXTURES / "4elt.graph", graph)
+    done = mpiexec(3, sys.executable, "-m", "cli.main", str(graph), "8", "-engine=cpu",
+                   f"-json={tmp_path / 'r.json'}", cwd=HERE.parent)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("Edgecut:") == 1 and "Ranks: 3" in done.stdout
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["distributed"]["ranks"] == 3
+    assert sum(report["distributed"]["vertices"]) == report["graph"]["nvtxs"]
+    part = np.loadtxt(f"{graph}.part.8", dtype=np.int32)
+    assert np.array_equal(part, partition(case_graph("4elt"), 8, engine="cpu").part)
+
+
+def test_bad_input_under_mpiexec_one_message_exit_1(tmp_path):
+    graph = tmp_path / "bad.graph"
+    graph.write_text("3 2\n2\n1 3\n9\n")
+    done = mpiexec(3, sys.executable, "-m", "cli.main", str(graph), "2", "-engine=cpu",
+                   cwd=HERE.parent)
+    assert done.returncode == 1
+    assert done.stderr.count("gpmetis: error:") == 1
+    assert f"{graph}:4: vertex 3: neighbour 9 is out of range" in done.stderr
+    assert not list(tmp_path.glob("bad.graph.part.*"))
+
+
+def test_a_killed_rank_ends_the_run_without_a_part_file(tmp_path):
+    graph = tmp_path / "4elt.graph"
+    shutil.copy(FIXTURES / "4elt.graph", graph)
+    start = time.monotonic()
+    done = pieces(2, "killed", str(graph))
+    assert done.returncode != 0
+    assert time.monotonic() - start < 120
+    assert not list(tmp_path.glob("4elt.graph.part.*"))
