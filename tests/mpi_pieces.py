@@ -4,6 +4,8 @@ piece on every rank and exits 1 (with the failing check on stderr) when one fail
     mpi_pieces.py halo FIXTURE
     mpi_pieces.py alltoallv
     mpi_pieces.py partition OUT.npz     (rank 0 saves every case's whole part)
+    mpi_pieces.py clustering            (lp clusters and the coarse graph against one
+                                         process's)
     mpi_pieces.py bad-piece
     mpi_pieces.py killed GRAPHFILE      (rank 1 dies; the others run gpmetis on GRAPHFILE)
 """
@@ -19,10 +21,16 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from conftest import load_fixture  # noqa: E402
+from conftest import load_fixture, random_graph  # noqa: E402
 from test_wide_weights import wide_graph  # noqa: E402
 
+from gpmetis.backend import get_backend  # noqa: E402
+from gpmetis.coarsening import clustering, contraction  # noqa: E402
+from gpmetis.context import DEFAULT  # noqa: E402
+from gpmetis.device_graph import DeviceGraph  # noqa: E402
 from gpmetis.distributed import Comm, DistGraph, partition_distributed  # noqa: E402
+from gpmetis.distributed.clustering import LocalGraph, lp_clustering  # noqa: E402
+from gpmetis.distributed.contraction import contract  # noqa: E402
 from gpmetis.distributed.halo import Halo  # noqa: E402
 from gpmetis.errors import GpmetisError  # noqa: E402
 
@@ -91,6 +99,32 @@ def partition(out: str) -> None:
         np.savez(out, **parts)
 
 
+def clustering_levels() -> None:
+    comm = Comm.world()
+    graphs = {"4elt": lambda: load_fixture("4elt"), "add20": lambda: load_fixture("add20"),
+              "islands": lambda: random_graph(3000, 5, seed=3, weighted=True, isolated=40,
+                                              components=3)}
+    for name, make in graphs.items():
+        for maxvwgt, seed in ((40, 17), (400, 5)):
+            graph = make() if comm.root else None
+            piece = DistGraph.scatter(comm, graph)
+            lg = LocalGraph.of(comm, piece)
+            cmap, cvtxdist = lp_clustering(comm, lg, maxvwgt, seed, DEFAULT.coarsening)
+            nc = int(cvtxdist[-1])
+            coarse = contract(comm, lg, cmap, cvtxdist).gather(comm)
+            whole = comm.gatherv(cmap)
+            if comm.root:
+                cpu = get_backend("cpu")
+                g = DeviceGraph.upload(cpu, graph)
+                one, one_nc = clustering.lp_clustering(cpu, g, maxvwgt, seed,
+                                                       DEFAULT.coarsening)
+                check(nc == one_nc and np.array_equal(whole, one), f"{name} {maxvwgt} {seed}")
+                ref = contraction.contract(cpu, g, one, one_nc)
+                for a, b in ((coarse.xadj, ref.xadj), (coarse.adjncy, ref.adjncy),
+                             (coarse.adjwgt, ref.adjwgt), (coarse.vwgt[:, 0], ref.vwgt)):
+                    check(np.array_equal(a, b), f"{name} {maxvwgt} {seed}: coarse graph")
+
+
 def bad_piece() -> None:
     comm = Comm.world()
     piece = DistGraph.scatter(comm, load_fixture("add20") if comm.root else None)
@@ -115,4 +149,4 @@ def killed(graphfile: str) -> None:
 if __name__ == "__main__":
     command, *args = sys.argv[1:]
     {"halo": halo, "alltoallv": alltoallv, "partition": partition, "bad-piece": bad_piece,
-     "killed": killed}[command](*args)
+     "killed": killed, "clustering": clustering_levels}[command](*args)

@@ -44,10 +44,10 @@ def round_seed(seed: int, round_: int) -> int:
     return (seed + ROUND_SEED_STEP * round_) & 0xFFFFFFFF
 
 
-def active(n: int, rseed: int, sub: int, subrounds: int) -> np.ndarray:
-    """Whether each vertex 0..n-1 takes part in sub-round ``sub`` of the round seeded ``rseed``
-    of ``subrounds`` sub-rounds."""
-    v = np.arange(n, dtype=np.uint32)
+def active(n: int, rseed: int, sub: int, subrounds: int, first: int = 0) -> np.ndarray:
+    """Whether each vertex first..first+n-1 takes part in sub-round ``sub`` of the round seeded
+    ``rseed`` of ``subrounds`` sub-rounds."""
+    v = np.arange(first, first + n, dtype=np.uint32)
     return mix32(v ^ np.uint32(rseed)) % np.uint32(subrounds) == sub
 
 
@@ -132,23 +132,30 @@ def _best_cluster_numpy(g: DeviceGraph, cluster, cw, maxvwgt: int, seed: int, rs
     n = g.nvtxs
     dest[:] = -1
     on = active(n, rseed, sub, subrounds)[g.src]
-    s = g.src[on].astype(np.int64)
-    if not len(s):
-        return
-    c = cluster[g.adjncy[on]].astype(np.int64)
-    pairs, inverse = np.unique(s * n + c, return_inverse=True)
-    r = exact_bin_sums(inverse, len(pairs), g.adjwgt[on])
-    vs, cs = pairs // n, pairs % n
-    fits = (cs == cluster[vs]) | (cw[cs].astype(np.int64) + g.vwgt[vs] <= maxvwgt)
-    vs, cs, r = vs[fits], cs[fits], r[fits]
-    if not len(vs):
-        return
-    order = np.lexsort((cluster_tie(vs, cs, seed), cluster_key(r, cw[cs]), vs))
-    last = order[np.r_[vs[order][1:] != vs[order][:-1], True]]  # each v's first-ranked cluster
-    bv, bc, br = vs[last], cs[last], r[last]
-    moves = bc != cluster[bv]
-    dest[bv[moves]] = bc[moves]
-    rating[bv[moves]] = br[moves]
+    vs, cs, r = cluster_ratings(g.src[on], cluster[g.adjncy[on]], g.adjwgt[on], n)
+    bv, bc, br = first_choices(vs, cs, r, cluster[vs], cw[cs], g.vwgt[vs], maxvwgt, seed)
+    dest[bv] = bc
+    rating[bv] = br
+
+
+def cluster_ratings(src, c, w, n: int):
+    """(vs, cs, r): each distinct (vertex, adjacent cluster) of the entries from ``src`` to
+    neighbours of cluster ``c`` (ids below ``n``) with weights ``w``, and its edge weight r
+    (int64), by vertex then cluster."""
+    pairs, inverse = np.unique(src.astype(np.int64) * n + c, return_inverse=True)
+    return pairs // n, pairs % n, exact_bin_sums(inverse.ravel(), len(pairs), w)
+
+
+def first_choices(vs, cs, r, own, cw_cs, vw, maxvwgt: int, seed: int):
+    """(v, cluster, rating) for each vertex of ``cluster_ratings`` whose first-ranked cluster
+    is not its ``own`` (per pair): by rating, then the lighter (``cw_cs``), then a seeded
+    hash, among the clusters it fits in (its weight ``vw``)."""
+    fits = (cs == own) | (cw_cs.astype(np.int64) + vw <= maxvwgt)
+    vs, cs, r, own, cw_cs = vs[fits], cs[fits], r[fits], own[fits], cw_cs[fits]
+    order = np.lexsort((cluster_tie(vs, cs, seed), cluster_key(r, cw_cs), vs))
+    last = order[np.r_[vs[order][1:] != vs[order][:-1], True]] if len(vs) else order
+    moves = last[cs[last] != own[last]]
+    return vs[moves], cs[moves], r[moves]
 
 
 @dataclass
@@ -229,19 +236,26 @@ def approve(be: Backend, dest, rating, vwgt, cw, maxvwgt: int, work: Approval | 
 
 def _approve_numpy(dest, rating, vwgt, cw, maxvwgt: int):
     accepted = np.zeros(len(dest), dtype=np.uint8)
-    movers = np.flatnonzero(dest >= 0).astype(np.int32)  # increasing ids
-    if not len(movers):
-        return accepted
-    # by target, then rating descending, then id
-    order_key = (dest[movers].astype(np.int64) << 32) | (
-        0xFFFFFFFF - rating[movers].astype(np.int64))
-    movers = movers[np.argsort(order_key, kind="stable")]
+    movers = np.flatnonzero(dest >= 0)  # increasing ids
     target = dest[movers]
-    starts = np.flatnonzero(np.r_[True, target[1:] != target[:-1]])
-    w = vwgt[movers].astype(np.int64)
+    accepted[movers] = approve_proposals(target, rating[movers], vwgt[movers], cw[target],
+                                         maxvwgt)
+    return accepted
+
+
+def approve_proposals(target, rating, w, cw_target, maxvwgt: int) -> np.ndarray:
+    """Whether each proposal (listed by proposer id, increasing) to join ``target`` with
+    ``rating`` and weight ``w`` is approved: per target, by rating descending, then id, while
+    its weight ``cw_target`` plus the approved ones' stays within ``maxvwgt``."""
+    order = np.argsort((target.astype(np.int64) << 32) | (0xFFFFFFFF - rating.astype(np.int64)),
+                       kind="stable")
+    t = target[order]
+    starts = np.flatnonzero(np.r_[True, t[1:] != t[:-1]]) if len(t) else t
+    w = w[order].astype(np.int64)
     total = np.cumsum(w)
-    before = np.repeat(total[starts] - w[starts], np.diff(np.r_[starts, len(movers)]))
-    accepted[movers] = cw[target].astype(np.int64) + total - before <= maxvwgt
+    before = np.repeat(total[starts] - w[starts], np.diff(np.r_[starts, len(t)]))
+    accepted = np.empty(len(t), dtype=bool)
+    accepted[order] = cw_target[order].astype(np.int64) + total - before <= maxvwgt
     return accepted
 
 
