@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from gpmetis.backend import ADD_AT_BINS, FLOAT_EXACT, exact_bin_sums, get_backend
-from gpmetis.balance import max_part_weights, uniform_tpwgts
+from gpmetis.balance import LIMIT_CAP, max_part_weights, uniform_tpwgts
 from gpmetis.options import UBVEC_MAX
 
 INT64_MAX = 2**63 - 1
@@ -66,12 +66,14 @@ def _exact_limit(total: int, tpwgt: float, ub: float) -> int:
 
 
 @pytest.mark.parametrize("nparts", [2, 3, 64])
-def test_part_limits_near_2_63_are_exact_and_never_overflow(nparts):
+def test_part_limits_near_2_63_are_exact_capped_and_never_overflow(nparts):
     for total in (2**53 + 1, 2**62 + 1, INT64_MAX - 2, INT64_MAX):
         for ub in (1.001, 1.03, 2.0, UBVEC_MAX):
             limits = max_part_weights(np.array([total]), uniform_tpwgts(nparts), [ub])
             assert limits.dtype == np.int64
-            assert limits[:, 0].tolist() == [_exact_limit(total, 1.0 / nparts, ub)] * nparts
+            # a limit stops at the larger of LIMIT_CAP and the total (no part weighs more)
+            expected = min(_exact_limit(total, 1.0 / nparts, ub), max(LIMIT_CAP, total))
+            assert limits[:, 0].tolist() == [expected] * nparts
 
 
 def test_part_limits_mix_exact_and_float_columns():
