@@ -6,6 +6,7 @@ piece on every rank and exits 1 (with the failing check on stderr) when one fail
     mpi_pieces.py partition OUT.npz     (rank 0 saves every case's whole part)
     mpi_pieces.py clustering            (lp clusters and the coarse graph against one
                                          process's)
+    mpi_pieces.py nccl FIXTURE          (device halo exchange and all-reduce over NCCL)
     mpi_pieces.py bad-piece
     mpi_pieces.py killed GRAPHFILE      (rank 1 dies; the others run gpmetis on GRAPHFILE)
 """
@@ -125,6 +126,24 @@ def clustering_levels() -> None:
                     check(np.array_equal(a, b), f"{name} {maxvwgt} {seed}: coarse graph")
 
 
+def nccl(name: str) -> None:
+    from gpmetis.distributed.nccl import DeviceComm
+
+    comm = Comm.world()
+    device = DeviceComm(comm)
+    cp = device.cupy
+    piece = DistGraph.scatter(comm, load_fixture(name) if comm.root else None)
+    halo, _ = Halo.build(comm, piece.vtxdist, piece.adjncy)
+    values = np.arange(halo.first, halo.first + halo.nlocal, dtype=np.int64) * 7 + 3
+    got = device.exchange(halo, cp.asarray(values)).get()
+    check(np.array_equal(got, halo.exchange(comm, values)), "device ghost values")
+    total = device.allreduce_sum(cp.asarray(values[:1] * 0 + 2**40 + comm.rank)).get()
+    check(int(total[0]) == comm.size * 2**40 + comm.size * (comm.size - 1) // 2, "all-reduce")
+    big = cp.arange(1 << 24, dtype=cp.int64)  # 128 MiB each way
+    back = device.alltoallv([big if r != comm.rank else big[:0] for r in range(comm.size)])
+    check(all(bool((b == big[:len(b)]).all()) for b in back), "large all-to-all")
+
+
 def bad_piece() -> None:
     comm = Comm.world()
     piece = DistGraph.scatter(comm, load_fixture("add20") if comm.root else None)
@@ -149,4 +168,4 @@ def killed(graphfile: str) -> None:
 if __name__ == "__main__":
     command, *args = sys.argv[1:]
     {"halo": halo, "alltoallv": alltoallv, "partition": partition, "bad-piece": bad_piece,
-     "killed": killed, "clustering": clustering_levels}[command](*args)
+     "killed": killed, "clustering": clustering_levels, "nccl": nccl}[command](*args)

@@ -29,7 +29,8 @@ pytestmark = pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec (pip install
 
 
 def mpiexec(ranks: int, *args: str, timeout: float = 300, cwd: Path | None = None):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parent), str(HERE)])}
+    path = [str(HERE.parent), str(HERE), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
     return subprocess.run([MPIEXEC, "-n", str(ranks), *args], capture_output=True, text=True,
                           timeout=timeout, env=env, cwd=cwd)
 
@@ -111,4 +112,17 @@ def test_a_killed_rank_ends_the_run_without_a_part_file(tmp_path):
     done = pieces(2, "killed", str(graph))
     assert done.returncode != 0
     assert time.monotonic() - start < 120
+    assert not list(tmp_path.glob("4elt.graph.part.*"))
+
+
+def test_an_mpiexec_of_another_mpi_is_named(tmp_path):
+    # the launcher says 2 processes, but MPI sees this one alone (as under an mpiexec of
+    # another MPI than mpi4py's): one message, exit 1, nothing written
+    graph = tmp_path / "4elt.graph"
+    shutil.copy(FIXTURES / "4elt.graph", graph)
+    done = subprocess.run([sys.executable, "-m", "cli.main", str(graph), "2", "-engine=cpu"],
+                          capture_output=True, text=True, timeout=120, cwd=HERE.parent,
+                          env={**os.environ, "PMI_SIZE": "2"})
+    assert done.returncode == 1
+    assert "mpiexec started 2 processes but MPI sees 1" in done.stderr
     assert not list(tmp_path.glob("4elt.graph.part.*"))

@@ -48,10 +48,17 @@ class Comm:
     @classmethod
     def world(cls) -> Comm:
         """Every rank ``mpiexec`` started (mpi4py is imported only then), or this process."""
-        if launched_ranks() <= 1:
+        launched = launched_ranks()
+        if launched <= 1:
             return cls()
         from mpi4py import MPI
 
+        if MPI.COMM_WORLD.Get_size() != launched:
+            library = MPI.Get_library_version().splitlines()[0]
+            raise GpmetisError(
+                f"mpiexec started {launched} processes but MPI sees "
+                f"{MPI.COMM_WORLD.Get_size()}: mpi4py ({library}) and mpiexec come from "
+                "different MPI implementations; use the mpiexec of the MPI mpi4py loads")
         return cls(MPI.COMM_WORLD)
 
     @property
