@@ -6,6 +6,7 @@ piece on every rank and exits 1 (with the failing check on stderr) when one fail
     mpi_pieces.py partition OUT.npz     (rank 0 saves every case's whole part)
     mpi_pieces.py clustering            (lp clusters and the coarse graph against one
                                          process's)
+    mpi_pieces.py refinement            (Jet's loop against one process's)
     mpi_pieces.py nccl FIXTURE          (device halo exchange and all-reduce over NCCL)
     mpi_pieces.py bad-piece
     mpi_pieces.py killed GRAPHFILE      (rank 1 dies; the others run gpmetis on GRAPHFILE)
@@ -126,6 +127,38 @@ def clustering_levels() -> None:
                     check(np.array_equal(a, b), f"{name} {maxvwgt} {seed}: coarse graph")
 
 
+def refinement() -> None:
+    from gpmetis.balance import Balance, max_part_weights, uniform_tpwgts
+    from gpmetis.distributed.refinement import refine
+    from gpmetis.refinement.jet_refiner import refine as one_refine
+
+    comm = Comm.world()
+    rc = DEFAULT.refinement
+    for name, nparts, finest, skew in (("4elt", 8, True, 0.0), ("add20", 4, False, 0.5),
+                                       ("islands", 16, True, 0.9)):
+        graph = (random_graph(3000, 5, seed=3, weighted=True, isolated=40, components=3)
+                 if name == "islands" else load_fixture(name)) if comm.root else None
+        piece = DistGraph.scatter(comm, graph)
+        lg = LocalGraph.of(comm, piece)
+        n = int(piece.vtxdist[-1])
+        rng = np.random.default_rng(nparts)
+        start = rng.integers(0, nparts, n).astype(np.int32)
+        start[rng.random(n) < skew] = 0  # an overweight part 0: rebalancing runs
+        totals = comm.allreduce_sum(np.array([lg.vwgt.sum()], np.int64))
+        balance = Balance(max_part_weights(totals, uniform_tpwgts(nparts), [1.03]).T.copy(),
+                          totals)
+        first, last = piece.vtxdist[comm.rank], piece.vtxdist[comm.rank + 1]
+        best, iterations = refine(comm, lg, start[first:last], balance, context=rc,
+                                  finest=finest, patience=6)
+        whole = comm.gatherv(best)
+        if comm.root:
+            cpu = get_backend("cpu")
+            one, one_iterations = one_refine(cpu, DeviceGraph.upload(cpu, graph), start,
+                                             balance, context=rc, finest=finest, patience=6)
+            check(iterations == one_iterations and np.array_equal(whole, one),
+                  f"{name}: {iterations} iterations, {one_iterations} in one process")
+
+
 def nccl(name: str) -> None:
     from gpmetis.distributed.nccl import DeviceComm
 
@@ -168,4 +201,5 @@ def killed(graphfile: str) -> None:
 if __name__ == "__main__":
     command, *args = sys.argv[1:]
     {"halo": halo, "alltoallv": alltoallv, "partition": partition, "bad-piece": bad_piece,
-     "killed": killed, "clustering": clustering_levels, "nccl": nccl}[command](*args)
+     "killed": killed, "clustering": clustering_levels, "refinement": refinement,
+     "nccl": nccl}[command](*args)

@@ -11,6 +11,7 @@ moves then update the weights at the owners."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -48,7 +49,7 @@ class LocalGraph:
         vwgt = piece.vwgt[:, 0] if piece.vwgt is not None else np.ones(piece.nlocal, np.int64)
         return cls(piece.xadj, adjncy, adjwgt, vwgt, halo)
 
-    @property
+    @cached_property
     def src(self) -> np.ndarray:
         return np.repeat(np.arange(len(self.xadj) - 1, dtype=np.int64), np.diff(self.xadj))
 

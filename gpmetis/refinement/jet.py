@@ -128,15 +128,23 @@ def afterburner(be: Backend, g: DeviceGraph, part, dest, gain, req: MoveRequest)
         launch_afterburner(be, g, part, dest, gain, req.nparts <= MAX_SHARED_PARTS, keep,
                            moved)
         return keep, moved
+    keep = kept_moves(g, part, dest, gain)
+    return keep.astype(np.uint8), np.where(keep, dest, part).astype(np.int32)
+
+
+def kept_moves(g: DeviceGraph, part, dest, gain, ids=None) -> np.ndarray:
+    """The afterburner's twin: whether each candidate move keeps a gain >= 0 after the moves
+    of its neighbours that rank higher (greater gain, then smaller id: ``ids[v]``, v itself
+    where None)."""
     s, u = g.src, g.adjncy
     cand = dest[s] >= 0
     s, u, w = s[cand], u[cand], g.adjwgt[cand].astype(np.int64)
-    first = (dest[u] >= 0) & ((gain[u] > gain[s]) | ((gain[u] == gain[s]) & (u < s)))
+    before = u < s if ids is None else ids[u] < ids[s]
+    first = (dest[u] >= 0) & ((gain[u] > gain[s]) | ((gain[u] == gain[s]) & before))
     pu = np.where(first, dest[u], part[u])
     delta = np.where(pu == dest[s], w, np.where(pu == part[s], -w, 0))
     g_after = exact_bin_sums(s, g.nvtxs, delta)
-    keep = (dest >= 0) & (g_after >= 0)
-    return keep.astype(np.uint8), np.where(keep, dest, part).astype(np.int32)
+    return (dest >= 0) & (g_after >= 0)
 
 
 def launch_afterburner(be: Backend, g: DeviceGraph, part, dest, gain, shared: bool, keep,

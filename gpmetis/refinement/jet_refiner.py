@@ -90,4 +90,4 @@ class JetSteps:
 def _refine_host(be: Backend, g: DeviceGraph, part, *, balance: Balance,
                  context: RefinementContext, finest: bool, patience: int):
     steps = JetSteps(be, g, balance, context, finest)
-    return loop_on_host(be, g, steps, part, patience)
+    return loop_on_host(be, steps, part, patience)

@@ -15,7 +15,6 @@ from typing import Protocol
 
 from gpmetis.backend import Backend
 from gpmetis.context import RefinementContext
-from gpmetis.device_graph import DeviceGraph
 
 
 class Steps(Protocol):
@@ -36,11 +35,11 @@ class Steps(Protocol):
         """``part`` after a rebalancing step, or None where no move changes anything."""
 
 
-def loop_on_host(be: Backend, g: DeviceGraph, steps: Steps, part, patience: int):
+def loop_on_host(be: Backend, steps: Steps, part, patience: int):
     """(the best partition the loop finds from ``part``, iterations run)."""
     xp = be.xp
     improvement, max_iterations = steps.context.improvement, steps.context.max_iterations
-    locked = xp.zeros(g.nvtxs, dtype=xp.uint8)
+    locked = xp.zeros(len(part), dtype=xp.uint8)
     best_score, pwgts = steps.score(part)
     best, score = part.copy(), best_score
     stale = iterations = 0

@@ -31,7 +31,7 @@ def refine(be: Backend, g: DeviceGraph, weights, part, balance: Balance, *,
         return DeviceLoop(be, g, weights, balance, context=context, finest=finest,
                           patience=patience, tolerance=tolerance)(part)
     steps = MultiConstraintSteps(be, g, weights, balance, context, finest, tolerance)
-    best, iterations = loop_on_host(be, g, steps, part, patience)
+    best, iterations = loop_on_host(be, steps, part, patience)
     return best.astype(np.int32, copy=False), iterations
 
 

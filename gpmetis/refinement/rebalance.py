@@ -7,7 +7,7 @@ are kept in the same order while they fit. The order is resolved by a radix sele
 digits (loss bucket, two 8-bit digits of the id), so no sort is needed and the choice does not
 depend on thread order; ids are only resolved to their top 16 bits, and within the last id range
 of a part sources take all, destinations none. The GPU path runs the kernels of
-``rebalance.cu``; ``_select_numpy`` is their twin.
+``rebalance.cu``; ``rebalanced`` is their twin.
 
 The same destination selection caps what a label-propagation step moves into each part
 (``cap_inflow``): highest gains first, while they fit in the part's room, or in a loose step its
@@ -16,6 +16,8 @@ room plus some slack and what the step moves out of it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -52,7 +54,8 @@ def rebalance_step(be: Backend, g: DeviceGraph, part, balance: Balance, pwgts: n
     roomiest = roomiest_parts(room, group_size)
     if be.gpu:
         return _select_cuda(be, g, part, room_d, dest, gain, roomiest, group_size)
-    return _select_numpy(g, part, room, dest, gain, roomiest, group_size)
+    return rebalanced(part, room, dest, gain, g.vwgt, roomiest, group_size,
+                      VertexOrder.of(g.nvtxs))
 
 
 def roomiest_parts(room: np.ndarray, group_size: int) -> np.ndarray:
@@ -147,7 +150,9 @@ def cap_inflow(be: Backend, g: DeviceGraph, part, moved, gain, maxpwgt, pwgts: n
     the step moves out of it. ``keep`` is the uint8 mask of the moves kept; ``gain`` is
     consumed on the GPU."""
     if not be.gpu:
-        return _cap_inflow_numpy(g, part, moved, gain, maxpwgt, pwgts, loose, slack)
+        keep = inflow_kept(part, moved, gain, g.vwgt, maxpwgt, pwgts, loose, slack,
+                           VertexOrder.of(g.nvtxs))
+        return keep.astype(np.uint8), np.where(keep, moved, part).astype(np.int32)
     xp = be.xp
     nparts = len(pwgts)
     limits = xp.asarray(maxpwgt, dtype=xp.int64)
@@ -180,19 +185,43 @@ def launch_cap_inflow(be: Backend, g: DeviceGraph, part, moved, gain, room, maxp
                        (np.int32(n), part, to, gain, sel, shift_hi, shift_lo, moved, keep))
 
 
-def _cap_inflow_numpy(g: DeviceGraph, part, moved, gain, maxpwgt: np.ndarray,
-                      pwgts: np.ndarray, loose: bool, slack: int):
+@dataclass(frozen=True)
+class VertexOrder:
+    """Where the vertices of a selection stand among all: ``ids`` their ids, ``n`` how many
+    vertices there are, ``reduce`` the sum of a histogram over every holder of vertices (None
+    in one process; an all-reduce where ranks hold the vertices in pieces)."""
+
+    ids: np.ndarray
+    n: int
+    reduce: Callable[[np.ndarray], np.ndarray] | None = None
+
+    @classmethod
+    def of(cls, n: int) -> VertexOrder:
+        return cls(np.arange(n, dtype=np.int64), n)
+
+    def digits(self, loss: np.ndarray) -> list[np.ndarray]:
+        """The selection's order digits: loss bucket, then two 8-bit digits of the id."""
+        shift_hi, shift_lo = id_shifts(self.n)
+        return [loss_bucket(loss), (self.ids >> shift_hi) & (NUM_DIGITS - 1),
+                (self.ids >> shift_lo) & (NUM_DIGITS - 1)]
+
+
+def inflow_kept(part, moved, gain, vwgt, maxpwgt: np.ndarray, pwgts: np.ndarray, loose: bool,
+                slack: int, order: VertexOrder) -> np.ndarray:
+    """cap_inflow's twin: which moves from ``part`` to ``moved`` are kept (bool)."""
     items = moved != part
     nparts = len(pwgts)
     maxpwgt = np.asarray(maxpwgt).astype(np.int64)
     limit = maxpwgt - pwgts
     if loose:
-        outflow = exact_bin_sums(part[items], nparts, g.vwgt[items])
+        outflow = exact_bin_sums(part[items], nparts, vwgt[items])
+        if order.reduce is not None:
+            outflow = order.reduce(outflow)
         limit += maxpwgt // slack + outflow
-    digits = _order_digits(g.nvtxs, -gain)
+    digits = order.digits(-gain)
     digits[0] = MAX_BUCKET - loss_bucket(gain)
-    keep = ordered_select(np.where(items, moved, -1), digits, g.vwgt, limit, source=False)
-    return keep.astype(np.uint8), np.where(keep, moved, part).astype(np.int32)
+    return ordered_select(np.where(items, moved, -1), digits, vwgt, limit, source=False,
+                          reduce=order.reduce)
 
 
 def loss_bucket(loss: np.ndarray) -> np.ndarray:
@@ -205,19 +234,13 @@ def loss_bucket(loss: np.ndarray) -> np.ndarray:
     return np.where(loss < NEG_LOSSES, exact, np.minimum(fine, MAX_BUCKET)).astype(np.int64)
 
 
-def _order_digits(n: int, loss: np.ndarray) -> list[np.ndarray]:
-    shift_hi, shift_lo = id_shifts(n)
-    ids = np.arange(n, dtype=np.int64)
-    return [loss_bucket(loss), (ids >> shift_hi) & (NUM_DIGITS - 1),
-            (ids >> shift_lo) & (NUM_DIGITS - 1)]
-
-
 def ordered_select(group: np.ndarray, digits: list[np.ndarray], w: np.ndarray,
-                   limit: np.ndarray, source: bool) -> np.ndarray:
+                   limit: np.ndarray, source: bool, reduce=None) -> np.ndarray:
     """Mask of the items (``group`` >= 0) taken per group in the order of their ``digits``:
     sources take while the weight before an item is below ``limit`` (and the last undecided
     range), destinations while the weight up to and including it is at most ``limit`` (and not
-    the last undecided range). Twin of select_threshold/select_digit_hist."""
+    the last undecided range). ``reduce``: sums each histogram over the holders of the items
+    (``VertexOrder.reduce``). Twin of select_threshold/select_digit_hist."""
     ngroups = len(limit)
     undecided = group >= 0
     taken = np.zeros(len(group), dtype=bool)
@@ -226,6 +249,8 @@ def ordered_select(group: np.ndarray, digits: list[np.ndarray], w: np.ndarray,
         idx = np.flatnonzero(undecided)
         hist = exact_bin_sums(group[idx].astype(np.int64) * NUM_DIGITS + d[idx],
                               ngroups * NUM_DIGITS, w[idx])
+        if reduce is not None:
+            hist = reduce(hist)
         cum = base[:, None] + np.cumsum(hist.reshape(ngroups, -1), 1)
         reached = cum >= limit[:, None] if source else cum > limit[:, None]
         sel = np.where(reached.any(axis=1), reached.argmax(axis=1), NUM_DIGITS)
@@ -237,14 +262,18 @@ def ordered_select(group: np.ndarray, digits: list[np.ndarray], w: np.ndarray,
     return taken | undecided if source else taken
 
 
-def _select_numpy(g: DeviceGraph, part, room, dest, gain, roomiest: np.ndarray,
-                  group_size: int):
+def rebalanced(part, room, dest, gain, vwgt, roomiest: np.ndarray, group_size: int,
+               order: VertexOrder):
+    """The twin of a rebalancing round's selection from best_moves' (mode 1) ``dest``/``gain``:
+    the new partition."""
     to = np.where(dest < 0, fallback_parts(part, roomiest, group_size), dest)
     items = (room[part] < 0) & (to != part)
-    digits = _order_digits(g.nvtxs, -gain)
+    digits = order.digits(-gain)
     group = np.where(items, part, -1)
-    taken = ordered_select(group, digits, g.vwgt, np.maximum(-room, 1), source=True)
-    moves = ordered_select(np.where(taken, to, -1), digits, g.vwgt, room, source=False)
+    taken = ordered_select(group, digits, vwgt, np.maximum(-room, 1), source=True,
+                           reduce=order.reduce)
+    moves = ordered_select(np.where(taken, to, -1), digits, vwgt, room, source=False,
+                           reduce=order.reduce)
     return np.where(moves, to, part).astype(np.int32)
 
 
