@@ -7,6 +7,7 @@ piece on every rank and exits 1 (with the failing check on stderr) when one fail
     mpi_pieces.py clustering            (lp clusters and the coarse graph against one
                                          process's)
     mpi_pieces.py refinement            (Jet's loop against one process's)
+    mpi_pieces.py multilevel            (the pipeline against one process's)
     mpi_pieces.py nccl FIXTURE          (device halo exchange and all-reduce over NCCL)
     mpi_pieces.py bad-piece
     mpi_pieces.py killed GRAPHFILE      (rank 1 dies; the others run gpmetis on GRAPHFILE)
@@ -159,6 +160,33 @@ def refinement() -> None:
                   f"{name}: {iterations} iterations, {one_iterations} in one process")
 
 
+def multilevel() -> None:
+    from gpmetis.balance import Balance, max_part_weights, uniform_tpwgts
+    from gpmetis.coarsening.weights import WeightedGraph
+    from gpmetis.distributed import multilevel as dist
+    from gpmetis.options import Options
+    from gpmetis.partitioning.multilevel import multilevel_partition
+
+    comm = Comm.world()
+    options = Options(engine="cpu").validate()
+    for name, nparts, gather in (("4elt", 8, 1000), ("add20", 4, 300), ("islands", 16, 500),
+                                 ("4elt", 64, 1 << 16)):
+        graph = (random_graph(3000, 5, seed=3, weighted=True, isolated=40, components=3)
+                 if name == "islands" else load_fixture(name)) if comm.root else None
+        piece = DistGraph.scatter(comm, graph)
+        totals = comm.allreduce_sum(np.array([graph.vwgt.sum() if comm.root else 0], np.int64))
+        tpwgts = uniform_tpwgts(nparts)
+        balance = Balance(max_part_weights(totals, tpwgts, [1.03]).T.copy(), totals)
+        part = dist.multilevel_partition(comm, piece, balance, options, tpwgts, seed=11,
+                                         gather_vertices=gather)
+        whole = comm.gatherv(part)
+        if comm.root:
+            cpu = get_backend("cpu")
+            one, _ = multilevel_partition(WeightedGraph.single(DeviceGraph.upload(cpu, graph)),
+                                          balance, options, tpwgts, 11)
+            check(np.array_equal(whole, one), f"{name} k={nparts} gathered at {gather}")
+
+
 def nccl(name: str) -> None:
     from gpmetis.distributed.nccl import DeviceComm
 
@@ -202,4 +230,4 @@ if __name__ == "__main__":
     command, *args = sys.argv[1:]
     {"halo": halo, "alltoallv": alltoallv, "partition": partition, "bad-piece": bad_piece,
      "killed": killed, "clustering": clustering_levels, "refinement": refinement,
-     "nccl": nccl}[command](*args)
+     "multilevel": multilevel, "nccl": nccl}[command](*args)

@@ -1,7 +1,7 @@
 """Distributed runs under ``mpiexec`` on the cpu engine: the communicator's pieces, the halo,
-label-propagation clustering, contraction and Jet's refinement on the blocks (one process's
-results), the distributed entry point and ``gpmetis`` itself give one process's partition on
-any number of ranks, and a failing or killed rank ends the run."""
+label-propagation clustering, contraction, Jet's refinement and the multilevel pipeline on the
+blocks (one process's results), the distributed entry point and ``gpmetis`` itself (one
+process's part file) on any number of ranks, and a failing or killed rank ends the run."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def pieces(ranks: int, *args: str):
 
 @pytest.mark.parametrize("ranks", [2, 3])
 @pytest.mark.parametrize("command", [["halo", "add20"], ["halo", "4elt"], ["alltoallv"],
-                                     ["clustering"], ["refinement"]])
+                                     ["clustering"], ["refinement"], ["multilevel"]])
 def test_halo_exchange_and_alltoallv(ranks, command):
     done = pieces(ranks, *command)
     assert done.returncode == 0, done.stderr

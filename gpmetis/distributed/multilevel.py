@@ -1,0 +1,135 @@
+"""The multilevel pipeline over ranks that hold a graph in pieces (one constraint, k-way, cut):
+``partitioning.multilevel.multilevel_partition``'s partition, for any number of ranks.
+
+The finer levels are clustered, contracted and refined on the pieces. Once a level has at most
+``gather_vertices`` vertices (or the next one would need what is not distributed: matching,
+where clusters stop shrinking the graph, or a level past 2^31 in a vertex's sums), it is
+gathered at rank 0, which coarsens on from there with the single-process code (the same seeds
+and limits), partitions the coarsest level and refines up to the gathered one; its part is
+then projected down the distributed levels, each refined on the pieces."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from gpmetis.backend import get_backend
+from gpmetis.balance import Balance
+from gpmetis.coarsening.coarsen import coarsen
+from gpmetis.device_graph import DeviceGraph
+from gpmetis.distributed.clustering import LocalGraph, ask_owners, lp_clustering
+from gpmetis.distributed.comm import Comm
+from gpmetis.distributed.contraction import contract
+from gpmetis.distributed.dgraph import DistGraph
+from gpmetis.distributed.refinement import refine
+from gpmetis.initial_partitioning.initial import initial_partition
+from gpmetis.initial_partitioning.workers import start_workers
+from gpmetis.limits import VERTEX_MAX
+from gpmetis.options import Options
+from gpmetis.partitioning.multilevel import refine_patience
+from gpmetis.refinement.rebalance import fill_empty_parts
+from gpmetis.refinement.refiner import refiner_for
+
+GATHER_VERTICES = 1 << 16  # a level this small goes to rank 0 (the rest is its run's)
+
+
+@dataclass
+class DistLevel:
+    """A distributed level: its piece, the local view and each own vertex's coarse id."""
+
+    piece: DistGraph
+    local: LocalGraph
+    cmap: np.ndarray | None = None
+
+
+def multilevel_partition(comm: Comm, piece: DistGraph, balance: Balance, options: Options,
+                         tpwgts: np.ndarray, seed: int,
+                         gather_vertices: int = GATHER_VERTICES) -> np.ndarray:
+    """This rank's vertices' parts (int32) in the partition one process's
+    ``multilevel_partition`` gives the whole graph (cpu engine); collective."""
+    context = options.context
+    nparts = balance.nparts
+    target = context.coarsening.target(nparts)
+    levels, maxvwgt = _coarsen_pieces(comm, piece, target, seed, options, gather_vertices)
+    coarse = levels[-1].piece.gather(comm)
+    part = comm.on_root(lambda: _root_run(coarse, len(levels) - 1, balance, options, tpwgts,
+                                          seed, target, maxvwgt, int(piece.vtxdist[-1])))
+    vtxdist = levels[-1].piece.vtxdist
+    part = comm.scatterv(part, np.diff(vtxdist), np.int32)
+    patience = refine_patience(options)
+    for depth in range(len(levels) - 2, -1, -1):
+        level = levels[depth]
+        part = ask_owners(comm, levels[depth + 1].piece.vtxdist, level.cmap, part)
+        part, _ = refine(comm, level.local, part, balance, context=context.refinement,
+                         finest=depth == 0, patience=patience)
+    return _fill_empty(comm, piece, part, nparts)
+
+
+def _coarsen_pieces(comm: Comm, piece: DistGraph, target: int, seed: int, options: Options,
+                    gather_vertices: int) -> tuple[list[DistLevel], int]:
+    """(the distributed levels, finest first, the last one to gather; coarsening's maxvwgt),
+    as ``coarsening.coarsen`` makes them while they are distributed."""
+    context = options.context.coarsening
+    local = LocalGraph.of(comm, piece)
+    totals = comm.allreduce_sum(np.array([local.vwgt.sum(), local.adjwgt.sum()], np.int64))
+    maxvwgt = min(max(int(context.vertex_weight_limit * int(totals[0]) / target), 1), VERTEX_MAX)
+    levels = [DistLevel(piece, local)]
+    enough = int(context.target_slack * target)
+    distributable = (options.effective_ctype("cpu") == "lp" and max(totals) <= VERTEX_MAX)
+    while distributable and len(levels) < context.max_levels:
+        n = int(levels[-1].piece.vtxdist[-1])
+        if n <= max(enough, gather_vertices):
+            break
+        cmap, cvtxdist = lp_clustering(comm, levels[-1].local, maxvwgt, seed + len(levels),
+                                       context)
+        nc = int(cvtxdist[-1])
+        if nc > max(context.cluster_max_ratio * n, enough) or nc > (1.0 - context.min_shrink) * n:
+            break  # matching takes over, or the level ends coarsening: rank 0 redoes it
+        levels[-1].cmap = cmap
+        coarse = contract(comm, levels[-1].local, cmap, cvtxdist)
+        levels.append(DistLevel(coarse, LocalGraph.of(comm, coarse)))
+    return levels, maxvwgt
+
+
+def _root_run(graph, depth: int, balance: Balance, options: Options, tpwgts: np.ndarray,
+              seed: int, target: int, maxvwgt: int, input_nvtxs: int) -> np.ndarray:
+    """Rank 0's part of the run on the gathered level at ``depth``: coarsening on (seeds and
+    levels counted from the finest), the initial partition, refinement up to that level."""
+    context = options.context
+    be = get_backend("cpu")
+    g = DeviceGraph.upload(be, graph)
+    start_workers(context.initial.trials)
+    coarsening = replace(context.coarsening, max_levels=context.coarsening.max_levels - depth)
+    levels = coarsen(be, g, target, seed + depth, options.effective_ctype(be.name),
+                     not options.no2hop, maxvwgt=maxvwgt, context=coarsening)
+    patience = refine_patience(options)
+    part = initial_partition(
+        levels[-1], balance, tpwgts, options, context.initial, seed=seed,
+        ntrials=context.initial.trials, target=target, patience=patience,
+        input_nvtxs=input_nvtxs, direct=False, coarsened=depth + len(levels) > 1,
+        meanwhile=iter(()))
+    part = np.asarray(part, dtype=np.int32)
+    for d in range(len(levels) - 1, -1, -1):
+        if d < len(levels) - 1:
+            part = part[levels[d].cmap]
+        level = levels[d].graph
+        level.reload()  # the unit edge weights coarsening dropped
+        part, _ = refiner_for(be, level, None, balance, context=context.refinement,
+                              finest=depth + d == 0, patience=patience)(part)
+    return part
+
+
+def _fill_empty(comm: Comm, piece: DistGraph, part: np.ndarray, nparts: int) -> np.ndarray:
+    """``fill_empty_parts`` of the whole partition (at rank 0, where a part is empty: rare)."""
+    counts = comm.allreduce_sum(np.bincount(part, minlength=nparts).astype(np.int64))
+    if int(piece.vtxdist[-1]) < nparts or (counts > 0).all():
+        return part
+    graph = piece.gather(comm)
+    whole = comm.gatherv(part)
+
+    def fill():
+        be = get_backend("cpu")
+        return fill_empty_parts(be, DeviceGraph.upload(be, graph), whole, nparts)
+
+    return comm.scatterv(comm.on_root(fill), np.diff(piece.vtxdist), np.int32)
