@@ -1,6 +1,6 @@
-"""``gpmetis`` under ``mpiexec``: rank 0 reads the graph, each rank takes a block of it
-(``gpmetis.distributed``), the ranks partition it together and rank 0 prints the summary and
-writes the files. A failure ends every rank with one message from rank 0."""
+"""``gpmetis`` under ``mpiexec``: the ranks read the graph in blocks (``gpmetis.distributed``),
+partition it together, and rank 0 prints the summary and writes the files. A failure ends
+every rank with one message from rank 0."""
 
 from __future__ import annotations
 
@@ -11,32 +11,38 @@ import click
 
 
 def run_distributed(graphfile: str, nparts: int, options, finish) -> None:
-    """The run on every rank; ``finish`` prints and writes on rank 0 (cli.main.finish)."""
+    """The run on every rank; ``finish`` prints and writes on rank 0 (cli.main.finish). A METIS
+    text file is read by every rank in byte ranges; other inputs (Matrix Market, compressed,
+    -symmetrize) by rank 0, which hands out the blocks."""
     from gpmetis.distributed.comm import Comm
     from gpmetis.distributed.dgraph import DistGraph
     from gpmetis.distributed.partition import partition_pieces
+    from gpmetis.distributed.read import is_plain_metis, read_pieces
     from gpmetis.errors import GpmetisError
     from gpmetis.io import read_graph
     from gpmetis.options import check_nparts, check_ubvec_ncon
 
     comm = Comm.world()
-
-    def read():
-        graph = read_graph(graphfile, symmetrize=options.symmetrize)
-        for warning in graph.warnings:
-            click.echo(f"gpmetis: warning: {warning}", err=True)
-        check_nparts(nparts, graph.nvtxs)
-        check_ubvec_ncon(options.ubvec, graph.ncon)
-        return graph
-
     try:
         t0 = time.perf_counter()
-        graph = comm.on_root(read)
+        if is_plain_metis(graphfile) and not options.symmetrize:
+            piece = read_pieces(comm, graphfile)
+        else:
+            piece = DistGraph.scatter(comm, comm.on_root(
+                lambda: read_graph(graphfile, symmetrize=options.symmetrize)))
         t1 = time.perf_counter()
-        piece = DistGraph.scatter(comm, graph)
-        result = partition_pieces(comm, piece, nparts, options).result
+        ncon = 1 if piece.vwgt is None else piece.vwgt.shape[1]
+        comm.on_root(lambda: (check_nparts(nparts, int(piece.vtxdist[-1])),
+                              check_ubvec_ncon(options.ubvec, ncon)))
+        out = partition_pieces(comm, piece, nparts, options)
         t2 = time.perf_counter()
-        comm.on_root(lambda: finish(graphfile, nparts, options, graph, result, (t0, t1, t2)))
+
+        def report() -> None:
+            for warning in out.graph.warnings:
+                click.echo(f"gpmetis: warning: {warning}", err=True)
+            finish(graphfile, nparts, options, out.graph, out.result, (t0, t1, t2))
+
+        comm.on_root(report)
     except GpmetisError as exc:  # raised on every rank: rank 0 says it
         if comm.root:
             click.echo(f"gpmetis: error: {exc}", err=True)

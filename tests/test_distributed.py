@@ -75,6 +75,33 @@ def test_partition_does_not_depend_on_the_ranks(tmp_path, ranks):
         assert np.array_equal(got[f"case{i}"], one.part), (name, options)
 
 
+# METIS files for the ranks' byte ranges: comments and blank lines anywhere, every fmt, lines
+# that end without a newline, fewer lines than ranks, and faults one reader names by line
+READ_FILES = {
+    "weights.graph": "% c1\n\n4 3 111 2\n% mid\n5 1 2 2 7 3 1\n6 1 1 1 7 % trailing\n"
+                     "% c\n7 2 2 1 1 4 2\n1 0 0 3 2\n\n",
+    "tiny.graph": "2 1\n2\n1",
+    "isolated.graph": "5 1 10\n3\n2\n1 4\n%\n1 3\n1\n\n",
+    "no-weights.graph": "5 1 10\n3\n\n1 4 5\n\n1 6\n",
+    "extra.graph": "3 2\n2\n1 3\n2\n1\n",
+    "short.graph": "4 2\n2\n1 3\n2\n",
+    "bad-token.graph": "3 2\n2\n1 3\nx2\n",
+    "range.graph": "3 2\n2\n1 3\n9\n",
+    "count.graph": "3 5\n2\n1 3\n2\n",
+    "odd.graph": "3 2 1\n2 1\n1 1 3\n2 1\n",
+}
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_ranks_read_a_metis_file_in_byte_ranges(tmp_path, ranks):
+    for name, text in READ_FILES.items():
+        (tmp_path / name).write_text(text)
+    files = [str(tmp_path / name) for name in READ_FILES]
+    files += [str(FIXTURES / f) for f in ("4elt.graph", "add20.graph", "data.graph")]
+    done = pieces(ranks, "read", *files)
+    assert done.returncode == 0, done.stderr
+
+
 def test_a_rank_with_a_bad_piece_ends_every_rank():
     done = pieces(3, "bad-piece")
     assert done.returncode == 0, done.stderr

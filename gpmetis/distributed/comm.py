@@ -156,7 +156,8 @@ class Comm:
 
     def agree(self, error: GpmetisError | None) -> None:
         """Raise on every rank when any rank had ``error``: that rank's own, the others a
-        GpmetisError naming it (so none waits in a later collective). Collective."""
+        GpmetisError with its message and exit status (the first failing rank's), so none
+        waits in a later collective. Collective."""
         if self.mpi is None:
             if error is not None:
                 raise error
@@ -166,8 +167,8 @@ class Comm:
         if error is not None:
             raise error
         if failed:
-            rank, (message, code) = failed[0]
-            raised = GpmetisError(f"rank {rank}: {message}")
+            _, (message, code) = failed[0]
+            raised = GpmetisError(message)
             raised.exit_code = code
             raise raised
 

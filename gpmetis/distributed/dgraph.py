@@ -10,7 +10,8 @@ import numpy as np
 
 from gpmetis.distributed.comm import Comm
 from gpmetis.errors import GpmetisError, InputError
-from gpmetis.graph import Graph
+from gpmetis.graph import Graph, validated_graph
+from gpmetis.io.metis_format import vertex_lines
 
 
 @dataclass
@@ -25,6 +26,8 @@ class DistGraph:
     adjwgt: np.ndarray | None = None
     vsize: np.ndarray | None = None
     name: str = "graph"
+    # read from a METIS file: (its header's 0-based line, this rank's comment lines, 0-based)
+    lines: tuple[int, np.ndarray] | None = None
 
     @classmethod
     def of(cls, comm: Comm, vtxdist, xadj, adjncy, vwgt=None, adjwgt=None, vsize=None, *,
@@ -85,11 +88,18 @@ class DistGraph:
         adjwgt = None if self.adjwgt is None else comm.gatherv(self.adjwgt)
         vsize = None if self.vsize is None else comm.gatherv(self.vsize)
         ncon = 1 if self.vwgt is None else self.vwgt.shape[1]
+        comments = None if self.lines is None else comm.gatherv(self.lines[1])
 
         def whole() -> Graph:
             xadj = np.concatenate(([0], np.cumsum(degrees))).astype(np.int64)
-            return Graph.from_csr(xadj, adjncy, None if vwgt is None else vwgt.reshape(-1, ncon),
-                                  adjwgt, vsize=vsize, name=self.name)
+            weights = None if vwgt is None else vwgt.reshape(-1, ncon)
+            if comments is None:
+                return Graph.from_csr(xadj, adjncy, weights, adjwgt, vsize=vsize,
+                                      name=self.name)
+            # errors name the file's lines, as its reader's do
+            return validated_graph(xadj, adjncy, weights, adjwgt, vsize=vsize, name=self.name,
+                                   path=self.name,
+                                   vertex_line=vertex_lines(self.lines[0], comments))
 
         return comm.on_root(whole)
 

@@ -14,13 +14,15 @@ import numpy as np
 
 from gpmetis.distributed.comm import Comm
 from gpmetis.distributed.dgraph import DistGraph
+from gpmetis.graph import Graph
 from gpmetis.partitioning.driver import Result
 
 
 @dataclass
 class DistResult:
     """This rank's vertices' ``part`` (int32) and the whole partition's numbers, the same on
-    every rank; ``result`` the root's full ``Result`` (None on the other ranks)."""
+    every rank; ``result`` the root's full ``Result`` and ``graph`` the whole graph (None on
+    the other ranks)."""
 
     part: np.ndarray
     nparts: int
@@ -31,6 +33,7 @@ class DistResult:
     seconds: float
     distributed: dict = field(default_factory=dict)
     result: Result | None = None
+    graph: Graph | None = None
 
 
 def as_comm(comm: Any) -> Comm:
@@ -73,4 +76,4 @@ def partition_pieces(comm: Comm, piece: DistGraph, nparts: int, options: Any = N
                        numbers[6] if comm.root else 0)]}
     if result is not None:
         result.stats["distributed"] = distributed
-    return DistResult(part, *numbers[:6], distributed=distributed, result=result)
+    return DistResult(part, *numbers[:6], distributed=distributed, result=result, graph=graph)

@@ -104,14 +104,29 @@ def _entries(held: list, path: str, symmetrize: bool) -> _Entries:
     tok.require_ints(t0, t0 + int(xadj[-1]))
     vals = tok.values[t0 : t0 + int(xadj[-1])]
     del tok  # the tokens held the file's bytes: both go now
+    xadj, adjncy, vwgt, adjwgt, vsize = vertex_rows(xadj, vals, (readvs, readvw, readew, ncon),
+                                                    path, vertex_line)
+    if len(adjncy) != 2 * m and not symmetrize:
+        raise InputError(path, _edge_count_message(m, len(adjncy)), h + 1)
+    return _Entries(xadj, adjncy, vwgt, adjwgt, vsize, m, h, vertex_line)
 
+
+def vertex_rows(xadj: np.ndarray, vals: np.ndarray, fmt: tuple[int, int, int, int], path: str,
+                vertex_line: Callable[[int], int], first: int = 0):
+    """(xadj, adjncy 0-based, vwgt, adjwgt, vsize) of the vertex lines of vertices first, ...
+    whose values ``vals`` are cut by ``xadj``, under the header's ``fmt`` (readvs, readvw,
+    readew, ncon); InputError at the ``vertex_line`` (of the line's index among them) of a line
+    whose values do not fit the format. Consumes ``vals``."""
+    readvs, readvw, readew, ncon = fmt
+    n = len(xadj) - 1
     nvd = readvs + readvw * ncon  # vertex data values at the start of each line
     cnt = np.diff(xadj) if nvd or readew else None
     short = np.flatnonzero(cnt < nvd) if nvd else []
     if len(short):
         v = int(short[0])
         raise InputError(
-            path, f"vertex {v + 1}: expected {nvd} vertex size/weight values", vertex_line(v)
+            path, f"vertex {first + v + 1}: expected {nvd} vertex size/weight values",
+            vertex_line(v)
         )
     if readew:
         odd = np.flatnonzero((cnt - nvd) & 1)
@@ -119,7 +134,7 @@ def _entries(held: list, path: str, symmetrize: bool) -> _Entries:
             v = int(odd[0])
             raise InputError(
                 path,
-                f"vertex {v + 1}: odd number of values after the vertex data; "
+                f"vertex {first + v + 1}: odd number of values after the vertex data; "
                 "with edge weights (fmt ending in 1) neighbours and weights come in pairs",
                 vertex_line(v),
             )
@@ -142,10 +157,7 @@ def _entries(held: list, path: str, symmetrize: bool) -> _Entries:
     else:
         adjncy = vals  # a view of the tokens: made 0-based in place
         adjncy -= 1
-    del vals
-    if len(adjncy) != 2 * m and not symmetrize:
-        raise InputError(path, _edge_count_message(m, len(adjncy)), h + 1)
-    return _Entries(xadj, adjncy, vwgt, adjwgt, vsize, m, h, vertex_line)
+    return xadj, adjncy, vwgt, adjwgt, vsize
 
 
 def _header(tok: Tokens, path: str):
@@ -204,6 +216,12 @@ def _vertex_lines(tok: Tokens, h: int, n: int, path: str):
     xadj = np.zeros(n + 1, np.int64)
     xadj[vertex + 1] = cnt
     np.cumsum(xadj, out=xadj)
+    return xadj, vertex_lines(h, comments)
+
+
+def vertex_lines(h: int, comments: np.ndarray) -> Callable[[int], int]:
+    """Vertex -> its 1-based file line, with the header on 0-based line ``h`` and the sorted
+    0-based ``comments`` lines after it."""
     if len(comments) == 0:
         def vertex_line(v: int) -> int:
             return h + 2 + v
@@ -215,7 +233,7 @@ def _vertex_lines(tok: Tokens, h: int, n: int, path: str):
         def vertex_line(v: int) -> int:
             return h + 2 + v + int(np.searchsorted(shifted, h + 1 + v, side="right"))
 
-    return xadj, vertex_line
+    return vertex_line
 
 
 def _edge_count_message(m: int, found: int) -> str:

@@ -1,0 +1,169 @@
+"""A METIS graph file read by every rank at once: rank 0 parses the header, each rank the
+whole lines that start in its share of the body's bytes, and the ranks number their vertex
+lines by counting the lines and comment lines before them (an exclusive scan). The pieces are
+``gpmetis.io``'s rows of the same lines; the whole graph is validated where it is gathered."""
+
+from __future__ import annotations
+
+import functools
+import mmap
+from pathlib import Path
+
+import numpy as np
+
+from gpmetis.distributed.comm import Comm
+from gpmetis.distributed.dgraph import DistGraph
+from gpmetis.errors import GpmetisError, InputError
+from gpmetis.io.metis_format import _edge_count_message, _header, vertex_rows
+from gpmetis.io.tokens import tokenize
+
+NEWLINE = 10
+
+
+def read_pieces(comm: Comm, path: str) -> DistGraph:
+    """This rank's piece of the METIS graph file ``path`` (plain text; collective). InputError
+    naming the file and line, on every rank, where the file is malformed."""
+    head = comm.on_root(lambda: _read_header(path))
+    h, body, n, m, fmt = comm.bcast(head)
+    error = None
+    try:
+        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            lo, hi = (_line_start(mm, body, r, comm.size) for r in (comm.rank, comm.rank + 1))
+            chunk = mm[lo:hi]
+    except OSError as exc:
+        error = InputError(path, f"cannot read: {exc.strerror or exc}")
+    comm.agree(error)
+    data = np.frombuffer(chunk, np.uint8)
+    nlines = int(np.count_nonzero(data == NEWLINE)) + int(len(data) > 0 and data[-1] != NEWLINE)
+    try:
+        tok = tokenize(chunk, path, trailing_comments=True)
+    except InputError as exc:
+        tok, error = None, exc
+    comments = 0 if tok is None else len(tok.comment_lines)
+    before = _exclusive(comm, np.array([nlines, comments], np.int64))
+    first_line = h + 1 + int(before[0])  # the chunk's first line, 0-based
+    first_vertex = int(before[0] - before[1])
+    comm.agree(None if error is None else _moved(error, path, first_line))
+    # the checks in the order one process makes them, each agreed on by every rank
+    vertex_lines = int(comm.allreduce_sum(np.array([nlines - comments], np.int64))[0])
+    if vertex_lines < n:
+        comm.agree(InputError(path, f"the header says {n} vertices but the file has only "
+                                    f"{vertex_lines} vertex lines", h + 1 + int(
+                                        comm.allreduce_sum(np.array([nlines], np.int64))[0])))
+    for step in (_extra_lines, _integers):
+        comm.agree(_attempt(functools.partial(step, tok, path, n, first_vertex), path,
+                            first_line)[1])
+    local, error = _attempt(functools.partial(_rows, tok, path, n, fmt, first_vertex), path,
+                            first_line)
+    comm.agree(error)
+    xadj, adjncy, vwgt, adjwgt, vsize = local
+    entries = int(comm.allreduce_sum(np.array([len(adjncy)], np.int64))[0])
+    if entries != 2 * m:
+        comm.agree(InputError(path, _edge_count_message(m, entries), h + 1))
+    vtxdist = np.concatenate(([0], np.cumsum(comm.allgather(len(xadj) - 1)))).astype(np.int64)
+    return DistGraph(vtxdist, xadj.astype(np.int64), adjncy.astype(np.int64),
+                     None if vwgt is None else vwgt.astype(np.int64).reshape(len(xadj) - 1, -1),
+                     None if adjwgt is None else adjwgt.astype(np.int64),
+                     None if vsize is None else vsize.astype(np.int64), name=path,
+                     lines=(h, first_line + tok.comment_lines.astype(np.int64)))
+
+
+def _attempt(step, path: str, first_line: int) -> tuple[object, GpmetisError | None]:
+    """(what ``step()`` returns, None) or (None, the InputError it raises, its line moved to
+    the file's)."""
+    try:
+        return step(), None
+    except InputError as exc:
+        return None, _moved(exc, path, first_line)
+
+
+def _read_header(path: str):
+    """(header line, first byte of the body, n, m, (readvs, readvw, readew, ncon))."""
+    try:
+        with open(path, "rb") as f:
+            prefix = bytearray()
+            while True:  # up to the first line with values: the header
+                line = f.readline()
+                prefix += line
+                text = line.split(b"%", 1)[0].strip()
+                if text or not line:
+                    break
+            body = f.tell()
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+    tok = tokenize(bytes(prefix), path, trailing_comments=True)
+    h, n, m, readvs, readvw, readew, ncon = _header(tok, path)
+    return h, body, n, m, (readvs, readvw, readew, ncon)
+
+
+def _line_start(mm: mmap.mmap, body: int, r: int, size: int) -> int:
+    """Where rank r's lines start: the first line that starts in its share of the body."""
+    if r == 0:
+        return body
+    if r == size:
+        return len(mm)
+    at = body + (len(mm) - body) * r // size
+    found = mm.find(b"\n", at - 1)
+    return len(mm) if found < 0 else found + 1
+
+
+def _exclusive(comm: Comm, counts: np.ndarray) -> np.ndarray:
+    """The sums of ``counts`` over the ranks before this one."""
+    every = np.stack([comm.allgather(int(c)) for c in counts], axis=1)
+    return every[:comm.rank].sum(axis=0)
+
+
+def _moved(error: GpmetisError, path: str, first_line: int) -> GpmetisError:
+    """``error`` with its chunk line moved to the file's line (the chunk's first is
+    ``first_line``, 0-based)."""
+    if isinstance(error, InputError) and error.line is not None:
+        return InputError(path, error.reason, error.line + first_line)
+    return error
+
+
+def _vertex_of_rows(tok) -> np.ndarray:
+    """Each line with values: its index among the chunk's vertex lines."""
+    return tok.rows.astype(np.int64) - np.searchsorted(tok.comment_lines, tok.rows)
+
+
+def _extra_lines(tok, path: str, n: int, first_vertex: int) -> None:
+    """InputError at the first line with values after the n-th vertex line."""
+    extra = np.flatnonzero(first_vertex + _vertex_of_rows(tok) >= n)
+    if len(extra):
+        raise InputError(path, f"more vertex lines than the {n} vertices in the header (a line "
+                               f"after vertex {n} is not blank)", int(tok.rows[extra[0]]) + 1)
+
+
+def _integers(tok, path: str, n: int, first_vertex: int) -> None:
+    """InputError at the first value that is not an integer."""
+    tok.require_ints(0, len(tok.values))
+
+
+def _rows(tok, path: str, n: int, fmt, first_vertex: int):
+    """The rows of this chunk's vertex lines (of vertices below ``n``), the first being vertex
+    ``first_vertex``; lines of the chunk."""
+    comments = tok.comment_lines
+    nvertex = max(min(tok.nlines - len(comments), n - first_vertex), 0)
+    xadj = np.zeros(nvertex + 1, np.int64)
+    xadj[_vertex_of_rows(tok) + 1] = tok.row_cnt
+    np.cumsum(xadj, out=xadj)
+    shifted = comments - np.arange(len(comments))
+
+    def vertex_line(v: int) -> int:  # 1-based chunk line of the chunk's v-th vertex line
+        return 1 + v + int(np.searchsorted(shifted, v, side="right"))
+
+    return vertex_rows(xadj, tok.values[:int(xadj[-1])], fmt, path, vertex_line, first_vertex)
+
+
+def is_plain_metis(path: str) -> bool:
+    """Whether ``path`` is a METIS graph file the ranks can read in byte ranges (not Matrix
+    Market, not compressed)."""
+    from gpmetis.io.source import is_matrix_market
+
+    try:
+        with open(path, "rb") as f:
+            head = f.read(6)
+    except OSError:
+        return False
+    compressed = head[:2] == b"\x1f\x8b" or head[:3] == b"BZh" or head[:6] == b"\xfd7zXZ\x00"
+    return Path(path).is_file() and not compressed and not is_matrix_market(head)
