@@ -218,7 +218,9 @@ def format_summary(graph: Graph, result: Result, options: Options, timing: Timin
     lines.append(f"  Engine: {result.engine} (-engine={o.engine})")
     if "distributed" in result.stats:
         ranks = result.stats["distributed"]["ranks"]
-        lines.append(f"  Ranks: {ranks} (the graph gathered on rank 0 for the engine)")
+        where = ("multilevel runs on their pieces" if result.stats.get("multilevel_on_pieces")
+                 else "the run on rank 0")
+        lines.append(f"  Ranks: {ranks} ({where})")
     if result.stats.get("fallback"):
         lines.append(f"  Note: {result.stats['fallback']}; METIS ran instead")
     if result.stats.get("metis_overweight"):

@@ -58,9 +58,10 @@ def case_graph(name: str):
 
 
 def check(ok: bool, what: str) -> None:
+    """End every rank (exit 1) with ``what`` where ``ok`` is false."""
     if not ok:
-        print(f"rank {Comm.world().rank}: {what}", file=sys.stderr, flush=True)
-        sys.exit(1)
+        comm = Comm.world()
+        comm.abort(f"rank {comm.rank}: {what}")
 
 
 def halo(name: str) -> None:
@@ -99,6 +100,10 @@ def partition(out: str) -> None:
         if comm.root:
             parts[f"case{i}"] = whole
             check(result.edgecut == result.result.edgecut, "edgecut on every rank")
+            # the plain k-way cut runs take the pipeline on the pieces
+            plain = not options and case_graph(name).ncon == 1
+            check(result.result.stats.get("multilevel_on_pieces", False) == plain,
+                  f"{name} {options}: the run on the pieces")
     if comm.root:
         np.savez(out, **parts)
 

@@ -154,6 +154,30 @@ class Comm:
             raise error
         return value
 
+    def root_driven(self, fn: Callable[[], T], handlers: dict[str, Callable]) -> T | None:
+        """``fn()`` on the root, which may ``call`` the other ranks into ``handlers`` (each a
+        collective the root then runs too); the other ranks serve the calls until ``fn``
+        returns. Its value on the root, None elsewhere; what it raises, on every rank (a
+        GpmetisError elsewhere). Collective."""
+        if self.root:
+            return self.on_root(fn)
+        while True:
+            message = self.bcast(None)
+            if message[0] != "call":  # on_root's outcome
+                if message[0] == "error":
+                    error = GpmetisError(message[1])
+                    error.exit_code = message[2]
+                    raise error
+                return None
+            try:
+                handlers[message[1]](*message[2])
+            except Exception as exc:  # the root waits in the call's collectives
+                self.abort(f"gpmetis: error: rank {self.rank}: {type(exc).__name__}: {exc}")
+
+    def call(self, name: str, *args: Any) -> None:
+        """Call the other ranks (serving ``root_driven``) into their handler ``name``."""
+        self.bcast(("call", name, args))
+
     def agree(self, error: GpmetisError | None) -> None:
         """Raise on every rank when any rank had ``error``: that rank's own, the others a
         GpmetisError with its message and exit status (the first failing rank's), so none

@@ -1,9 +1,10 @@
 """The distributed entry point: a graph held in pieces by the ranks (ParMETIS's shape) is
 partitioned and each rank gets its own vertices' parts back.
 
-The engine runs on the whole graph gathered at the root (the last step of ParMETIS and
-dKaMinPar, where the coarse graph is small), so every rank count gives one process's
-partition, bit for bit. docs/architecture.md ("Distributed runs") says what comes next."""
+Rank 0 gathers the whole graph and runs the engine on it; the multilevel runs of one
+constraint, k-way and the cut on the cpu engine coarsen and refine on the pieces
+(``distributed.multilevel``), every other part of a run (its scores, the modes) is rank 0's.
+Every rank count gives one process's partition, bit for bit."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import numpy as np
 
 from gpmetis.distributed.comm import Comm
 from gpmetis.distributed.dgraph import DistGraph
+from gpmetis.distributed.multilevel import multilevel_partition
 from gpmetis.graph import Graph
 from gpmetis.partitioning.driver import Result
 
@@ -58,13 +60,41 @@ def partition_distributed(vtxdist, xadj, adjncy, nparts: int, *, vwgt=None, adjw
     return partition_pieces(comm, piece, nparts, options, **kwargs)
 
 
+class DistributedRun:
+    """The ranks' part in a run of a graph they hold in pieces: rank 0 runs the engine on the
+    whole graph and calls the ranks into the multilevel runs the pieces take
+    (``partitioning.modes.pieces``)."""
+
+    def __init__(self, comm: Comm, piece: DistGraph) -> None:
+        self.comm, self.piece = comm, piece
+
+    def multilevel(self, balance, options, tpwgts, seed: int) -> np.ndarray:
+        """The whole partition of a multilevel run on the pieces (on rank 0, which calls)."""
+        self.comm.call("multilevel", balance, options, tpwgts, seed)
+        return self.serve(balance, options, tpwgts, seed)
+
+    def serve(self, balance, options, tpwgts, seed: int) -> np.ndarray | None:
+        """This rank's share of the run; the whole partition on rank 0."""
+        part = multilevel_partition(self.comm, self.piece, balance, options, tpwgts, seed)
+        return self.comm.gatherv(part)
+
+
 def partition_pieces(comm: Comm, piece: DistGraph, nparts: int, options: Any = None,
                      **kwargs: Any) -> DistResult:
-    """``partition_distributed`` of a ``DistGraph``; collective."""
-    from gpmetis.api import partition
+    """``partition_distributed`` of a ``DistGraph``; collective. The runs of one constraint,
+    k-way and the cut on the cpu engine coarsen and refine on the pieces; the rest of the run
+    is rank 0's, on the gathered graph."""
+    from gpmetis.api import partition_inputs
+    from gpmetis.partitioning.driver import partition
 
     graph = piece.gather(comm)
-    result = comm.on_root(lambda: partition(graph, nparts, options, **kwargs))
+    run = DistributedRun(comm, piece)
+
+    def engine() -> Result:
+        _, _, opts = partition_inputs(graph, options)
+        return partition(graph, nparts, opts, pieces=run, **kwargs)
+
+    result = comm.root_driven(engine, {"multilevel": run.serve})
     numbers = comm.bcast(None if result is None else (
         result.nparts, result.edgecut, result.volume, result.imbalance, result.engine,
         result.seconds, int(result.stats.get("peak_gpu_bytes", 0))))

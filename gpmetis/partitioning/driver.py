@@ -106,10 +106,12 @@ def check_engine(graph: Graph, options: Options, engine: str) -> None:
         raise OptionError("engine", "'gpu' needs CuPy and a CUDA device; none is usable here")
 
 
-def partition(graph: Graph, nparts: int, options: Options | None = None, **kwargs) -> Result:
-    """Partition ``graph`` into ``nparts`` parts; ``kwargs`` are METIS option names."""
+def partition(graph: Graph, nparts: int, options: Options | None = None, *,
+              pieces: object | None = None, **kwargs) -> Result:
+    """Partition ``graph`` into ``nparts`` parts; ``kwargs`` are METIS option names;
+    ``pieces``: the ranks that hold the graph in pieces (``PartitionProblem.pieces``)."""
     options = (options or Options()).with_(**kwargs) if kwargs else (options or Options())
-    problem = PartitionProblem.of(graph, nparts, options)
+    problem = PartitionProblem.of(graph, nparts, options, pieces)
     warmup.wait()
     engine = choose_engine(graph, options)
     check_limits(graph, nparts, engine)

@@ -17,6 +17,7 @@ from gpmetis.partitioning.modes.contig import Contig
 from gpmetis.partitioning.modes.direct import Direct
 from gpmetis.partitioning.modes.minconn import Minconn
 from gpmetis.partitioning.modes.packing import Packing
+from gpmetis.partitioning.modes.pieces import Pieces
 from gpmetis.partitioning.modes.strong import Strong
 from gpmetis.partitioning.modes.volume import Volume
 from gpmetis.partitioning.problem import COMBINE_SEED, CUT_SEED_STRIDE, PartitionProblem
@@ -24,7 +25,7 @@ from gpmetis.partitioning.schemes import scheme_for
 
 # Set up in this order (each sees the options the earlier ones normalised); candidates are
 # tried in it too: the direct candidate before the packed components' V-cycle.
-MODES: tuple[type[Mode], ...] = (Minconn, Contig, Volume, Direct, Packing, Strong)
+MODES: tuple[type[Mode], ...] = (Minconn, Contig, Volume, Direct, Packing, Strong, Pieces)
 
 
 class EngineRun:

@@ -25,7 +25,8 @@ class PartitionProblem:
     """``graph`` into ``nparts`` parts: part p's constraint c targets ``tpwgts[p, c]`` of the
     constraint's total and may weigh up to ``limits[p, c]`` (``ubfactors[c]`` times the target,
     rounded down, or the target rounded up where that is more); ``options`` valid; ``seed`` the
-    first run's (``-seed``, or DEFAULT_SEED where negative)."""
+    first run's (``-seed``, or DEFAULT_SEED where negative). ``pieces``: where ranks hold the
+    graph in pieces, the runs they take part in (``distributed.partition.DistributedRun``)."""
 
     graph: Graph
     nparts: int
@@ -33,9 +34,11 @@ class PartitionProblem:
     tpwgts: np.ndarray
     ubfactors: tuple[float, ...]
     seed: int
+    pieces: object | None = None
 
     @classmethod
-    def of(cls, graph: Graph, nparts: int, options: Options) -> PartitionProblem:
+    def of(cls, graph: Graph, nparts: int, options: Options,
+           pieces: object | None = None) -> PartitionProblem:
         """The problem, with OptionError naming the first option out of range or not
         matching the graph (NPARTS, -ubvec's entries, -tpwgts)."""
         options.validate()
@@ -43,7 +46,7 @@ class PartitionProblem:
         ubfactors = tuple(options.ubfactors(graph.ncon))
         tpwgts = load_tpwgts(options, nparts, graph.ncon)
         seed = options.seed if options.seed >= 0 else DEFAULT_SEED
-        return cls(graph, nparts, options, tpwgts, ubfactors, seed)
+        return cls(graph, nparts, options, tpwgts, ubfactors, seed, pieces)
 
     @property
     def ncon(self) -> int:
