@@ -159,6 +159,7 @@ class MetisStyleCommand(click.Command):
 def main(graphfile: str, nparts: int, show_time: bool, json_file: str | None, **opts) -> None:
     """Partition GRAPHFILE (METIS graph or Matrix Market, optionally .gz/.bz2/.xz) into NPARTS
     parts and write GRAPHFILE.part.NPARTS, like METIS's gpmetis."""
+    from gpmetis.distributed.comm import launched_rank, launched_ranks
     from gpmetis.errors import GpmetisError
     from gpmetis.options import Options, parse_ubvec
 
@@ -170,13 +171,13 @@ def main(graphfile: str, nparts: int, show_time: bool, json_file: str | None, **
         edgepart = opts.pop("edgepart")
         options = Options(json=json_file, **opts).validate()
         if edgepart:
+            if launched_rank() != 0:  # under mpiexec the edges are partitioned by rank 0
+                return
             from cli.edgepart import run_edgepart
 
             run_edgepart(graphfile, nparts, options, _same_file, _print)
             return
         _check_paths(graphfile, nparts, options)
-        from gpmetis.distributed.comm import launched_ranks
-
         if launched_ranks() > 1:
             from cli.distributed import run_distributed
 
@@ -191,7 +192,8 @@ def main(graphfile: str, nparts: int, show_time: bool, json_file: str | None, **
             if shown is not None:
                 shown.stop()
     except GpmetisError as exc:
-        click.echo(f"gpmetis: error: {exc}", err=True)
+        if launched_rank() == 0:  # under mpiexec every rank has the error: rank 0 says it
+            click.echo(f"gpmetis: error: {exc}", err=True)
         sys.exit(exc.exit_code)
 
 
@@ -366,9 +368,14 @@ def run() -> None:
     _guard_standard_fds()
     preset_pymetis_version()
     signal.signal(signal.SIGINT, _interrupt)
+    from gpmetis.distributed.comm import launched_rank
+
     try:
-        main()
         code = 0
+        if launched_rank() == 0:
+            main()
+        else:
+            code = _other_rank_main()
     except SystemExit as exc:
         code = exc.code
     except Interrupted:
@@ -387,6 +394,20 @@ def run() -> None:
         except (OSError, ValueError, AttributeError):
             pass
     os._exit(code or 0)
+
+
+def _other_rank_main() -> int:
+    """``main`` on a rank other than 0 of ``mpiexec``'s: the same run, but a usage error, which
+    every rank finds, is rank 0's to print; its exit status."""
+    try:
+        main.main(standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        return exc.exit_code
+    except click.Abort:
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

@@ -153,3 +153,16 @@ def test_an_mpiexec_of_another_mpi_is_named(tmp_path):
     assert done.returncode == 1
     assert "mpiexec started 2 processes but MPI sees 1" in done.stderr
     assert not list(tmp_path.glob("4elt.graph.part.*"))
+
+
+def test_usage_errors_and_edge_partitions_under_mpiexec_come_once(tmp_path):
+    graph = tmp_path / "4elt.graph"
+    shutil.copy(FIXTURES / "4elt.graph", graph)
+    done = mpiexec(3, sys.executable, "-m", "cli.main", str(graph), "4", "-ufactor=-5",
+                   cwd=HERE.parent)
+    assert done.returncode == 2 and done.stderr.count("gpmetis: error:") == 1
+    done = mpiexec(3, sys.executable, "-m", "cli.main", str(graph), "4", "-edgepart",
+                   "-engine=cpu", cwd=HERE.parent)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("gpmetis edge partitioning (SPAC)") == 1
+    assert [p.name for p in tmp_path.glob("4elt.graph.*")] == ["4elt.graph.edgepart.4"]

@@ -18,6 +18,7 @@ T = TypeVar("T")
 
 # what MPICH's and Open MPI's launchers set in each process they start
 SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE")
+RANK_VARIABLES = ("PMI_RANK", "OMPI_COMM_WORLD_RANK")
 LOCAL_RANK_VARIABLES = ("MPI_LOCALRANKID", "PMI_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK")
 
 
@@ -27,6 +28,15 @@ def launched_ranks() -> int:
         if os.environ.get(name, "").isdigit():
             return int(os.environ[name])
     return 1
+
+
+def launched_rank() -> int:
+    """This process's rank among those ``mpiexec`` started (0 when it did not), read before
+    MPI starts."""
+    for name in RANK_VARIABLES:
+        if os.environ.get(name, "").isdigit():
+            return int(os.environ[name])
+    return 0
 
 
 def local_rank() -> int:
