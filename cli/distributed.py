@@ -10,8 +10,9 @@ import time
 import click
 
 
-def run_distributed(graphfile: str, nparts: int, options, finish) -> None:
-    """The run on every rank; ``finish`` prints and writes on rank 0 (cli.main.finish). A METIS
+def run_distributed(graphfile: str, nparts: int, options, finish, c_stdout_to_stderr) -> None:
+    """The run on every rank; ``finish`` prints and writes on rank 0 (cli.main.finish), and
+    METIS's own prints go to stderr inside ``c_stdout_to_stderr`` (cli.main's). A METIS
     text file is read by every rank in byte ranges; other inputs (Matrix Market, compressed,
     -symmetrize) by rank 0, which hands out the blocks."""
     from gpmetis.distributed.comm import Comm
@@ -25,7 +26,7 @@ def run_distributed(graphfile: str, nparts: int, options, finish) -> None:
     comm = Comm.world()
     try:
         t0 = time.perf_counter()
-        if is_plain_metis(graphfile) and not options.symmetrize:
+        if comm.bcast(is_plain_metis(graphfile) and not options.symmetrize):
             piece = read_pieces(comm, graphfile)
         else:
             piece = DistGraph.scatter(comm, comm.on_root(
@@ -34,7 +35,8 @@ def run_distributed(graphfile: str, nparts: int, options, finish) -> None:
         ncon = 1 if piece.vwgt is None else piece.vwgt.shape[1]
         comm.on_root(lambda: (check_nparts(nparts, int(piece.vtxdist[-1])),
                               check_ubvec_ncon(options.ubvec, ncon)))
-        out = partition_pieces(comm, piece, nparts, options)
+        with c_stdout_to_stderr():
+            out = partition_pieces(comm, piece, nparts, options)
         t2 = time.perf_counter()
 
         def report() -> None:

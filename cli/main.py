@@ -181,7 +181,7 @@ def main(graphfile: str, nparts: int, show_time: bool, json_file: str | None, **
         if launched_ranks() > 1:
             from cli.distributed import run_distributed
 
-            run_distributed(graphfile, nparts, options, finish)
+            run_distributed(graphfile, nparts, options, finish, _c_stdout_to_stderr)
             return
         from cli.progress import progress
 

@@ -213,6 +213,7 @@ class Comm:
         if self.mpi is None:
             raise SystemExit(code)
         self.mpi.Abort(code)
+        os._exit(code)  # where an MPI's Abort returns
 
 
 def _offsets(counts: np.ndarray) -> np.ndarray:

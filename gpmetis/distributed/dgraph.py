@@ -65,7 +65,9 @@ class DistGraph:
         if len(adjncy) != xadj[-1]:
             raise InputError(where, f"adjncy has {len(adjncy)} entries; xadj says {xadj[-1]}")
         if vwgt is not None:
-            vwgt = np.asarray(vwgt, dtype=np.int64).reshape(nlocal, -1)
+            vwgt = np.asarray(vwgt, dtype=np.int64)
+            if vwgt.ndim != 2:  # flat: ncon per vertex, one where the rank has no vertex
+                vwgt = vwgt.reshape(nlocal, -1) if nlocal else vwgt.reshape(0, 1)
         arrays = {"adjwgt": (adjwgt, len(adjncy)), "vsize": (vsize, nlocal)}
         for what, (a, length) in arrays.items():
             if a is not None and len(a) != length:

@@ -71,7 +71,10 @@ class DistributedRun:
     def multilevel(self, balance, options, tpwgts, seed: int) -> np.ndarray:
         """The whole partition of a multilevel run on the pieces (on rank 0, which calls)."""
         self.comm.call("multilevel", balance, options, tpwgts, seed)
-        return self.serve(balance, options, tpwgts, seed)
+        try:
+            return self.serve(balance, options, tpwgts, seed)
+        except Exception as exc:  # the other ranks may wait in the run's collectives
+            self.comm.abort(f"gpmetis: error: {exc}")
 
     def serve(self, balance, options, tpwgts, seed: int) -> np.ndarray | None:
         """This rank's share of the run; the whole partition on rank 0."""
@@ -88,7 +91,8 @@ def partition_pieces(comm: Comm, piece: DistGraph, nparts: int, options: Any = N
     from gpmetis.partitioning.driver import partition
 
     graph = piece.gather(comm)
-    run = DistributedRun(comm, piece)
+    # the runs take the validated graph's pieces (self loops and repeated neighbours dropped)
+    run = DistributedRun(comm, DistGraph.scatter(comm, graph))
 
     def engine() -> Result:
         _, _, opts = partition_inputs(graph, options)

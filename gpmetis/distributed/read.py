@@ -62,7 +62,7 @@ def read_pieces(comm: Comm, path: str) -> DistGraph:
         comm.agree(InputError(path, _edge_count_message(m, entries), h + 1))
     vtxdist = np.concatenate(([0], np.cumsum(comm.allgather(len(xadj) - 1)))).astype(np.int64)
     return DistGraph(vtxdist, xadj.astype(np.int64), adjncy.astype(np.int64),
-                     None if vwgt is None else vwgt.astype(np.int64).reshape(len(xadj) - 1, -1),
+                     None if vwgt is None else vwgt.astype(np.int64),
                      None if adjwgt is None else adjwgt.astype(np.int64),
                      None if vsize is None else vsize.astype(np.int64), name=path,
                      lines=(h, first_line + tok.comment_lines.astype(np.int64)))
@@ -162,7 +162,7 @@ def is_plain_metis(path: str) -> bool:
 
     try:
         with open(path, "rb") as f:
-            head = f.read(6)
+            head = f.read(64)
     except OSError:
         return False
     compressed = head[:2] == b"\x1f\x8b" or head[:3] == b"BZh" or head[:6] == b"\xfd7zXZ\x00"
