@@ -147,6 +147,8 @@ class MetisStyleCommand(click.Command):
 @click.option("-time", "show_time", is_flag=True, help="print per-phase and per-level timing")
 @click.option("-engine", type=_choice(ENGINES), default="auto",
               help="auto (default) | gpu | cpu | metis")
+@click.option("-gpus", type=str, default=None,
+              help="spread the graph over N GPUs of this host (N or all): N ranks, one GPU each")
 @click.option("-o", "-output", "output", type=str, default=None, callback=_strip_equals,
               help="partition file (default GRAPHFILE.part.NPARTS)")
 @click.option("-json", "json_file", type=str, default=None, help="also write the report as JSON")
@@ -169,6 +171,11 @@ def main(graphfile: str, nparts: int, show_time: bool, json_file: str | None, **
         if show_time and opts["dbglvl"] == 0:
             opts["dbglvl"] = 2
         edgepart = opts.pop("edgepart")
+        gpus = opts.pop("gpus")
+        if gpus is not None:
+            from cli.distributed import on_gpus
+
+            opts["engine"] = on_gpus(gpus, opts["engine"])
         options = Options(json=json_file, **opts).validate()
         if edgepart:
             if launched_rank() != 0:  # under mpiexec the edges are partitioned by rank 0
@@ -368,7 +375,7 @@ def run() -> None:
     _guard_standard_fds()
     preset_pymetis_version()
     signal.signal(signal.SIGINT, _interrupt)
-    from gpmetis.distributed.comm import launched_rank
+    from gpmetis.distributed.comm import finalize, launched_rank
 
     try:
         code = 0
@@ -393,6 +400,7 @@ def run() -> None:
             stream.flush()
         except (OSError, ValueError, AttributeError):
             pass
+    finalize()
     os._exit(code or 0)
 
 

@@ -167,6 +167,12 @@ class Backend:
             return upload(host)
         return self.xp.asarray(host)
 
+    def array(self, a, dtype):
+        """``a`` (a host array or one of this backend's) as a ``dtype`` array of this backend."""
+        if type(a).__module__.startswith("cupy"):
+            return a.astype(dtype, copy=False)
+        return self.upload(a, dtype)
+
     def synchronize(self) -> None:
         if self.gpu:
             self.xp.cuda.get_current_stream().synchronize()
@@ -215,6 +221,24 @@ class Backend:
 
     def argsort_stable(self, a):
         return self.xp.argsort(a) if self.gpu else np.argsort(a, kind="stable")
+
+    def lexsort(self, keys: tuple):
+        """np.lexsort of ``keys`` (the last the primary one; the keys may differ in dtype)."""
+        if not self.gpu:
+            return np.lexsort(keys)
+        order = self.argsort_stable(keys[0])
+        for key in keys[1:]:
+            order = order[self.argsort_stable(key[order])]
+        return order
+
+    def unique_inverse(self, a):
+        """(sorted distinct values of ``a``, each entry's index among them)."""
+        values, inverse = self.xp.unique(a, return_inverse=True)
+        return values, inverse.reshape(-1)
+
+    def split(self, a, counts) -> list:
+        """``a`` cut into consecutive pieces of the host ``counts``."""
+        return self.xp.split(a, np.cumsum(counts)[:-1].tolist())
 
     def launch(self, kernel, n: int, args: tuple, block: int = 256) -> None:
         """Run ``kernel`` with one thread per item for ``n`` items (nothing when n == 0)."""
@@ -341,6 +365,12 @@ def _raw_module(path: str):
     # option set (PreprocessCache keeps the results across processes). Headers are pasted
     # in, so that CuPy's on-disk cache, keyed by the source text, sees a change to a header.
     return cupy.RawModule(code=source, options=NVCC_FLAGS)
+
+
+def backend_of(a) -> Backend:
+    """The backend whose arrays ``a`` is one of (CuPy's for a device array, else NumPy's): the
+    twins that also run on a rank's GPU in a distributed run take their backend so."""
+    return get_backend("gpu" if type(a).__module__.startswith("cupy") else "cpu")
 
 
 @functools.cache

@@ -166,7 +166,7 @@ def refinement() -> None:
                   f"{name}: {iterations} iterations, {one_iterations} in one process")
 
 
-def multilevel() -> None:
+def multilevel(engine: str = "cpu") -> None:
     from gpmetis.balance import Balance, max_part_weights, uniform_tpwgts
     from gpmetis.coarsening.weights import WeightedGraph
     from gpmetis.distributed import multilevel as dist
@@ -174,7 +174,7 @@ def multilevel() -> None:
     from gpmetis.partitioning.multilevel import multilevel_partition
 
     comm = Comm.world()
-    options = Options(engine="cpu").validate()
+    options = Options(engine=engine).validate()
     for name, nparts, gather in (("4elt", 8, 1000), ("add20", 4, 300), ("islands", 16, 500),
                                  ("4elt", 64, 1 << 16)):
         graph = (random_graph(3000, 5, seed=3, weighted=True, isolated=40, components=3)
@@ -184,13 +184,14 @@ def multilevel() -> None:
         tpwgts = uniform_tpwgts(nparts)
         balance = Balance(max_part_weights(totals, tpwgts, [1.03]).T.copy(), totals)
         part = dist.multilevel_partition(comm, piece, balance, options, tpwgts, seed=11,
-                                         gather_vertices=gather)
+                                         engine=engine, gather_vertices=gather)
         whole = comm.gatherv(part)
         if comm.root:
-            cpu = get_backend("cpu")
-            one, _ = multilevel_partition(WeightedGraph.single(DeviceGraph.upload(cpu, graph)),
+            be = get_backend(engine)
+            one, _ = multilevel_partition(WeightedGraph.single(DeviceGraph.upload(be, graph)),
                                           balance, options, tpwgts, 11)
-            check(np.array_equal(whole, one), f"{name} k={nparts} gathered at {gather}")
+            check(np.array_equal(whole, be.asnumpy(one)),
+                  f"{name} k={nparts} gathered at {gather} ({engine})")
 
 
 def read(*paths: str) -> None:

@@ -166,3 +166,26 @@ def test_usage_errors_and_edge_partitions_under_mpiexec_come_once(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("gpmetis edge partitioning (SPAC)") == 1
     assert [p.name for p in tmp_path.glob("4elt.graph.*")] == ["4elt.graph.edgepart.4"]
+
+
+def test_gpus_option_is_checked(tmp_path):
+    graph = tmp_path / "4elt.graph"
+    shutil.copy(FIXTURES / "4elt.graph", graph)
+
+    def gpmetis(*args: str):
+        return subprocess.run([sys.executable, "-m", "cli.main", str(graph), "8", *args],
+                              capture_output=True, text=True, timeout=120, cwd=HERE.parent)
+
+    for args in (["-gpus=x"], ["-gpus=0"], ["-gpus=2", "-engine=cpu"]):
+        done = gpmetis(*args)
+        assert done.returncode == 2 and "option -gpus" in done.stderr, (args, done.stderr)
+    # under mpiexec, -gpus must agree with the ranks
+    done = mpiexec(2, sys.executable, "-m", "cli.main", str(graph), "8", "-gpus=3",
+                   cwd=HERE.parent)
+    assert done.returncode == 2 and done.stderr.count("option -gpus") == 1, done.stderr
+    from gpmetis.backend import cuda_available
+
+    if not cuda_available():
+        done = gpmetis("-gpus=2")
+        assert done.returncode == 1 and "CUDA device" in done.stderr
+    assert not list(tmp_path.glob("4elt.graph.part.*"))

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpmetis.backend import NULL, Backend, exact_bin_sums, loop_blocks
+from gpmetis.backend import NULL, Backend, backend_of, loop_blocks
 from gpmetis.context import CoarseningContext
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.edge_hash import mix32
@@ -44,10 +44,11 @@ def round_seed(seed: int, round_: int) -> int:
     return (seed + ROUND_SEED_STEP * round_) & 0xFFFFFFFF
 
 
-def active(n: int, rseed: int, sub: int, subrounds: int, first: int = 0) -> np.ndarray:
+def active(n: int, rseed: int, sub: int, subrounds: int, first: int = 0,
+           xp=np) -> np.ndarray:
     """Whether each vertex first..first+n-1 takes part in sub-round ``sub`` of the round seeded
-    ``rseed`` of ``subrounds`` sub-rounds."""
-    v = np.arange(first, first + n, dtype=np.uint32)
+    ``rseed`` of ``subrounds`` sub-rounds (an ``xp`` array)."""
+    v = xp.arange(first, first + n, dtype=xp.uint32)
     return mix32(v ^ np.uint32(rseed)) % np.uint32(subrounds) == sub
 
 
@@ -142,8 +143,9 @@ def cluster_ratings(src, c, w, n: int):
     """(vs, cs, r): each distinct (vertex, adjacent cluster) of the entries from ``src`` to
     neighbours of cluster ``c`` (ids below ``n``) with weights ``w``, and its edge weight r
     (int64), by vertex then cluster."""
-    pairs, inverse = np.unique(src.astype(np.int64) * n + c, return_inverse=True)
-    return pairs // n, pairs % n, exact_bin_sums(inverse.ravel(), len(pairs), w)
+    be = backend_of(src)
+    pairs, inverse = be.unique_inverse(src.astype(np.int64) * n + c)
+    return pairs // n, pairs % n, be.bin_sums(inverse, len(pairs), w)
 
 
 def first_choices(vs, cs, r, own, cw_cs, vw, maxvwgt: int, seed: int):
@@ -152,8 +154,11 @@ def first_choices(vs, cs, r, own, cw_cs, vw, maxvwgt: int, seed: int):
     hash, among the clusters it fits in (its weight ``vw``)."""
     fits = (cs == own) | (cw_cs.astype(np.int64) + vw <= maxvwgt)
     vs, cs, r, own, cw_cs = vs[fits], cs[fits], r[fits], own[fits], cw_cs[fits]
-    order = np.lexsort((cluster_tie(vs, cs, seed), cluster_key(r, cw_cs), vs))
-    last = order[np.r_[vs[order][1:] != vs[order][:-1], True]] if len(vs) else order
+    be = backend_of(vs)
+    order = be.lexsort((cluster_tie(vs, cs, seed), cluster_key(r, cw_cs), vs))
+    ends = vs[order]
+    last = order[be.xp.concatenate((ends[1:] != ends[:-1], be.xp.ones(1, bool)))] \
+        if len(vs) else order
     moves = last[cs[last] != own[last]]
     return vs[moves], cs[moves], r[moves]
 
@@ -247,14 +252,17 @@ def approve_proposals(target, rating, w, cw_target, maxvwgt: int) -> np.ndarray:
     """Whether each proposal (listed by proposer id, increasing) to join ``target`` with
     ``rating`` and weight ``w`` is approved: per target, by rating descending, then id, while
     its weight ``cw_target`` plus the approved ones' stays within ``maxvwgt``."""
-    order = np.argsort((target.astype(np.int64) << 32) | (0xFFFFFFFF - rating.astype(np.int64)),
-                       kind="stable")
+    be = backend_of(target)
+    xp = be.xp
+    order = be.argsort_stable((target.astype(np.int64) << 32)
+                              | (0xFFFFFFFF - rating.astype(np.int64)))
     t = target[order]
-    starts = np.flatnonzero(np.r_[True, t[1:] != t[:-1]]) if len(t) else t
+    start = xp.concatenate((xp.ones(min(len(t), 1), bool), t[1:] != t[:-1]))
     w = w[order].astype(np.int64)
-    total = np.cumsum(w)
-    before = np.repeat(total[starts] - w[starts], np.diff(np.r_[starts, len(t)]))
-    accepted = np.empty(len(t), dtype=bool)
+    total = xp.cumsum(w)
+    # each proposal's group's weight before its first proposal
+    before = (total - w)[xp.flatnonzero(start)][xp.cumsum(start) - 1]
+    accepted = xp.empty(len(t), dtype=bool)
     accepted[order] = cw_target[order].astype(np.int64) + total - before <= maxvwgt
     return accepted
 

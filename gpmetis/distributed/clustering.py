@@ -15,7 +15,7 @@ from functools import cached_property
 
 import numpy as np
 
-from gpmetis.backend import get_backend
+from gpmetis.backend import Backend, backend_of, get_backend
 from gpmetis.coarsening.clustering import (
     active,
     approve_proposals,
@@ -31,65 +31,76 @@ from gpmetis.distributed.halo import Halo, owners
 
 @dataclass
 class LocalGraph:
-    """A rank's rows with local neighbour ids (``Halo.build``'s): ``xadj`` int64, ``adjncy``
-    int32 (own vertices first, then the halo's ghosts), ``adjwgt`` and ``vwgt`` (int64, one
-    constraint) and the halo."""
+    """A rank's rows with local neighbour ids (``Halo.build``'s), on the rank's backend:
+    ``xadj`` int64, ``adjncy`` int32 (own vertices first, then the halo's ghosts), ``adjwgt``
+    and ``vwgt`` (int64, one constraint) and the halo."""
 
-    xadj: np.ndarray
-    adjncy: np.ndarray
-    adjwgt: np.ndarray
-    vwgt: np.ndarray
+    xadj: object
+    adjncy: object
+    adjwgt: object
+    vwgt: object
     halo: Halo
 
     @classmethod
-    def of(cls, comm: Comm, piece: DistGraph) -> LocalGraph:
-        """The local view of ``piece`` (collective: the halo is built)."""
-        halo, adjncy = Halo.build(comm, piece.vtxdist, piece.adjncy)
-        adjwgt = piece.adjwgt if piece.adjwgt is not None else np.ones(len(adjncy), np.int64)
-        vwgt = piece.vwgt[:, 0] if piece.vwgt is not None else np.ones(piece.nlocal, np.int64)
-        return cls(piece.xadj, adjncy, adjwgt, vwgt, halo)
+    def of(cls, comm: Comm, piece: DistGraph, be: Backend | None = None) -> LocalGraph:
+        """The local view of ``piece`` on ``be`` (its arrays' own backend where None;
+        collective: the halo is built)."""
+        be = be or backend_of(piece.xadj)
+        xp = be.xp
+        halo, adjncy = Halo.build(comm, piece.vtxdist, be.array(piece.adjncy, np.int64))
+        adjwgt = (xp.ones(len(adjncy), np.int64) if piece.adjwgt is None
+                  else be.array(piece.adjwgt, np.int64))
+        vwgt = (xp.ones(piece.nlocal, np.int64) if piece.vwgt is None
+                else be.array(piece.vwgt[:, 0], np.int64))
+        return cls(be.array(piece.xadj, np.int64), adjncy, adjwgt, vwgt, halo)
 
     @cached_property
-    def src(self) -> np.ndarray:
-        return np.repeat(np.arange(len(self.xadj) - 1, dtype=np.int64), np.diff(self.xadj))
+    def be(self) -> Backend:
+        return backend_of(self.xadj)
+
+    @cached_property
+    def src(self):
+        """Each entry's row (int64)."""
+        return self.be.sources(self.xadj, len(self.adjncy)).astype(np.int64)
 
 
-def ask_owners(comm: Comm, vtxdist: np.ndarray, ids: np.ndarray, values: np.ndarray
-               ) -> np.ndarray:
+def ask_owners(comm: Comm, vtxdist: np.ndarray, ids, values):
     """``values`` (indexed by own local id at each rank) of the global ``ids``, from their
-    owners (collective)."""
-    ids = np.asarray(ids, dtype=np.int64)
-    order = np.argsort(ids, kind="stable")
-    counts = np.bincount(owners(vtxdist, ids[order]), minlength=comm.size)
-    asked = comm.alltoallv(np.split(ids[order], np.cumsum(counts)[:-1]))
+    owners (collective; arrays of one backend)."""
+    be = backend_of(ids)
+    ids = ids.astype(np.int64, copy=False)
+    order = be.argsort_stable(ids)
+    counts = be.asnumpy(be.counts(owners(vtxdist, ids[order]), comm.size))
+    asked = comm.alltoallv(be.split(ids[order], counts))
     first = vtxdist[comm.rank]
     answers = comm.alltoallv([values[a - first] for a in asked])
-    out = np.empty(len(ids), dtype=values.dtype)
-    out[order] = np.concatenate(answers) if answers else values[:0]
+    out = be.xp.empty(len(ids), dtype=values.dtype)
+    out[order] = be.xp.concatenate(answers) if answers else values[:0]
     return out
 
 
-def send_to_owners(comm: Comm, vtxdist: np.ndarray, keys: np.ndarray, *columns: np.ndarray):
+def send_to_owners(comm: Comm, vtxdist: np.ndarray, keys, *columns):
     """The (key, columns...) rows sent to the owner of each key (a global id), in rank order
     of the senders and each sender's order; returns (keys, columns..., the row counts per
-    sender) at this rank (collective)."""
-    order = np.argsort(owners(vtxdist, keys), kind="stable")
-    counts = np.bincount(owners(vtxdist, keys), minlength=comm.size)
-    cuts = np.cumsum(counts)[:-1]
-    got = [comm.alltoallv(np.split(a[order], cuts)) for a in (keys, *columns)]
-    return (*(np.concatenate(g) for g in got), np.array([len(x) for x in got[0]]))
+    sender, host) at this rank (collective)."""
+    be = backend_of(keys)
+    dest = owners(vtxdist, keys)
+    order = be.argsort_stable(dest)
+    counts = be.asnumpy(be.counts(dest, comm.size))
+    got = [comm.alltoallv(be.split(a[order], counts)) for a in (keys, *columns)]
+    return (*(be.xp.concatenate(g) for g in got), np.array([len(x) for x in got[0]]))
 
 
 def lp_clustering(comm: Comm, lg: LocalGraph, maxvwgt: int, seed: int,
-                  context: CoarseningContext) -> tuple[np.ndarray, np.ndarray]:
+                  context: CoarseningContext):
     """(cmap, cvtxdist): each own vertex's cluster as a global coarse id (int64, in the order
     of the clusters' labels, as ``coarsening.clustering.lp_clustering`` numbers them), and the
-    coarse vertices each rank owns (those whose label it owns); collective."""
-    halo = lg.halo
+    coarse vertices each rank owns (those whose label it owns, host); collective."""
+    halo, xp = lg.halo, lg.be.xp
     vtxdist, first, nlocal = halo.vtxdist, halo.first, halo.nlocal
     n = int(vtxdist[-1])
     seed &= 0xFFFFFFFF
-    cluster = np.arange(first, first + nlocal, dtype=np.int64)
+    cluster = xp.arange(first, first + nlocal, dtype=np.int64)
     cw = lg.vwgt.astype(np.int64)  # the weight of the cluster labelled by each own vertex
     schedule = level_schedule(get_backend("cpu"), seed, context)
     src = lg.src
@@ -110,31 +121,33 @@ def lp_clustering(comm: Comm, lg: LocalGraph, maxvwgt: int, seed: int,
 def _sub_round(comm: Comm, lg: LocalGraph, src, cluster, cw, maxvwgt: int, seed: int,
                schedule) -> int:
     """One sub-round at every rank; how many own vertices moved."""
+    be = lg.be
+    xp = be.xp
     halo, vtxdist, first = lg.halo, lg.halo.vtxdist, lg.halo.first
     rseed, sub = schedule.current()
     labels = halo.extended(comm, cluster)
-    on = active(halo.nlocal, rseed, sub, schedule.subrounds, first)[src]
+    on = active(halo.nlocal, rseed, sub, schedule.subrounds, first, xp)[src]
     vs, cs, r = cluster_ratings(src[on] + first, labels[lg.adjncy[on]], lg.adjwgt[on],
                                 int(vtxdist[-1]))
-    seen = np.unique(np.concatenate((cs, cluster)))
+    seen = be.unique(xp.concatenate((cs, cluster)))
     weights = ask_owners(comm, vtxdist, seen, cw)
-    cw_cs = weights[np.searchsorted(seen, cs)]
+    cw_cs = weights[xp.searchsorted(seen, cs)]
     bv, bc, br = first_choices(vs, cs, r, cluster[vs - first], cw_cs, lg.vwgt[vs - first],
                                maxvwgt, seed)
     # proposals to the targets' owners, approved there in id order, answered back
     target, ids, rating, w, counts = send_to_owners(comm, vtxdist, bc, bv, br,
                                                     lg.vwgt[bv - first])
     accepted = approve_proposals(target, rating, w, cw[target - first], maxvwgt)
-    np.add.at(cw, target[accepted] - first, w[accepted])
-    answers = comm.alltoallv(np.split(accepted.astype(np.int64), np.cumsum(counts)[:-1]))
+    xp.add.at(cw, target[accepted] - first, w[accepted])
+    answers = comm.alltoallv(be.split(accepted.astype(np.int64), counts))
     # each rank sent its proposals to the owners in owner order: the answers come back so
-    order = np.argsort(np.asarray(owners(vtxdist, bc)), kind="stable")
-    ok = np.empty(len(bv), dtype=bool)
-    ok[order] = np.concatenate(answers).astype(bool) if answers else ok[:0]
+    order = be.argsort_stable(owners(vtxdist, bc))
+    ok = xp.empty(len(bv), dtype=bool)
+    ok[order] = xp.concatenate(answers).astype(bool) if answers else ok[:0]
     movers, dest = bv[ok] - first, bc[ok]
     old, _, left, _ = send_to_owners(comm, vtxdist, cluster[movers], movers,
                                      lg.vwgt[movers])
-    np.subtract.at(cw, old - first, left)
+    xp.add.at(cw, old - first, -left)
     cluster[movers] = dest
     return len(movers)
 
@@ -142,31 +155,32 @@ def _sub_round(comm: Comm, lg: LocalGraph, src, cluster, cw, maxvwgt: int, seed:
 def _group_islands(comm: Comm, lg: LocalGraph, cluster, maxvwgt: int) -> None:
     """``coarsening.clustering.group_islands`` over the ranks: the isolated vertices in
     clusters of consecutive ones (in id order, across ranks)."""
-    halo = lg.halo
-    islands = np.flatnonzero(np.diff(lg.xadj) == 0)
+    halo, xp = lg.halo, lg.be.xp
+    islands = xp.flatnonzero(xp.diff(lg.xadj) == 0)
     counts = comm.allgather(len(islands))
     if int(counts.sum()) < 2:
         return
     heaviest = comm.allreduce_max(int(lg.vwgt[islands].max()) if len(islands) else 0)
     per = max(1, maxvwgt // max(heaviest, 1))
     before = int(counts[:comm.rank].sum())
-    leaders = (before + np.arange(len(islands), dtype=np.int64)) // per * per
+    leaders = (before + xp.arange(len(islands), dtype=np.int64)) // per * per
     # the island at each leader's position, asked of the rank holding that position
     bounds = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     ids = (islands + halo.first).astype(np.int64)
     cluster[islands] = ask_owners(comm, bounds, leaders, ids)
 
 
-def _number_clusters(comm: Comm, vtxdist: np.ndarray, cluster
-                     ) -> tuple[np.ndarray, np.ndarray]:
+def _number_clusters(comm: Comm, vtxdist: np.ndarray, cluster):
     """(cmap, cvtxdist): the labels renumbered 0..nc-1 in label order over all ranks."""
+    be = backend_of(cluster)
+    xp = be.xp
     first = int(vtxdist[comm.rank])
     nlocal = int(vtxdist[comm.rank + 1]) - first
-    labels = np.unique(cluster)
+    labels = be.unique(cluster)
     got, _ = send_to_owners(comm, vtxdist, labels)
-    used = np.zeros(nlocal, dtype=bool)
+    used = xp.zeros(nlocal, dtype=bool)
     used[got - first] = True
     counts = comm.allgather(int(used.sum()))
-    number = np.cumsum(used) - 1 + int(counts[:comm.rank].sum())
+    number = xp.cumsum(used) - 1 + int(counts[:comm.rank].sum())
     ids = ask_owners(comm, vtxdist, labels, number)
-    return ids[np.searchsorted(labels, cluster)], np.concatenate(([0], np.cumsum(counts)))
+    return ids[xp.searchsorted(labels, cluster)], np.concatenate(([0], np.cumsum(counts)))

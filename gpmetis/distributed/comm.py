@@ -54,6 +54,28 @@ class Comm:
         self.mpi = mpi
         self.rank = 0 if mpi is None else mpi.Get_rank()
         self.size = 1 if mpi is None else mpi.Get_size()
+        self.device: Any = None  # the ranks' NCCL communicator, once ``use_gpus`` made it
+        self.gpus = False  # whether ``use_gpus`` gave this rank a GPU
+
+    def use_gpus(self) -> None:
+        """Give each rank the GPU of its local rank (modulo the host's GPUs), and where no
+        two ranks share one, NCCL between them: the collectives then move device arrays GPU
+        to GPU (else through the host). Collective; the first call decides."""
+        if self.gpus:
+            return
+        self.gpus = True
+        import socket
+
+        import cupy
+
+        cupy.cuda.Device(local_rank() % cupy.cuda.runtime.getDeviceCount()).use()
+        if self.mpi is None:
+            return
+        gpus = self.mpi.allgather((socket.gethostname(), cupy.cuda.Device().pci_bus_id))
+        if len(set(gpus)) == self.size:
+            from gpmetis.distributed.nccl import DeviceComm
+
+            self.device = DeviceComm(self)
 
     @classmethod
     def world(cls) -> Comm:
@@ -76,7 +98,16 @@ class Comm:
         return self.rank == 0
 
     def allreduce_sum(self, a: np.ndarray) -> np.ndarray:
-        """The element-wise sum over the ranks of the int64 or float64 array ``a``."""
+        """The element-wise sum over the ranks of the int64 or float64 array ``a`` (a device
+        array gives a device array)."""
+        if on_device(a):
+            if self.mpi is None:
+                return a.copy()
+            if self.device is not None:
+                return self.device.allreduce_sum(a)
+            import cupy
+
+            return cupy.asarray(self.allreduce_sum(a.get()))
         a = np.ascontiguousarray(a)
         if self.mpi is None:
             return a.copy()
@@ -106,9 +137,15 @@ class Comm:
 
     def alltoallv(self, send: list[np.ndarray]) -> list[np.ndarray]:
         """``send[r]`` (one dtype on every rank) goes to rank r; returns what each rank sent
-        this one, in rank order."""
+        this one, in rank order (device arrays for device arrays)."""
         if self.mpi is None:
             return [send[0].copy()]
+        if on_device(send[0]):
+            if self.device is not None:
+                return self.device.alltoallv(send)
+            import cupy
+
+            return [cupy.asarray(a) for a in self.alltoallv([s.get() for s in send])]
         dtype = send[0].dtype
         counts = np.array([len(s) for s in send], dtype=np.int64)
         recv_counts = np.empty(self.size, dtype=np.int64)
@@ -120,8 +157,9 @@ class Comm:
         return np.split(out, np.cumsum(recv_counts)[:-1])
 
     def gatherv(self, a: np.ndarray) -> np.ndarray | None:
-        """Every rank's 1-D ``a`` concatenated in rank order on the root; None elsewhere."""
-        a = np.ascontiguousarray(a)
+        """Every rank's 1-D ``a`` concatenated in rank order on the root (a host array);
+        None elsewhere."""
+        a = np.ascontiguousarray(a.get() if on_device(a) else a)
         if self.mpi is None:
             return a.copy()
         counts = self.allgather(len(a))
@@ -214,6 +252,19 @@ class Comm:
             raise SystemExit(code)
         self.mpi.Abort(code)
         os._exit(code)  # where an MPI's Abort returns
+
+
+def finalize() -> None:
+    """End MPI where this process started it, before an exit that skips the interpreter's
+    teardown (Open MPI's ``mpiexec`` counts a rank that exits without it as failed)."""
+    mpi = sys.modules.get("mpi4py.MPI")
+    if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
+        mpi.Finalize()
+
+
+def on_device(a: Any) -> bool:
+    """Whether ``a`` is a device (CuPy) array."""
+    return type(a).__module__.startswith("cupy")
 
 
 def _offsets(counts: np.ndarray) -> np.ndarray:

@@ -6,27 +6,29 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpmetis.backend import exact_bin_sums
 from gpmetis.distributed.clustering import LocalGraph, send_to_owners
 from gpmetis.distributed.comm import Comm
 from gpmetis.distributed.dgraph import DistGraph
 
 
-def contract(comm: Comm, lg: LocalGraph, cmap: np.ndarray, cvtxdist: np.ndarray) -> DistGraph:
-    """The coarse graph's piece at this rank (its vertices cvtxdist[rank]..): ``cmap`` each own
-    vertex's coarse id (global, int64). Collective."""
+def contract(comm: Comm, lg: LocalGraph, cmap, cvtxdist: np.ndarray) -> DistGraph:
+    """The coarse graph's piece at this rank (its vertices cvtxdist[rank].., its arrays on
+    ``lg``'s backend): ``cmap`` each own vertex's coarse id (global, int64). Collective."""
+    be = lg.be
+    xp = be.xp
     first = int(cvtxdist[comm.rank])
     nlocal = int(cvtxdist[comm.rank + 1]) - first
+    nc = int(cvtxdist[-1])
     coarse, w, _ = send_to_owners(comm, cvtxdist, cmap, lg.vwgt)
-    vwgt = exact_bin_sums(coarse - first, nlocal, w)
+    vwgt = be.bin_sums(coarse - first, nlocal, w)
     ends = lg.halo.extended(comm, cmap)
     src = cmap[lg.src]
     dst = ends[lg.adjncy]
     cut = src != dst
     c, cu, w, _ = send_to_owners(comm, cvtxdist, src[cut], dst[cut], lg.adjwgt[cut])
-    pairs, inverse = np.unique((c - first) * int(cvtxdist[-1]) + cu, return_inverse=True)
-    weights = exact_bin_sums(inverse.ravel(), len(pairs), w)
-    rows, adjncy = np.divmod(pairs, int(cvtxdist[-1]))
-    xadj = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=nlocal))))
-    return DistGraph(np.asarray(cvtxdist, dtype=np.int64), xadj.astype(np.int64), adjncy,
-                     vwgt.reshape(-1, 1), weights)
+    pairs, inverse = be.unique_inverse((c - first) * nc + cu)
+    weights = be.bin_sums(inverse, len(pairs), w)
+    rows, adjncy = pairs // nc, pairs % nc
+    xadj = xp.concatenate((xp.zeros(1, np.int64), xp.cumsum(be.counts(rows, nlocal))))
+    return DistGraph(np.asarray(cvtxdist, dtype=np.int64), xadj, adjncy, vwgt.reshape(-1, 1),
+                     weights)

@@ -7,26 +7,29 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpmetis.backend import backend_of
 from gpmetis.distributed.comm import Comm
 
 
-def owners(vtxdist: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    """The rank owning each global vertex id (int64), rank r holding [vtxdist[r],
-    vtxdist[r + 1])."""
-    return np.searchsorted(vtxdist, ids, side="right").astype(np.int64) - 1
+def owners(vtxdist: np.ndarray, ids):
+    """The rank owning each global vertex id (int64, on ``ids``' backend), rank r holding
+    [vtxdist[r], vtxdist[r + 1])."""
+    xp = backend_of(ids).xp
+    return xp.searchsorted(xp.asarray(vtxdist), ids, side="right").astype(np.int64) - 1
 
 
 @dataclass
 class Halo:
-    """Rank ``rank``'s view of a graph split by ``vtxdist``: local ids 0..nlocal-1 are its own
-    vertices (global first + i), nlocal.. its ``ghosts`` (global ids, increasing, so grouped by
-    owner in rank order); ``send[r]`` the local ids whose values rank r reads."""
+    """Rank ``rank``'s view of a graph split by ``vtxdist`` (host int64): local ids
+    0..nlocal-1 are its own vertices (global first + i), nlocal.. its ``ghosts`` (global ids,
+    increasing, so grouped by owner in rank order); ``send[r]`` the local ids whose values
+    rank r reads. Its arrays live on the backend of the adjacency it was built from."""
 
     vtxdist: np.ndarray
     rank: int
-    ghosts: np.ndarray
+    ghosts: object
     ghost_counts: np.ndarray
-    send: list[np.ndarray]
+    send: list
 
     @property
     def first(self) -> int:
@@ -37,28 +40,29 @@ class Halo:
         return int(self.vtxdist[self.rank + 1] - self.vtxdist[self.rank])
 
     @classmethod
-    def build(cls, comm: Comm, vtxdist: np.ndarray, adjncy: np.ndarray
-              ) -> tuple[Halo, np.ndarray]:
+    def build(cls, comm: Comm, vtxdist: np.ndarray, adjncy) -> tuple[Halo, object]:
         """(the halo, the local adjacency as int32 local ids) of this rank's rows whose
         neighbours are the global ids ``adjncy`` (collective: every rank calls it)."""
+        be = backend_of(adjncy)
+        xp = be.xp
         vtxdist = np.asarray(vtxdist, dtype=np.int64)
         first, last = int(vtxdist[comm.rank]), int(vtxdist[comm.rank + 1])
-        adjncy = np.asarray(adjncy, dtype=np.int64)
+        adjncy = adjncy.astype(np.int64, copy=False)
         own = (adjncy >= first) & (adjncy < last)
-        ghosts = np.unique(adjncy[~own])
-        ghost_counts = np.bincount(owners(vtxdist, ghosts), minlength=comm.size)
-        asked = comm.alltoallv(np.split(ghosts, np.cumsum(ghost_counts)[:-1]))
+        ghosts = be.unique(adjncy[~own])
+        ghost_counts = be.asnumpy(be.counts(owners(vtxdist, ghosts), comm.size))
+        asked = comm.alltoallv(be.split(ghosts, ghost_counts))
         send = [(ids - first).astype(np.int32) for ids in asked]
-        local = np.where(own, adjncy - first,
-                         (last - first) + np.searchsorted(ghosts, adjncy)).astype(np.int32)
+        local = xp.where(own, adjncy - first,
+                         (last - first) + xp.searchsorted(ghosts, adjncy)).astype(np.int32)
         return cls(vtxdist, comm.rank, ghosts, ghost_counts.astype(np.int64), send), local
 
-    def exchange(self, comm: Comm, values: np.ndarray) -> np.ndarray:
+    def exchange(self, comm: Comm, values):
         """The ghosts' values (one per ghost, in ``ghosts`` order) from their owners'
         ``values`` (one per local vertex; collective)."""
         got = comm.alltoallv([values[ids] for ids in self.send])
-        return np.concatenate(got) if got else values[:0]
+        return backend_of(values).xp.concatenate(got) if got else values[:0]
 
-    def extended(self, comm: Comm, values: np.ndarray) -> np.ndarray:
+    def extended(self, comm: Comm, values):
         """``values`` of the local vertices followed by the ghosts', indexed by local id."""
-        return np.concatenate((values, self.exchange(comm, values)))
+        return backend_of(values).xp.concatenate((values, self.exchange(comm, values)))

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from gpmetis.backend import get_backend
+from gpmetis.backend import Backend, get_backend
 from gpmetis.balance import Balance
 from gpmetis.coarsening.coarsen import coarsen
 from gpmetis.device_graph import DeviceGraph
@@ -44,39 +44,45 @@ class DistLevel:
 
 
 def multilevel_partition(comm: Comm, piece: DistGraph, balance: Balance, options: Options,
-                         tpwgts: np.ndarray, seed: int,
-                         gather_vertices: int = GATHER_VERTICES) -> np.ndarray:
-    """This rank's vertices' parts (int32) in the partition one process's
-    ``multilevel_partition`` gives the whole graph (cpu engine); collective."""
+                         tpwgts: np.ndarray, seed: int, engine: str = "cpu",
+                         gather_vertices: int = GATHER_VERTICES):
+    """This rank's vertices' parts (int32, on the ``engine``'s backend) in the partition one
+    process's ``multilevel_partition`` gives the whole graph; collective. With the gpu engine
+    each rank runs on the GPU of its local rank."""
+    if engine == "gpu":
+        comm.use_gpus()
+    be = get_backend(engine)
     context = options.context
     nparts = balance.nparts
     target = context.coarsening.target(nparts)
-    levels, maxvwgt = _coarsen_pieces(comm, piece, target, seed, options, gather_vertices)
+    levels, maxvwgt = _coarsen_pieces(comm, be, piece, target, seed, options, gather_vertices)
     coarse = levels[-1].piece.gather(comm)
-    part = comm.on_root(lambda: _root_run(coarse, len(levels) - 1, balance, options, tpwgts,
-                                          seed, target, maxvwgt, int(piece.vtxdist[-1])))
+    part = comm.on_root(lambda: _root_run(be, coarse, len(levels) - 1, balance, options,
+                                          tpwgts, seed, target, maxvwgt,
+                                          int(piece.vtxdist[-1])))
     vtxdist = levels[-1].piece.vtxdist
-    part = comm.scatterv(part, np.diff(vtxdist), np.int32)
+    part = be.upload(comm.scatterv(part, np.diff(vtxdist), np.int32), np.int32)
     patience = refine_patience(options)
     for depth in range(len(levels) - 2, -1, -1):
         level = levels[depth]
         part = ask_owners(comm, levels[depth + 1].piece.vtxdist, level.cmap, part)
         part, _ = refine(comm, level.local, part, balance, context=context.refinement,
                          finest=depth == 0, patience=patience)
-    return _fill_empty(comm, piece, part, nparts)
+    return _fill_empty(comm, be, piece, part, nparts)
 
 
-def _coarsen_pieces(comm: Comm, piece: DistGraph, target: int, seed: int, options: Options,
-                    gather_vertices: int) -> tuple[list[DistLevel], int]:
+def _coarsen_pieces(comm: Comm, be: Backend, piece: DistGraph, target: int, seed: int,
+                    options: Options, gather_vertices: int) -> tuple[list[DistLevel], int]:
     """(the distributed levels, finest first, the last one to gather; coarsening's maxvwgt),
     as ``coarsening.coarsen`` makes them while they are distributed."""
     context = options.context.coarsening
-    local = LocalGraph.of(comm, piece)
-    totals = comm.allreduce_sum(np.array([local.vwgt.sum(), local.adjwgt.sum()], np.int64))
+    local = LocalGraph.of(comm, piece, be)
+    totals = comm.allreduce_sum(np.array([int(local.vwgt.sum()), int(local.adjwgt.sum())],
+                                         np.int64))
     maxvwgt = min(max(int(context.vertex_weight_limit * int(totals[0]) / target), 1), VERTEX_MAX)
     levels = [DistLevel(piece, local)]
     enough = int(context.target_slack * target)
-    distributable = (options.effective_ctype("cpu") == "lp" and max(totals) <= VERTEX_MAX)
+    distributable = (options.effective_ctype(be.name) == "lp" and max(totals) <= VERTEX_MAX)
     while distributable and len(levels) < context.max_levels:
         n = int(levels[-1].piece.vtxdist[-1])
         if n <= max(enough, gather_vertices):
@@ -92,12 +98,13 @@ def _coarsen_pieces(comm: Comm, piece: DistGraph, target: int, seed: int, option
     return levels, maxvwgt
 
 
-def _root_run(graph, depth: int, balance: Balance, options: Options, tpwgts: np.ndarray,
-              seed: int, target: int, maxvwgt: int, input_nvtxs: int) -> np.ndarray:
+def _root_run(be: Backend, graph, depth: int, balance: Balance, options: Options,
+              tpwgts: np.ndarray, seed: int, target: int, maxvwgt: int,
+              input_nvtxs: int) -> np.ndarray:
     """Rank 0's part of the run on the gathered level at ``depth``: coarsening on (seeds and
-    levels counted from the finest), the initial partition, refinement up to that level."""
+    levels counted from the finest), the initial partition, refinement up to that level; the
+    host array of its parts."""
     context = options.context
-    be = get_backend("cpu")
     g = DeviceGraph.upload(be, graph)
     start_workers(context.initial.trials)
     coarsening = replace(context.coarsening, max_levels=context.coarsening.max_levels - depth)
@@ -109,7 +116,7 @@ def _root_run(graph, depth: int, balance: Balance, options: Options, tpwgts: np.
         ntrials=context.initial.trials, target=target, patience=patience,
         input_nvtxs=input_nvtxs, direct=False, coarsened=depth + len(levels) > 1,
         meanwhile=iter(()))
-    part = np.asarray(part, dtype=np.int32)
+    part = be.asarray(part, dtype=np.int32)
     for d in range(len(levels) - 1, -1, -1):
         if d < len(levels) - 1:
             part = part[levels[d].cmap]
@@ -117,19 +124,20 @@ def _root_run(graph, depth: int, balance: Balance, options: Options, tpwgts: np.
         level.reload()  # the unit edge weights coarsening dropped
         part, _ = refiner_for(be, level, None, balance, context=context.refinement,
                               finest=depth + d == 0, patience=patience)(part)
-    return part
+    return be.asnumpy(part)
 
 
-def _fill_empty(comm: Comm, piece: DistGraph, part: np.ndarray, nparts: int) -> np.ndarray:
+def _fill_empty(comm: Comm, be: Backend, piece: DistGraph, part, nparts: int):
     """``fill_empty_parts`` of the whole partition (at rank 0, where a part is empty: rare)."""
-    counts = comm.allreduce_sum(np.bincount(part, minlength=nparts).astype(np.int64))
+    counts = comm.allreduce_sum(be.asnumpy(be.counts(part, nparts)))
     if int(piece.vtxdist[-1]) < nparts or (counts > 0).all():
         return part
     graph = piece.gather(comm)
     whole = comm.gatherv(part)
 
     def fill():
-        be = get_backend("cpu")
-        return fill_empty_parts(be, DeviceGraph.upload(be, graph), whole, nparts)
+        return be.asnumpy(fill_empty_parts(be, DeviceGraph.upload(be, graph),
+                                           be.asarray(whole), nparts))
 
-    return comm.scatterv(comm.on_root(fill), np.diff(piece.vtxdist), np.int32)
+    return be.upload(comm.scatterv(comm.on_root(fill), np.diff(piece.vtxdist), np.int32),
+                     np.int32)

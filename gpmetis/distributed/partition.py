@@ -68,17 +68,19 @@ class DistributedRun:
     def __init__(self, comm: Comm, piece: DistGraph) -> None:
         self.comm, self.piece = comm, piece
 
-    def multilevel(self, balance, options, tpwgts, seed: int) -> np.ndarray:
-        """The whole partition of a multilevel run on the pieces (on rank 0, which calls)."""
-        self.comm.call("multilevel", balance, options, tpwgts, seed)
+    def multilevel(self, balance, options, tpwgts, seed: int, engine: str) -> np.ndarray:
+        """The whole partition (host) of a multilevel run on the pieces, each rank on the
+        ``engine`` (on rank 0, which calls)."""
+        self.comm.call("multilevel", balance, options, tpwgts, seed, engine)
         try:
-            return self.serve(balance, options, tpwgts, seed)
+            return self.serve(balance, options, tpwgts, seed, engine)
         except Exception as exc:  # the other ranks may wait in the run's collectives
             self.comm.abort(f"gpmetis: error: {exc}")
 
-    def serve(self, balance, options, tpwgts, seed: int) -> np.ndarray | None:
+    def serve(self, balance, options, tpwgts, seed: int, engine: str) -> np.ndarray | None:
         """This rank's share of the run; the whole partition on rank 0."""
-        part = multilevel_partition(self.comm, self.piece, balance, options, tpwgts, seed)
+        part = multilevel_partition(self.comm, self.piece, balance, options, tpwgts, seed,
+                                    engine)
         return self.comm.gatherv(part)
 
 
@@ -107,7 +109,16 @@ def partition_pieces(comm: Comm, piece: DistGraph, nparts: int, options: Any = N
     distributed = {"ranks": comm.size,
                    "vertices": [int(x) for x in np.diff(piece.vtxdist)],
                    "peak_gpu_bytes": [int(x) for x in comm.allgather(
-                       numbers[6] if comm.root else 0)]}
+                       numbers[6] if comm.root else _peak_gpu_bytes(comm))]}
     if result is not None:
         result.stats["distributed"] = distributed
     return DistResult(part, *numbers[:6], distributed=distributed, result=result, graph=graph)
+
+
+def _peak_gpu_bytes(comm: Comm) -> int:
+    """This rank's GPU high-water mark (0 where it used no GPU)."""
+    if not comm.gpus:
+        return 0
+    from gpmetis.backend import get_backend
+
+    return get_backend("gpu").peak_memory()

@@ -136,14 +136,15 @@ def kept_moves(g: DeviceGraph, part, dest, gain, ids=None) -> np.ndarray:
     """The afterburner's twin: whether each candidate move keeps a gain >= 0 after the moves
     of its neighbours that rank higher (greater gain, then smaller id: ``ids[v]``, v itself
     where None)."""
+    xp = g.be.xp
     s, u = g.src, g.adjncy
     cand = dest[s] >= 0
     s, u, w = s[cand], u[cand], g.adjwgt[cand].astype(np.int64)
     before = u < s if ids is None else ids[u] < ids[s]
     first = (dest[u] >= 0) & ((gain[u] > gain[s]) | ((gain[u] == gain[s]) & before))
-    pu = np.where(first, dest[u], part[u])
-    delta = np.where(pu == dest[s], w, np.where(pu == part[s], -w, 0))
-    g_after = exact_bin_sums(s, g.nvtxs, delta)
+    pu = xp.where(first, dest[u], part[u])
+    delta = xp.where(pu == dest[s], w, xp.where(pu == part[s], -w, 0))
+    g_after = g.be.bin_sums(s, g.nvtxs, delta)
     return (dest >= 0) & (g_after >= 0)
 
 

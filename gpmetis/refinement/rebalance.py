@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpmetis.backend import Backend, exact_bin_sums
+from gpmetis.backend import Backend, backend_of
 from gpmetis.balance import Balance
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.metrics import part_weights
@@ -75,10 +75,12 @@ def roomiest_parts(room: np.ndarray, group_size: int) -> np.ndarray:
 
 def fallback_parts(part: np.ndarray, roomiest: np.ndarray, group_size: int) -> np.ndarray:
     """Twin of rebalance.cu's fallback_part for each entry of ``part`` (int32)."""
+    xp = backend_of(part).xp
+    roomiest = xp.asarray(roomiest)
     if not group_size:
-        return np.full(len(part), roomiest[0], dtype=np.int32)
+        return xp.full(len(part), roomiest[0], dtype=np.int32)
     first = roomiest[2 * (part // group_size)]
-    return np.where(first != part, first, roomiest[2 * (part // group_size) + 1]).astype(np.int32)
+    return xp.where(first != part, first, roomiest[2 * (part // group_size) + 1]).astype(np.int32)
 
 
 def id_shifts(n: int) -> tuple[int, int]:
@@ -209,29 +211,31 @@ class VertexOrder:
 def inflow_kept(part, moved, gain, vwgt, maxpwgt: np.ndarray, pwgts: np.ndarray, loose: bool,
                 slack: int, order: VertexOrder) -> np.ndarray:
     """cap_inflow's twin: which moves from ``part`` to ``moved`` are kept (bool)."""
+    be = backend_of(part)
     items = moved != part
     nparts = len(pwgts)
-    maxpwgt = np.asarray(maxpwgt).astype(np.int64)
-    limit = maxpwgt - pwgts
+    maxpwgt = be.xp.asarray(maxpwgt).astype(np.int64)
+    limit = maxpwgt - be.xp.asarray(pwgts)
     if loose:
-        outflow = exact_bin_sums(part[items], nparts, vwgt[items])
+        outflow = be.bin_sums(part[items], nparts, vwgt[items])
         if order.reduce is not None:
             outflow = order.reduce(outflow)
         limit += maxpwgt // slack + outflow
     digits = order.digits(-gain)
     digits[0] = MAX_BUCKET - loss_bucket(gain)
-    return ordered_select(np.where(items, moved, -1), digits, vwgt, limit, source=False,
+    return ordered_select(be.xp.where(items, moved, -1), digits, vwgt, limit, source=False,
                           reduce=order.reduce)
 
 
 def loss_bucket(loss: np.ndarray) -> np.ndarray:
     """``rebalance.cu``'s loss_bucket: monotone, exact for |loss| < 16, four per octave above."""
-    loss = np.asarray(loss, dtype=np.int64)
-    big = np.maximum(loss, NEG_LOSSES)
-    e = np.frexp(np.minimum(big, 1 << 40).astype(np.float64))[1].astype(np.int64) - 1
-    fine = 2 * NEG_LOSSES + (e - 4) * 4 + ((big >> np.maximum(e - 2, 0)) & 3)
-    exact = np.clip(loss, -NEG_LOSSES, NEG_LOSSES - 1) + NEG_LOSSES
-    return np.where(loss < NEG_LOSSES, exact, np.minimum(fine, MAX_BUCKET)).astype(np.int64)
+    xp = backend_of(loss).xp
+    loss = xp.asarray(loss, dtype=np.int64)
+    big = xp.maximum(loss, NEG_LOSSES)
+    e = xp.frexp(xp.minimum(big, 1 << 40).astype(np.float64))[1].astype(np.int64) - 1
+    fine = 2 * NEG_LOSSES + (e - 4) * 4 + ((big >> xp.maximum(e - 2, 0)) & 3)
+    exact = xp.clip(loss, -NEG_LOSSES, NEG_LOSSES - 1) + NEG_LOSSES
+    return xp.where(loss < NEG_LOSSES, exact, xp.minimum(fine, MAX_BUCKET)).astype(np.int64)
 
 
 def ordered_select(group: np.ndarray, digits: list[np.ndarray], w: np.ndarray,
@@ -241,22 +245,25 @@ def ordered_select(group: np.ndarray, digits: list[np.ndarray], w: np.ndarray,
     range), destinations while the weight up to and including it is at most ``limit`` (and not
     the last undecided range). ``reduce``: sums each histogram over the holders of the items
     (``VertexOrder.reduce``). Twin of select_threshold/select_digit_hist."""
+    be = backend_of(group)
+    xp = be.xp
     ngroups = len(limit)
+    limit = xp.asarray(limit)
     undecided = group >= 0
-    taken = np.zeros(len(group), dtype=bool)
-    base = np.zeros(ngroups, dtype=np.int64)
+    taken = xp.zeros(len(group), dtype=bool)
+    base = xp.zeros(ngroups, dtype=np.int64)
     for d in digits:
-        idx = np.flatnonzero(undecided)
-        hist = exact_bin_sums(group[idx].astype(np.int64) * NUM_DIGITS + d[idx],
-                              ngroups * NUM_DIGITS, w[idx])
+        idx = xp.flatnonzero(undecided)
+        hist = be.bin_sums(group[idx].astype(np.int64) * NUM_DIGITS + d[idx],
+                           ngroups * NUM_DIGITS, w[idx])
         if reduce is not None:
             hist = reduce(hist)
-        cum = base[:, None] + np.cumsum(hist.reshape(ngroups, -1), 1)
+        cum = base[:, None] + xp.cumsum(hist.reshape(ngroups, -1), 1)
         reached = cum >= limit[:, None] if source else cum > limit[:, None]
-        sel = np.where(reached.any(axis=1), reached.argmax(axis=1), NUM_DIGITS)
-        before = np.concatenate([base[:, None], cum], axis=1)
-        base = before[np.arange(ngroups), np.minimum(sel, NUM_DIGITS)]
-        mine = np.where(undecided, sel[np.maximum(group, 0)], -1)
+        sel = xp.where(reached.any(axis=1), reached.argmax(axis=1), NUM_DIGITS)
+        before = xp.concatenate([base[:, None], cum], axis=1)
+        base = before[xp.arange(ngroups), xp.minimum(sel, NUM_DIGITS)]
+        mine = xp.where(undecided, sel[xp.maximum(group, 0)], -1)
         taken |= undecided & (d < mine)
         undecided &= d == mine
     return taken | undecided if source else taken
@@ -266,15 +273,17 @@ def rebalanced(part, room, dest, gain, vwgt, roomiest: np.ndarray, group_size: i
                order: VertexOrder):
     """The twin of a rebalancing round's selection from best_moves' (mode 1) ``dest``/``gain``:
     the new partition."""
-    to = np.where(dest < 0, fallback_parts(part, roomiest, group_size), dest)
+    xp = backend_of(part).xp
+    room = xp.asarray(room)
+    to = xp.where(dest < 0, fallback_parts(part, roomiest, group_size), dest)
     items = (room[part] < 0) & (to != part)
     digits = order.digits(-gain)
-    group = np.where(items, part, -1)
-    taken = ordered_select(group, digits, vwgt, np.maximum(-room, 1), source=True,
+    group = xp.where(items, part, -1)
+    taken = ordered_select(group, digits, vwgt, xp.maximum(-room, 1), source=True,
                            reduce=order.reduce)
-    moves = ordered_select(np.where(taken, to, -1), digits, vwgt, room, source=False,
+    moves = ordered_select(xp.where(taken, to, -1), digits, vwgt, room, source=False,
                            reduce=order.reduce)
-    return np.where(moves, to, part).astype(np.int32)
+    return xp.where(moves, to, part).astype(np.int32)
 
 
 def fill_empty_parts(be: Backend, g: DeviceGraph, part, nparts: int):

@@ -11,9 +11,9 @@ from gpmetis.partitioning.multilevel import RunStats
 class Pieces(Mode):
     @classmethod
     def applies(cls, run) -> bool:
-        # the distributed pipeline: one constraint, k-way, the cut, on the NumPy phases
+        # the distributed pipeline: one constraint, k-way, the cut
         options = run.options
-        return (run.problem.pieces is not None and not run.be.gpu and run.problem.ncon == 1
+        return (run.problem.pieces is not None and run.problem.ncon == 1
                 and options.ptype == "kway" and options.objtype == "cut" and not options.contig
                 and not options.minconn and not options.context.runs.combine)
 
@@ -21,8 +21,8 @@ class Pieces(Mode):
         run = self.run
         problem = run.problem
         part = problem.pieces.multilevel(run.scheme.balance_for(run.options), run.options,
-                                         problem.tpwgts, seed)
-        return part, RunStats()
+                                         problem.tpwgts, seed, run.be.name)
+        return run.be.asarray(part), RunStats()
 
     def note(self, stats: RunStats, notes: dict) -> None:
         notes["multilevel_on_pieces"] = True
