@@ -5,10 +5,9 @@ every rank with one message from rank 0."""
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import time
-from pathlib import Path
+from dataclasses import replace
 
 import click
 
@@ -16,39 +15,23 @@ from gpmetis.distributed.comm import launched_ranks
 from gpmetis.errors import GpmetisError, OptionError
 
 
-def on_gpus(gpus: str, engine: str) -> str:
+def on_gpus(options):
     """``-gpus=N`` (or ``all``): this command again as N ranks of ``mpiexec`` (the MPI that
     mpi4py loads), each on one GPU of this host; under ``mpiexec`` already, N must be its
-    number of ranks. Returns the engine the ranks run (``gpu``)."""
-    if engine not in ("auto", "gpu"):
-        raise OptionError("gpus", f"runs the gpu engine, not -engine={engine}")
-    if gpus != "all" and not (gpus.isdigit() and int(gpus) >= 1):
-        raise OptionError("gpus", f"must be a positive number of GPUs or all, got {gpus!r}")
+    number of ranks. Returns the options the ranks run (the gpu engine's)."""
+    from gpmetis.distributed.spawn import gpu_count, mpiexec_path
+
     ranks = launched_ranks()
     if ranks > 1:
-        if gpus != "all" and int(gpus) != ranks:
-            raise OptionError("gpus", f"{gpus} under mpiexec of {ranks} ranks: give one of them")
-        return "gpu"
-    from gpmetis.backend import cuda_available
-
-    if not cuda_available():
-        raise GpmetisError("-gpus: the gpu engine needs CuPy and a CUDA device; none is usable "
-                           "here")
-    import cupy
-
-    have = cupy.cuda.runtime.getDeviceCount()
-    n = have if gpus == "all" else int(gpus)
-    if n > have:
-        raise OptionError("gpus", f"{n}: this host has {have} GPU{'s' * (have != 1)}")
-    if n > 1:
-        here = str(Path(sys.executable).parent)
-        mpiexec = shutil.which("mpiexec", path=here) or shutil.which("mpiexec")
-        if mpiexec is None:
-            raise GpmetisError("-gpus needs mpiexec: pip install 'gpmetis[mpi]'")
+        if options.gpus not in ("all", ranks):
+            raise OptionError("gpus", f"{options.gpus} under mpiexec of {ranks} ranks: give "
+                                      "one of them")
+    elif (n := gpu_count(options.gpus)) > 1:
+        mpiexec = mpiexec_path()
         sys.stdout.flush()
         os.execv(mpiexec, [mpiexec, "-n", str(n), sys.executable, "-m", "cli.main",
                            *sys.argv[1:]])
-    return "gpu"
+    return replace(options, gpus=None, engine="gpu")
 
 
 def run_distributed(graphfile: str, nparts: int, options, finish, c_stdout_to_stderr) -> None:

@@ -138,6 +138,11 @@ GPMETIS_HELP = _reference(
                    best kept by METIS; a lower edgecut for more time""",
     _SEED, _ENGINE,
     """\
+  -gpus=int
+     Spread the run over this many GPUs of the host (-gpus=all: every one):
+     the command runs again as that many ranks of mpiexec, one GPU each, and
+     writes the same partition file as one GPU (pip install 'gpmetis[mpi]').""",
+    """\
   -ondisk
      METIS's out-of-core coarsening: not supported (the graph is held in
      memory); an error.""",

@@ -171,12 +171,13 @@ def main(graphfile: str, nparts: int, show_time: bool, json_file: str | None, **
         if show_time and opts["dbglvl"] == 0:
             opts["dbglvl"] = 2
         edgepart = opts.pop("edgepart")
-        gpus = opts.pop("gpus")
-        if gpus is not None:
+        if opts["gpus"] is not None and opts["gpus"].isdigit():
+            opts["gpus"] = int(opts["gpus"])
+        options = Options(json=json_file, **opts).validate()
+        if options.gpus is not None:
             from cli.distributed import on_gpus
 
-            opts["engine"] = on_gpus(gpus, opts["engine"])
-        options = Options(json=json_file, **opts).validate()
+            options = on_gpus(options)
         if edgepart:
             if launched_rank() != 0:  # under mpiexec the edges are partitioned by rank 0
                 return
@@ -375,7 +376,7 @@ def run() -> None:
     _guard_standard_fds()
     preset_pymetis_version()
     signal.signal(signal.SIGINT, _interrupt)
-    from gpmetis.distributed.comm import finalize, launched_rank
+    from gpmetis.distributed.comm import end_process, launched_rank
 
     try:
         code = 0
@@ -400,8 +401,7 @@ def run() -> None:
             stream.flush()
         except (OSError, ValueError, AttributeError):
             pass
-    finalize()
-    os._exit(code or 0)
+    end_process(code or 0)
 
 
 def _other_rank_main() -> int:

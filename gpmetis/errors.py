@@ -9,6 +9,17 @@ class GpmetisError(RuntimeError):
 
     exit_code = 1
 
+    def __reduce__(self):
+        # pickled as it is (a run on several GPUs hands its error back), whatever __init__ takes
+        return _rebuilt, (type(self), self.args, dict(self.__dict__))
+
+
+def _rebuilt(cls: type, args: tuple, state: dict) -> GpmetisError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
+
 
 class InputError(GpmetisError):
     """A malformed input file; names the file and, where known, the 1-based line."""

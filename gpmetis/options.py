@@ -79,6 +79,7 @@ class Options:
     quiet: bool = False
     symmetrize: bool = False
     preset: str = "default"
+    gpus: int | str | None = None  # spread the run over this many GPUs of the host, or "all"
 
     def validate(self) -> Options:
         """Return self if every value is in range, else raise OptionError naming the option."""
@@ -106,6 +107,13 @@ class Options:
         for name in ("output", "json", "tpwgts"):
             if getattr(self, name) == "":
                 raise OptionError(name, "needs a file name, got an empty one")
+        if self.gpus is not None:
+            count = isinstance(self.gpus, int) and not isinstance(self.gpus, bool)
+            if self.gpus != "all" and not (count and self.gpus >= 1):
+                raise OptionError("gpus", f"must be a positive number of GPUs or all, got "
+                                          f"{self.gpus!r}")
+            if self.engine not in ("auto", "gpu"):
+                raise OptionError("gpus", f"runs the gpu engine, not -engine={self.engine}")
         if self.objtype == "vol" and self.ptype == "rb":
             raise OptionError("objtype", "'vol' applies only to -ptype=kway, as in METIS")
         return self

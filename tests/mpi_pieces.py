@@ -219,20 +219,21 @@ def read(*paths: str) -> None:
 
 
 def nccl(name: str) -> None:
-    from gpmetis.distributed.nccl import DeviceComm
+    import cupy as cp
 
     comm = Comm.world()
-    device = DeviceComm(comm)
-    cp = device.cupy
+    comm.use_gpus()
+    device = comm.device
+    check(device is not None, "a GPU per rank: NCCL between them")
     piece = DistGraph.scatter(comm, load_fixture(name) if comm.root else None)
     halo, _ = Halo.build(comm, piece.vtxdist, piece.adjncy)
     values = np.arange(halo.first, halo.first + halo.nlocal, dtype=np.int64) * 7 + 3
-    got = device.exchange(halo, cp.asarray(values)).get()
+    got = halo.exchange(comm, cp.asarray(values)).get()
     check(np.array_equal(got, halo.exchange(comm, values)), "device ghost values")
-    total = device.allreduce_sum(cp.asarray(values[:1] * 0 + 2**40 + comm.rank)).get()
+    total = comm.allreduce_sum(cp.asarray(values[:1] * 0 + 2**40 + comm.rank)).get()
     check(int(total[0]) == comm.size * 2**40 + comm.size * (comm.size - 1) // 2, "all-reduce")
     big = cp.arange(1 << 24, dtype=cp.int64)  # 128 MiB each way
-    back = device.alltoallv([big if r != comm.rank else big[:0] for r in range(comm.size)])
+    back = comm.alltoallv([big if r != comm.rank else big[:0] for r in range(comm.size)])
     check(all(bool((b == big[:len(b)]).all()) for b in back), "large all-to-all")
 
 

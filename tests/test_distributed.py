@@ -187,5 +187,23 @@ def test_gpus_option_is_checked(tmp_path):
 
     if not cuda_available():
         done = gpmetis("-gpus=2")
-        assert done.returncode == 1 and "CUDA device" in done.stderr
+        assert done.returncode == 2 and "CUDA device" in done.stderr
     assert not list(tmp_path.glob("4elt.graph.part.*"))
+
+
+def test_a_run_spawned_on_ranks_gives_one_process_result_and_errors():
+    # gpus=N's machinery (the ranks of mpiexec map the graph's blocks), on the cpu engine
+    from gpmetis.distributed.spawn import partition_on_gpus
+    from gpmetis.errors import OptionError
+    from gpmetis.options import Options
+
+    graph = case_graph("4elt")
+    got = partition_on_gpus(graph, 8, Options(engine="cpu").validate(), 2)
+    one = partition(graph, 8, engine="cpu")
+    assert np.array_equal(got.part, one.part) and got.edgecut == one.edgecut
+    assert got.stats["distributed"]["ranks"] == 2
+    with pytest.raises(OptionError, match="-rtype"):  # the ranks' error, as one process's
+        partition_on_gpus(graph, 8, Options(engine="cpu", rtype="fm").validate(), 2)
+    for bad in ({"gpus": "x"}, {"gpus": 0}, {"gpus": 2, "engine": "cpu"}):
+        with pytest.raises(OptionError, match="-gpus"):
+            partition(graph, 8, **bad)

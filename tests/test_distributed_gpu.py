@@ -43,6 +43,16 @@ def test_multilevel_on_the_ranks_gpus_gives_one_gpu_process_partition(ranks):
     assert done.returncode == 0, done.stderr
 
 
+def test_partition_with_gpus_gives_one_gpu_process_result():
+    if _gpus() < 2:
+        pytest.skip("needs two GPUs (the nvidia-h200-x2 kind)")
+    graph = random_graph(150_000, 6, seed=7, weighted=True)
+    got = partition(graph, 16, gpus=2)
+    one = partition(graph, 16, engine="gpu")
+    assert np.array_equal(got.part, one.part) and got.edgecut == one.edgecut
+    assert got.engine == "gpu" and got.stats["distributed"]["ranks"] == 2
+
+
 @pytest.mark.parametrize("launch", ["mpiexec", "-gpus"])
 def test_gpmetis_on_two_gpus_writes_one_gpu_process_part_file(tmp_path, launch):
     # past the 65,536 vertices a run gathers at once: the ranks' GPUs coarsen and refine

@@ -73,7 +73,7 @@ def ask_owners(comm: Comm, vtxdist: np.ndarray, ids, values):
     counts = be.asnumpy(be.counts(owners(vtxdist, ids[order]), comm.size))
     asked = comm.alltoallv(be.split(ids[order], counts))
     first = vtxdist[comm.rank]
-    answers = comm.alltoallv([values[a - first] for a in asked])
+    answers = comm.alltoallv([values[a - first] for a in asked], counts)
     out = be.xp.empty(len(ids), dtype=values.dtype)
     out[order] = be.xp.concatenate(answers) if answers else values[:0]
     return out
@@ -87,8 +87,10 @@ def send_to_owners(comm: Comm, vtxdist: np.ndarray, keys, *columns):
     dest = owners(vtxdist, keys)
     order = be.argsort_stable(dest)
     counts = be.asnumpy(be.counts(dest, comm.size))
-    got = [comm.alltoallv(be.split(a[order], counts)) for a in (keys, *columns)]
-    return (*(be.xp.concatenate(g) for g in got), np.array([len(x) for x in got[0]]))
+    got = [comm.alltoallv(be.split(keys[order], counts))]
+    received = np.array([len(x) for x in got[0]])
+    got += [comm.alltoallv(be.split(a[order], counts), received) for a in columns]
+    return (*(be.xp.concatenate(g) for g in got), received)
 
 
 def lp_clustering(comm: Comm, lg: LocalGraph, maxvwgt: int, seed: int,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import numpy as np
 
@@ -135,21 +135,26 @@ class Comm:
         """The root's ``obj`` (a small picklable value) on every rank."""
         return obj if self.mpi is None else self.mpi.bcast(obj, root=0)
 
-    def alltoallv(self, send: list[np.ndarray]) -> list[np.ndarray]:
+    def alltoallv(self, send: list[np.ndarray], recv_counts: np.ndarray | None = None
+                  ) -> list[np.ndarray]:
         """``send[r]`` (one dtype on every rank) goes to rank r; returns what each rank sent
-        this one, in rank order (device arrays for device arrays)."""
+        this one, in rank order (device arrays for device arrays). ``recv_counts``: how much
+        each rank sends this one, where known (no exchange of the counts first)."""
         if self.mpi is None:
             return [send[0].copy()]
         if on_device(send[0]):
             if self.device is not None:
-                return self.device.alltoallv(send)
+                return self.device.alltoallv(send, recv_counts)
             import cupy
 
-            return [cupy.asarray(a) for a in self.alltoallv([s.get() for s in send])]
+            host = self.alltoallv([s.get() for s in send], recv_counts)
+            return [cupy.asarray(a) for a in host]
         dtype = send[0].dtype
         counts = np.array([len(s) for s in send], dtype=np.int64)
-        recv_counts = np.empty(self.size, dtype=np.int64)
-        self.mpi.Alltoall(counts, recv_counts)
+        if recv_counts is None:
+            recv_counts = np.empty(self.size, dtype=np.int64)
+            self.mpi.Alltoall(counts, recv_counts)
+        recv_counts = np.asarray(recv_counts, dtype=np.int64)
         flat = np.concatenate(send).astype(dtype, copy=False)
         out = np.empty(int(recv_counts.sum()), dtype=dtype)
         self.mpi.Alltoallv((flat, counts, _offsets(counts), _mpi_type(dtype)),
@@ -255,11 +260,24 @@ class Comm:
 
 
 def finalize() -> None:
-    """End MPI where this process started it, before an exit that skips the interpreter's
-    teardown (Open MPI's ``mpiexec`` counts a rank that exits without it as failed)."""
+    """End MPI where this process started it (Open MPI's ``mpiexec`` counts a rank that exits
+    without it as failed)."""
     mpi = sys.modules.get("mpi4py.MPI")
     if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
         mpi.Finalize()
+
+
+def end_process(code: int) -> NoReturn:
+    """Exit with ``code`` and without the interpreter's teardown. Where MPI ran, it is ended
+    first and the C library's exit handlers run: MPICH's tell its launcher that the rank ended
+    well (after ``os._exit`` alone the launcher killed the other ranks now and then)."""
+    mpi = sys.modules.get("mpi4py.MPI")
+    if mpi is not None and mpi.Is_initialized():
+        finalize()
+        import ctypes
+
+        ctypes.CDLL(None).exit(code)
+    os._exit(code)
 
 
 def on_device(a: Any) -> bool:

@@ -60,7 +60,7 @@ class Halo:
     def exchange(self, comm: Comm, values):
         """The ghosts' values (one per ghost, in ``ghosts`` order) from their owners'
         ``values`` (one per local vertex; collective)."""
-        got = comm.alltoallv([values[ids] for ids in self.send])
+        got = comm.alltoallv([values[ids] for ids in self.send], self.ghost_counts)
         return backend_of(values).xp.concatenate(got) if got else values[:0]
 
     def extended(self, comm: Comm, values):

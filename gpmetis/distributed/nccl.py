@@ -1,32 +1,29 @@
-"""NCCL between the ranks' GPUs: each rank takes the GPU of its local rank, and the ranks'
-device arrays travel GPU to GPU (NVLink within a host) for the halo exchange, the all-to-all
-of variable-size buffers and exact integer all-reduces. The communicator is made from a
-``Comm``: rank 0's NCCL unique id is broadcast over MPI; the counts of a variable-size
-exchange travel over MPI too (a few integers per rank)."""
+"""NCCL between the ranks' GPUs, one GPU each (``Comm.use_gpus``): device arrays travel GPU to
+GPU (NVLink within a host) for the halo exchange, the all-to-all of variable-size buffers and
+exact integer all-reduces. The communicator is made from a ``Comm``: rank 0's NCCL unique id
+is broadcast over MPI; the counts of a variable-size exchange travel over MPI too, where the
+receiver does not know them (a few integers per rank)."""
 
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 
-from gpmetis.distributed.comm import Comm, local_rank
-from gpmetis.distributed.halo import Halo
-
 
 class DeviceComm:
-    """NCCL over the ranks of ``comm``, one GPU each (CuPy arrays in, CuPy arrays out)."""
+    """NCCL over the ranks of ``comm`` (a ``Comm`` whose ranks each took their GPU, as
+    ``Comm.use_gpus`` gives them; CuPy arrays in, CuPy arrays out)."""
 
-    def __init__(self, comm: Comm) -> None:
+    def __init__(self, comm: Any) -> None:
         import cupy
         from cupy.cuda import nccl
 
         os.environ.setdefault("NCCL_NVLS_ENABLE", "0")  # NVLink multicast off
-        cupy.cuda.Device(local_rank() % cupy.cuda.runtime.getDeviceCount()).use()
         self.comm, self.cupy, self.nccl = comm, cupy, nccl
         uid = comm.bcast(nccl.get_unique_id() if comm.root else None)
         self.nc = nccl.NcclCommunicator(comm.size, uid, comm.rank)
-        self._sends: dict[int, list] = {}
 
     def _type(self, dtype) -> int:
         types = {np.dtype(np.int64): self.nccl.NCCL_INT64, np.dtype(np.int32): self.nccl.NCCL_INT32,
@@ -43,13 +40,16 @@ class DeviceComm:
                           self.nccl.NCCL_SUM, stream)
         return out
 
-    def alltoallv(self, send: list) -> list:
+    def alltoallv(self, send: list, recv_counts: np.ndarray | None = None) -> list:
         """``send[r]`` (device arrays of one dtype) goes to rank r; returns what each rank sent
-        this one, in rank order, as device arrays (one grouped send/recv)."""
+        this one, in rank order, as device arrays (one grouped send/recv). ``recv_counts``:
+        how much each rank sends this one, where known (else they travel over MPI first)."""
         cp = self.cupy
         dtype = send[0].dtype
-        counts = self.comm.alltoallv([np.array([len(s)], np.int64) for s in send])
-        recv = [cp.empty(int(c[0]), dtype=dtype) for c in counts]
+        if recv_counts is None:
+            recv_counts = [int(c[0]) for c in self.comm.alltoallv(
+                [np.array([len(s)], np.int64) for s in send])]
+        recv = [cp.empty(int(c), dtype=dtype) for c in recv_counts]
         send = [cp.ascontiguousarray(s) for s in send]
         stream = cp.cuda.get_current_stream().ptr
         kind = self._type(dtype)
@@ -61,12 +61,3 @@ class DeviceComm:
                 self.nc.recv(recv[r].data.ptr, len(recv[r]), kind, r, stream)
         self.nccl.groupEnd()
         return recv
-
-    def exchange(self, halo: Halo, values):
-        """``Halo.exchange`` of the device array ``values``: the ghosts' values, GPU to GPU."""
-        sends = self._sends.get(id(halo))
-        if sends is None:
-            sends = [self.cupy.asarray(ids) for ids in halo.send]
-            self._sends[id(halo)] = sends
-        got = self.alltoallv([values[ids] for ids in sends])
-        return self.cupy.concatenate(got)

@@ -8,7 +8,7 @@ measures the result with METIS's metrics and checks every part against its limit
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -111,6 +111,13 @@ def partition(graph: Graph, nparts: int, options: Options | None = None, *,
     """Partition ``graph`` into ``nparts`` parts; ``kwargs`` are METIS option names;
     ``pieces``: the ranks that hold the graph in pieces (``PartitionProblem.pieces``)."""
     options = (options or Options()).with_(**kwargs) if kwargs else (options or Options())
+    if options.gpus is not None:
+        from gpmetis.distributed.spawn import gpu_count, partition_on_gpus
+
+        ranks = gpu_count(options.validate().gpus)
+        options = replace(options, gpus=None, engine="gpu")
+        if ranks > 1 and pieces is None:
+            return partition_on_gpus(graph, nparts, options, ranks)
     problem = PartitionProblem.of(graph, nparts, options, pieces)
     warmup.wait()
     engine = choose_engine(graph, options)
