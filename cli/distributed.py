@@ -37,20 +37,24 @@ def on_gpus(options):
 def run_distributed(graphfile: str, nparts: int, options, finish, c_stdout_to_stderr) -> None:
     """The run on every rank; ``finish`` prints and writes on rank 0 (cli.main.finish), and
     METIS's own prints go to stderr inside ``c_stdout_to_stderr`` (cli.main's). A METIS
-    text file is read by every rank in byte ranges; other inputs (Matrix Market, compressed,
-    -symmetrize) by rank 0, which hands out the blocks."""
+    text or Matrix Market file is read by every rank in byte ranges; other inputs (compressed
+    files, pipes, a METIS file under -symmetrize) by rank 0, which hands out the blocks."""
     from gpmetis.distributed.comm import Comm
     from gpmetis.distributed.dgraph import DistGraph
     from gpmetis.distributed.partition import partition_pieces
-    from gpmetis.distributed.read import is_plain_metis, read_pieces
+    from gpmetis.distributed.read import read_pieces
+    from gpmetis.distributed.read_mtx import read_mtx_pieces
     from gpmetis.io import read_graph
     from gpmetis.options import check_nparts, check_ubvec_ncon
 
     comm = Comm.world()
     try:
         t0 = time.perf_counter()
-        if comm.bcast(is_plain_metis(graphfile) and not options.symmetrize):
+        how = comm.bcast(comm.on_root(lambda: _reading(graphfile, options.symmetrize)))
+        if how == "metis":
             piece = read_pieces(comm, graphfile)
+        elif how == "mtx":
+            piece = read_mtx_pieces(comm, graphfile)
         else:
             piece = DistGraph.scatter(comm, comm.on_root(
                 lambda: read_graph(graphfile, symmetrize=options.symmetrize)))
@@ -74,3 +78,13 @@ def run_distributed(graphfile: str, nparts: int, options, finish, c_stdout_to_st
         sys.exit(exc.exit_code)
     except Exception as exc:  # this rank's alone: the others may wait on it
         comm.abort(f"gpmetis: error: rank {comm.rank}: {type(exc).__name__}: {exc}")
+
+
+def _reading(graphfile: str, symmetrize: bool) -> str:
+    """How the ranks read ``graphfile``: ``metis`` or ``mtx`` (each rank its byte range), or
+    ``root`` (rank 0 reads it and hands out blocks: compressed files, pipes, a METIS file
+    under -symmetrize)."""
+    from gpmetis.distributed.read import plain_format
+
+    kind = plain_format(graphfile)
+    return "root" if kind is None or (kind == "metis" and symmetrize) else kind

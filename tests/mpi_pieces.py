@@ -194,20 +194,23 @@ def multilevel(engine: str = "cpu") -> None:
                   f"{name} k={nparts} gathered at {gather} ({engine})")
 
 
-def read(*paths: str) -> None:
+def read(*paths: str, mtx: bool = False, mtx_weights: bool = False) -> None:
     from gpmetis.distributed.read import read_pieces
+    from gpmetis.distributed.read_mtx import read_mtx_pieces
     from gpmetis.io import read_graph
 
     comm = Comm.world()
     for path in paths:
         try:
-            graph, error = read_pieces(comm, path).gather(comm), None
+            piece = (read_mtx_pieces(comm, path, mtx_weights=mtx_weights) if mtx
+                     else read_pieces(comm, path))
+            graph, error = piece.gather(comm), None
         except GpmetisError as exc:
             graph, error = None, str(exc)
         if not comm.root:
             continue
         try:
-            one, one_error = read_graph(path), None
+            one, one_error = read_graph(path, mtx_weights=mtx_weights), None
         except GpmetisError as exc:
             one, one_error = None, str(exc)
         check(error == one_error, f"{path}: {error} (one process: {one_error})")
@@ -216,6 +219,8 @@ def read(*paths: str) -> None:
                 x, y = getattr(graph, a), getattr(one, a)
                 check((x is None) == (y is None) and (x is None or np.array_equal(x, y)),
                       f"{path}: {a}")
+            check((graph.has_vwgt, graph.has_adjwgt) == (one.has_vwgt, one.has_adjwgt),
+                  f"{path}: which weights")
 
 
 def nccl(name: str) -> None:
@@ -261,4 +266,6 @@ if __name__ == "__main__":
     command, *args = sys.argv[1:]
     {"halo": halo, "alltoallv": alltoallv, "partition": partition, "bad-piece": bad_piece,
      "killed": killed, "clustering": clustering_levels, "refinement": refinement,
-     "multilevel": multilevel, "read": read, "nccl": nccl}[command](*args)
+     "multilevel": multilevel, "read": read, "nccl": nccl,
+     "read-mtx": lambda *paths: read(*paths, mtx=True),
+     "read-mtx-weights": lambda *paths: read(*paths, mtx=True, mtx_weights=True)}[command](*args)

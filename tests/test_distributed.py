@@ -102,6 +102,56 @@ def test_ranks_read_a_metis_file_in_byte_ranges(tmp_path, ranks):
     assert done.returncode == 0, done.stderr
 
 
+def _mtx_entries(count: int, fault: dict[int, str]) -> str:
+    """``count`` entry lines of a real 50 x 50 matrix, line i replaced by fault[i]."""
+    lines = [f"{i % 50 + 1} {(7 * i) % 50 + 1} {(-1) ** i * (i + 0.5)}" for i in range(count)]
+    for i, text in fault.items():
+        lines[i] = text
+    return "\n".join(lines) + "\n"
+
+
+# Matrix Market files for the ranks' byte ranges: every field and symmetry, comments and blank
+# lines, diagonal and repeated entries, and the faults one reader names by line, in its order
+# (a late index out of range is found before an earlier value that is not finite)
+READ_MTX = {
+    "pattern.mtx": "%%MatrixMarket matrix coordinate pattern general\n% c\n\n4 4 6\n1 2\n"
+                   "2 1\n\n3 3\n% mid\n4 1\n1 2\n2 4\n",
+    "real.mtx": "%%MatrixMarket matrix coordinate real symmetric\n3 3 4\n2 1 -2.5e0\n"
+                "3 1 7\n3 2 0.49\n1 1 4\n",
+    "integer.mtx": "%%MATRIXMARKET Matrix Coordinate Integer General\n3 3 3\n1 2 5\n"
+                   "2 1 -9\n3 1 2",
+    "long.mtx": "%%MatrixMarket matrix coordinate real general\n50 50 300\n"
+                + _mtx_entries(300, {}),
+    "count.mtx": "%%MatrixMarket matrix coordinate real general\n50 50 300\n"
+                 + _mtx_entries(300, {250: "1 2"}),
+    "nnz.mtx": "%%MatrixMarket matrix coordinate real general\n50 50 301\n"
+               + _mtx_entries(300, {}),
+    "token.mtx": "%%MatrixMarket matrix coordinate real general\n50 50 300\n"
+                 + _mtx_entries(300, {280: "1 x 2", 290: "1 2 y"}),
+    "order.mtx": "%%MatrixMarket matrix coordinate real general\n50 50 300\n"
+                 + _mtx_entries(300, {20: "1 2 nan", 280: "51 2 1"}),
+    "finite.mtx": "%%MatrixMarket matrix coordinate real general\n50 50 300\n"
+                  + _mtx_entries(300, {270: "1 2 inf"}),
+    "int-value.mtx": "%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 2 1.5\n",
+    "square.mtx": "%%MatrixMarket matrix coordinate pattern general\n3 4 1\n1 2\n",
+    "banner.mtx": "%%MatrixMarket matrix array real general\n3 3\n1\n",
+    "no-size.mtx": "%%MatrixMarket matrix coordinate pattern general\n% only comments\n",
+}
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_ranks_read_a_matrix_market_file_in_byte_ranges(tmp_path, ranks):
+    for name, text in READ_MTX.items():
+        (tmp_path / name).write_text(text)
+    files = [str(tmp_path / name) for name in READ_MTX]
+    files += [str(FIXTURES / f) for f in ("karate.mtx", "west0067.mtx", "bcsstk13.mtx")]
+    done = pieces(ranks, "read-mtx", *files)
+    assert done.returncode == 0, done.stderr
+    weighted = [str(tmp_path / f) for f in ("real.mtx", "integer.mtx", "long.mtx")]
+    done = pieces(ranks, "read-mtx-weights", *weighted, str(FIXTURES / "bcsstk13.mtx"))
+    assert done.returncode == 0, done.stderr
+
+
 def test_a_rank_with_a_bad_piece_ends_every_rank():
     done = pieces(3, "bad-piece")
     assert done.returncode == 0, done.stderr
@@ -119,6 +169,18 @@ def test_gpmetis_under_mpiexec_writes_one_process_part_file(tmp_path):
     assert sum(report["distributed"]["vertices"]) == report["graph"]["nvtxs"]
     part = np.loadtxt(f"{graph}.part.8", dtype=np.int32)
     assert np.array_equal(part, partition(case_graph("4elt"), 8, engine="cpu").part)
+
+
+def test_gpmetis_under_mpiexec_reads_matrix_market_in_byte_ranges(tmp_path):
+    graph = tmp_path / "bcsstk13.mtx"
+    shutil.copy(FIXTURES / "bcsstk13.mtx", graph)
+    done = mpiexec(2, sys.executable, "-m", "cli.main", str(graph), "8", "-engine=cpu",
+                   cwd=HERE.parent)
+    assert done.returncode == 0, done.stderr
+    part = np.loadtxt(f"{graph}.part.8", dtype=np.int32)
+    from gpmetis.io import read_graph
+
+    assert np.array_equal(part, partition(read_graph(graph), 8, engine="cpu").part)
 
 
 def test_bad_input_under_mpiexec_one_message_exit_1(tmp_path):

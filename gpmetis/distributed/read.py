@@ -25,16 +25,8 @@ def read_pieces(comm: Comm, path: str) -> DistGraph:
     naming the file and line, on every rank, where the file is malformed."""
     head = comm.on_root(lambda: _read_header(path))
     h, body, n, m, fmt = comm.bcast(head)
+    chunk, nlines = own_lines(comm, path, body)
     error = None
-    try:
-        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            lo, hi = (_line_start(mm, body, r, comm.size) for r in (comm.rank, comm.rank + 1))
-            chunk = mm[lo:hi]
-    except OSError as exc:
-        error = InputError(path, f"cannot read: {exc.strerror or exc}")
-    comm.agree(error)
-    data = np.frombuffer(chunk, np.uint8)
-    nlines = int(np.count_nonzero(data == NEWLINE)) + int(len(data) > 0 and data[-1] != NEWLINE)
     try:
         tok = tokenize(chunk, path, trailing_comments=True)
     except InputError as exc:
@@ -66,6 +58,22 @@ def read_pieces(comm: Comm, path: str) -> DistGraph:
                      None if adjwgt is None else adjwgt.astype(np.int64),
                      None if vsize is None else vsize.astype(np.int64), name=path,
                      lines=(h, first_line + tok.comment_lines.astype(np.int64)))
+
+
+def own_lines(comm: Comm, path: str, body: int) -> tuple[bytes, int]:
+    """(this rank's lines of the file from byte ``body`` on: those that start in its share of
+    the bytes, their count); collective (a rank that cannot read ends every rank)."""
+    error, chunk = None, b""
+    try:
+        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            lo, hi = (_line_start(mm, body, r, comm.size) for r in (comm.rank, comm.rank + 1))
+            chunk = mm[lo:hi]
+    except OSError as exc:
+        error = InputError(path, f"cannot read: {exc.strerror or exc}")
+    comm.agree(error)
+    data = np.frombuffer(chunk, np.uint8)
+    nlines = int(np.count_nonzero(data == NEWLINE)) + int(len(data) > 0 and data[-1] != NEWLINE)
+    return chunk, nlines
 
 
 def _attempt(step, path: str, first_line: int) -> tuple[object, GpmetisError | None]:
@@ -155,15 +163,18 @@ def _rows(tok, path: str, n: int, fmt, first_vertex: int):
     return vertex_rows(xadj, tok.values[:int(xadj[-1])], fmt, path, vertex_line, first_vertex)
 
 
-def is_plain_metis(path: str) -> bool:
-    """Whether ``path`` is a METIS graph file the ranks can read in byte ranges (not Matrix
-    Market, not compressed)."""
+def plain_format(path: str) -> str | None:
+    """``mtx`` or ``metis``: the format ``read_graph`` reads ``path`` in (Matrix Market by its
+    ``.mtx`` name or its banner), where the ranks can read it in byte ranges (a regular file,
+    not compressed); None where they cannot."""
     from gpmetis.io.source import is_matrix_market
 
     try:
         with open(path, "rb") as f:
             head = f.read(64)
     except OSError:
-        return False
+        return None
     compressed = head[:2] == b"\x1f\x8b" or head[:3] == b"BZh" or head[:6] == b"\xfd7zXZ\x00"
-    return Path(path).is_file() and not compressed and not is_matrix_market(head)
+    if not Path(path).is_file() or compressed:
+        return None
+    return "mtx" if Path(path).suffix.lower() == ".mtx" or is_matrix_market(head) else "metis"
