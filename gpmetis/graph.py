@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -50,6 +51,21 @@ class Graph:
 
     def degrees(self) -> np.ndarray:
         return np.diff(self.xadj)
+
+    @cached_property
+    def heaviest_degree(self) -> tuple[int, int]:
+        """(v, its weighted degree) for the vertex whose edges weigh the most together (exact:
+        the graph's total edge weight fits an int64); computed once (``-engine=auto``'s choice
+        and the engines' limits both ask)."""
+        if self.nvtxs == 0:
+            return 0, 0
+        if not self.has_adjwgt:
+            degrees = np.diff(self.xadj)
+        else:
+            ends = np.concatenate(([0], np.cumsum(self.adjwgt, dtype=np.int64)))
+            degrees = np.diff(ends[self.xadj])
+        v = int(np.argmax(degrees))
+        return v, int(degrees[v])
 
     def sources(self) -> np.ndarray:
         """The source vertex of each adjacency entry (int32), aligned with ``adjncy``."""

@@ -69,7 +69,7 @@ def check_multilevel_sums(graph: Graph, volume: int, engine: str) -> None:
     if vwgt is not None and vwgt.size and int(vwgt.max()) > VERTEX_MAX:
         v = int(np.argmax(vwgt.max(axis=1)))
         _refuse(graph, engine, f"vertex {v + 1} weighs {int(vwgt[v].max())}")
-    v, degree = heaviest_degree(graph)
+    v, degree = graph.heaviest_degree
     if degree > VERTEX_MAX:
         _refuse(graph, engine, f"the edges of vertex {v + 1} weigh {degree} together")
 
@@ -77,20 +77,6 @@ def check_multilevel_sums(graph: Graph, volume: int, engine: str) -> None:
 def _refuse(graph: Graph, engine: str, what: str) -> None:
     raise PartitionError(f"{graph.name}: {what}, beyond 2^31-1 = {VERTEX_MAX}, the most one "
                          f"vertex holds in the {engine} engine; use -engine=metis")
-
-
-def heaviest_degree(graph: Graph) -> tuple[int, int]:
-    """(v, its weighted degree) for the vertex whose edges weigh the most together (exact:
-    the graph's total edge weight fits an int64)."""
-    if graph.nvtxs == 0:
-        return 0, 0
-    if not graph.has_adjwgt:
-        degrees = np.diff(graph.xadj)
-    else:
-        ends = np.concatenate(([0], np.cumsum(graph.adjwgt, dtype=np.int64)))
-        degrees = np.diff(ends[graph.xadj])
-    v = int(np.argmax(degrees))
-    return v, int(degrees[v])
 
 
 def check_run_memory(graph: Graph, engine: str) -> None:
