@@ -64,28 +64,34 @@ class LocalGraph:
         return self.be.sources(self.xadj, len(self.adjncy)).astype(np.int64)
 
 
-def ask_owners(comm: Comm, vtxdist: np.ndarray, ids, values):
+def ask_owners(comm: Comm, vtxdist: np.ndarray, ids, values, *, ascending: bool = False):
     """``values`` (indexed by own local id at each rank) of the global ``ids``, from their
-    owners (collective; arrays of one backend)."""
+    owners (collective; arrays of one backend). ``ascending``: the ids are in increasing
+    order already (no sort)."""
     be = backend_of(ids)
     ids = ids.astype(np.int64, copy=False)
-    order = be.argsort_stable(ids)
-    counts = be.asnumpy(be.counts(owners(vtxdist, ids[order]), comm.size))
-    asked = comm.alltoallv(be.split(ids[order], counts))
+    order = None if ascending else be.argsort_stable(ids)
+    asked_ids = ids if ascending else ids[order]
+    counts = be.asnumpy(be.counts(owners(vtxdist, asked_ids), comm.size))
+    asked = comm.alltoallv(be.split(asked_ids, counts))
     first = vtxdist[comm.rank]
     answers = comm.alltoallv([values[a - first] for a in asked], counts)
+    got = be.xp.concatenate(answers) if answers else values[:0]
+    if ascending:
+        return got
     out = be.xp.empty(len(ids), dtype=values.dtype)
-    out[order] = be.xp.concatenate(answers) if answers else values[:0]
+    out[order] = got
     return out
 
 
-def send_to_owners(comm: Comm, vtxdist: np.ndarray, keys, *columns):
+def send_to_owners(comm: Comm, vtxdist: np.ndarray, keys, *columns, order=None):
     """The (key, columns...) rows sent to the owner of each key (a global id), in rank order
     of the senders and each sender's order; returns (keys, columns..., the row counts per
-    sender, host) at this rank (collective)."""
+    sender, host) at this rank (collective). ``order``: the rows by owner, stably (the
+    caller's, where it keeps it)."""
     be = backend_of(keys)
     dest = owners(vtxdist, keys)
-    order = be.argsort_stable(dest)
+    order = be.argsort_stable(dest) if order is None else order
     counts = be.asnumpy(be.counts(dest, comm.size))
     got = [comm.alltoallv(be.split(keys[order], counts))]
     received = np.array([len(x) for x in got[0]])
@@ -132,18 +138,18 @@ def _sub_round(comm: Comm, lg: LocalGraph, src, cluster, cw, maxvwgt: int, seed:
     vs, cs, r = cluster_ratings(src[on] + first, labels[lg.adjncy[on]], lg.adjwgt[on],
                                 int(vtxdist[-1]))
     seen = be.unique(xp.concatenate((cs, cluster)))
-    weights = ask_owners(comm, vtxdist, seen, cw)
+    weights = ask_owners(comm, vtxdist, seen, cw, ascending=True)
     cw_cs = weights[xp.searchsorted(seen, cs)]
     bv, bc, br = first_choices(vs, cs, r, cluster[vs - first], cw_cs, lg.vwgt[vs - first],
                                maxvwgt, seed)
-    # proposals to the targets' owners, approved there in id order, answered back
+    # proposals to the targets' owners, approved there in id order, answered back in the
+    # order they were sent (by owner)
+    order = be.argsort_stable(owners(vtxdist, bc))
     target, ids, rating, w, counts = send_to_owners(comm, vtxdist, bc, bv, br,
-                                                    lg.vwgt[bv - first])
+                                                    lg.vwgt[bv - first], order=order)
     accepted = approve_proposals(target, rating, w, cw[target - first], maxvwgt)
     xp.add.at(cw, target[accepted] - first, w[accepted])
     answers = comm.alltoallv(be.split(accepted.astype(np.int64), counts))
-    # each rank sent its proposals to the owners in owner order: the answers come back so
-    order = be.argsort_stable(owners(vtxdist, bc))
     ok = xp.empty(len(bv), dtype=bool)
     ok[order] = xp.concatenate(answers).astype(bool) if answers else ok[:0]
     movers, dest = bv[ok] - first, bc[ok]
@@ -169,7 +175,7 @@ def _group_islands(comm: Comm, lg: LocalGraph, cluster, maxvwgt: int) -> None:
     # the island at each leader's position, asked of the rank holding that position
     bounds = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     ids = (islands + halo.first).astype(np.int64)
-    cluster[islands] = ask_owners(comm, bounds, leaders, ids)
+    cluster[islands] = ask_owners(comm, bounds, leaders, ids, ascending=True)
 
 
 def _number_clusters(comm: Comm, vtxdist: np.ndarray, cluster):
@@ -184,5 +190,5 @@ def _number_clusters(comm: Comm, vtxdist: np.ndarray, cluster):
     used[got - first] = True
     counts = comm.allgather(int(used.sum()))
     number = xp.cumsum(used) - 1 + int(counts[:comm.rank].sum())
-    ids = ask_owners(comm, vtxdist, labels, number)
+    ids = ask_owners(comm, vtxdist, labels, number, ascending=True)
     return ids[xp.searchsorted(labels, cluster)], np.concatenate(([0], np.cumsum(counts)))
