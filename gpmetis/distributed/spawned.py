@@ -24,23 +24,25 @@ def _rank_main(folder: str) -> None:
     head = pickle.loads((work / "run.pkl").read_bytes())
     arrays = {name: np.load(work / f"{name}.npy", mmap_mode="r")
               for name in ARRAYS if (work / f"{name}.npy").exists()}
-    comm = Comm.world()
-    xadj = arrays["xadj"]
-    vtxdist = block_bounds(np.asarray(xadj), comm.size)
-    lo, hi = int(vtxdist[comm.rank]), int(vtxdist[comm.rank + 1])
-    a, b = int(xadj[lo]), int(xadj[hi])
-    vwgt = arrays["vwgt"][lo:hi] if head["has_vwgt"] else None
-    adjwgt = arrays["adjwgt"][a:b] if head["has_adjwgt"] else None
-    vsize = arrays["vsize"][lo:hi] if "vsize" in arrays else None
+    root = True
     try:
+        comm = Comm.world()
+        root = comm.root
+        xadj = arrays["xadj"]
+        vtxdist = block_bounds(np.asarray(xadj), comm.size)
+        lo, hi = int(vtxdist[comm.rank]), int(vtxdist[comm.rank + 1])
+        a, b = int(xadj[lo]), int(xadj[hi])
+        vwgt = arrays["vwgt"][lo:hi] if head["has_vwgt"] else None
+        adjwgt = arrays["adjwgt"][a:b] if head["has_adjwgt"] else None
+        vsize = arrays["vsize"][lo:hi] if "vsize" in arrays else None
         out = partition_distributed(vtxdist, np.asarray(xadj[lo:hi + 1]) - a,
                                     arrays["adjncy"][a:b], head["nparts"], vwgt=vwgt,
                                     adjwgt=adjwgt, vsize=vsize, comm=comm,
                                     options=head["options"], name=head["name"])
-        if comm.root:
+        if root:
             (work / "result.pkl").write_bytes(pickle.dumps(out.result))
-    except GpmetisError as exc:  # raised on every rank: rank 0 hands it back
-        if comm.root:
+    except GpmetisError as exc:  # raised on every rank (or the world is wrong): rank 0 says it
+        if root:
             (work / "error.pkl").write_bytes(pickle.dumps(exc))
     finalize()
 
