@@ -26,6 +26,7 @@ def on_gpus(options):
         if options.gpus not in ("all", ranks):
             raise OptionError("gpus", f"{options.gpus} under mpiexec of {ranks} ranks: give "
                                       "one of them")
+        gpu_count(1)  # a usable CUDA device, named as -gpus's
     elif (n := gpu_count(options.gpus)) > 1:
         mpiexec = mpiexec_path()
         sys.stdout.flush()

@@ -171,7 +171,7 @@ def main(graphfile: str, nparts: int, show_time: bool, json_file: str | None, **
         if show_time and opts["dbglvl"] == 0:
             opts["dbglvl"] = 2
         edgepart = opts.pop("edgepart")
-        if opts["gpus"] is not None and opts["gpus"].isdigit():
+        if opts["gpus"] is not None and opts["gpus"].isdecimal():
             opts["gpus"] = int(opts["gpus"])
         options = Options(json=json_file, **opts).validate()
         if options.gpus is not None:
@@ -378,6 +378,7 @@ def run() -> None:
     signal.signal(signal.SIGINT, _interrupt)
     from gpmetis.distributed.comm import end_process, launched_rank
 
+    agreed = True  # every rank ends this way (not an interrupt of one)
     try:
         code = 0
         if launched_rank() == 0:
@@ -388,7 +389,7 @@ def run() -> None:
         code = exc.code
     except Interrupted:
         print("gpmetis: interrupted", file=sys.stderr)
-        code = 130
+        code, agreed = 130, False
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the teardown below is not interrupted
     if isinstance(code, str):
         print(code, file=sys.stderr)
@@ -401,7 +402,7 @@ def run() -> None:
             stream.flush()
         except (OSError, ValueError, AttributeError):
             pass
-    end_process(code or 0)
+    end_process(code or 0, agreed=agreed)
 
 
 def _other_rank_main() -> int:

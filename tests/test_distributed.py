@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -136,6 +137,9 @@ READ_MTX = {
     "square.mtx": "%%MatrixMarket matrix coordinate pattern general\n3 4 1\n1 2\n",
     "banner.mtx": "%%MatrixMarket matrix array real general\n3 3\n1\n",
     "no-size.mtx": "%%MatrixMarket matrix coordinate pattern general\n% only comments\n",
+    "control.mtx": "%%MatrixMarket matrix coordinate pattern general\n\x1a\n \x01% c\n"
+                   "4 4 1\n1 2\n",
+    "nul.mtx": "%%MatrixMarket matrix coordinate pattern general\n%\x00\n4 4 1\n1 \x002\n",
 }
 
 
@@ -150,6 +154,34 @@ def test_ranks_read_a_matrix_market_file_in_byte_ranges(tmp_path, ranks):
     weighted = [str(tmp_path / f) for f in ("real.mtx", "integer.mtx", "long.mtx")]
     done = pieces(ranks, "read-mtx-weights", *weighted, str(FIXTURES / "bcsstk13.mtx"))
     assert done.returncode == 0, done.stderr
+
+
+def test_the_ranks_read_in_byte_ranges_what_read_graph_reads_so(tmp_path):
+    from gpmetis.distributed.read import plain_format
+
+    text = (FIXTURES / "karate.mtx").read_bytes()
+    files = {"a.mtx": text, "a.mtx.gz": text, "banner.txt": text, "unnamed.mtx": b"3 2\n",
+             "empty.mtx": b"", "g.graph": (FIXTURES / "4elt.graph").read_bytes()}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    kinds = {name: plain_format(str(tmp_path / name)) for name in files}
+    assert kinds == {"a.mtx": "mtx", "a.mtx.gz": None, "banner.txt": "mtx",
+                     "unnamed.mtx": "mtx", "empty.mtx": None, "g.graph": "metis"}
+    assert plain_format(str(tmp_path)) is None and plain_format(str(tmp_path / "x")) is None
+
+
+def test_an_interrupt_under_mpiexec_ends_every_rank(tmp_path):
+    graph = tmp_path / "rgg.graph"
+    shutil.copy(FIXTURES / "rgg_n_2_16_s0.graph", graph)
+    path = [str(HERE.parent), *filter(None, [os.environ.get("PYTHONPATH")])]
+    run = subprocess.Popen([MPIEXEC, "-n", "3", sys.executable, "-m", "cli.main", str(graph),
+                            "64", "-engine=cpu", "-ncuts=50", "-nooutput"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           cwd=HERE.parent, env={**os.environ, "PYTHONPATH": os.pathsep.join(path)})
+    time.sleep(6)  # the ranks are in their runs' collectives
+    run.send_signal(signal.SIGINT)
+    _, err = run.communicate(timeout=60)
+    assert run.returncode != 0 and "gpmetis: interrupted" in err
 
 
 def test_a_rank_with_a_bad_piece_ends_every_rank():

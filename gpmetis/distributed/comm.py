@@ -56,6 +56,7 @@ class Comm:
         self.size = 1 if mpi is None else mpi.Get_size()
         self.device: Any = None  # the ranks' NCCL communicator, once ``use_gpus`` made it
         self.gpus = False  # whether ``use_gpus`` gave this rank a GPU
+        self.on_abort: Callable[[GpmetisError], None] | None = None
 
     def use_gpus(self) -> None:
         """Give each rank the GPU of its local rank (modulo the host's GPUs), and where no
@@ -225,7 +226,8 @@ class Comm:
             try:
                 handlers[message[1]](*message[2])
             except Exception as exc:  # the root waits in the call's collectives
-                self.abort(f"gpmetis: error: rank {self.rank}: {type(exc).__name__}: {exc}")
+                self.abort(f"gpmetis: error: rank {self.rank}: {type(exc).__name__}: {exc}",
+                           error=exc)
 
     def call(self, name: str, *args: Any) -> None:
         """Call the other ranks (serving ``root_driven``) into their handler ``name``."""
@@ -249,9 +251,12 @@ class Comm:
             raised.exit_code = code
             raise raised
 
-    def abort(self, message: str, code: int = 1) -> None:
+    def abort(self, message: str, code: int = 1, error: BaseException | None = None) -> None:
         """End every rank: ``message`` on standard error once, exit status ``code`` (a failing
-        rank cannot leave the others waiting in a collective)."""
+        rank cannot leave the others waiting in a collective); ``on_abort``, where set, gets
+        ``error`` (the exception that ends the run) or a GpmetisError of ``message`` first."""
+        if self.on_abort is not None:
+            self.on_abort(error if isinstance(error, GpmetisError) else GpmetisError(message))
         print(message, file=sys.stderr, flush=True)
         if self.mpi is None:
             raise SystemExit(code)
@@ -267,12 +272,17 @@ def finalize() -> None:
         mpi.Finalize()
 
 
-def end_process(code: int) -> NoReturn:
-    """Exit with ``code`` and without the interpreter's teardown. Where MPI ran, it is ended
-    first and the C library's exit handlers run: MPICH's tell its launcher that the rank ended
-    well (after ``os._exit`` alone the launcher killed the other ranks now and then)."""
+def end_process(code: int, *, agreed: bool = True) -> NoReturn:
+    """Exit with ``code`` and without the interpreter's teardown. Where MPI ran and every rank
+    ends so (``agreed``: a run's end or an error every rank raised), MPI is ended first and
+    the C library's exit handlers run: MPICH's tell its launcher that the rank ended well
+    (after ``os._exit`` alone the launcher killed the other ranks now and then). Otherwise
+    (an interrupt) every rank is aborted: the others may wait in a collective."""
     mpi = sys.modules.get("mpi4py.MPI")
-    if mpi is not None and mpi.Is_initialized():
+    if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
+        if not agreed:
+            mpi.COMM_WORLD.Abort(code)
+            os._exit(code)  # where an MPI's Abort returns
         finalize()
         import ctypes
 

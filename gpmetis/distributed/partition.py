@@ -75,7 +75,7 @@ class DistributedRun:
         try:
             return self.serve(balance, options, tpwgts, seed, engine)
         except Exception as exc:  # the other ranks may wait in the run's collectives
-            self.comm.abort(f"gpmetis: error: {exc}")
+            self.comm.abort(f"gpmetis: error: {exc}", error=exc)
 
     def serve(self, balance, options, tpwgts, seed: int, engine: str) -> np.ndarray | None:
         """This rank's share of the run; the whole partition on rank 0."""

@@ -18,6 +18,7 @@ from gpmetis.io.metis_format import _edge_count_message, _header, vertex_rows
 from gpmetis.io.tokens import tokenize
 
 NEWLINE = 10
+BLANK = bytes(range(0x21))  # the bytes the tokenizer takes for blanks
 
 
 def read_pieces(comm: Comm, path: str) -> DistGraph:
@@ -93,7 +94,7 @@ def _read_header(path: str):
             while True:  # up to the first line with values: the header
                 line = f.readline()
                 prefix += line
-                text = line.split(b"%", 1)[0].strip()
+                text = line.split(b"%", 1)[0].strip(BLANK)
                 if text or not line:
                     break
             body = f.tell()
@@ -165,9 +166,9 @@ def _rows(tok, path: str, n: int, fmt, first_vertex: int):
 
 def plain_format(path: str) -> str | None:
     """``mtx`` or ``metis``: the format ``read_graph`` reads ``path`` in (Matrix Market by its
-    ``.mtx`` name or its banner), where the ranks can read it in byte ranges (a regular file,
-    not compressed); None where they cannot."""
-    from gpmetis.io.source import is_matrix_market
+    ``.mtx`` name or its banner), where the ranks can read it in byte ranges (a regular,
+    nonempty file, neither compressed nor named so); None where they cannot."""
+    from gpmetis.io.source import COMPRESSED_SUFFIXES, is_matrix_market
 
     try:
         with open(path, "rb") as f:
@@ -175,6 +176,7 @@ def plain_format(path: str) -> str | None:
     except OSError:
         return None
     compressed = head[:2] == b"\x1f\x8b" or head[:3] == b"BZh" or head[:6] == b"\xfd7zXZ\x00"
-    if not Path(path).is_file() or compressed:
+    suffix = Path(path).suffix.lower()
+    if not Path(path).is_file() or not head or compressed or suffix in COMPRESSED_SUFFIXES:
         return None
-    return "mtx" if Path(path).suffix.lower() == ".mtx" or is_matrix_market(head) else "metis"
+    return "mtx" if suffix == ".mtx" or is_matrix_market(head) else "metis"

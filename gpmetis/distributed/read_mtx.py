@@ -13,7 +13,7 @@ import numpy as np
 from gpmetis.distributed.clustering import send_to_owners
 from gpmetis.distributed.comm import Comm
 from gpmetis.distributed.dgraph import DistGraph
-from gpmetis.distributed.read import _attempt, _exclusive, own_lines
+from gpmetis.distributed.read import BLANK, _attempt, _exclusive, own_lines
 from gpmetis.errors import InputError
 from gpmetis.io.matrix_market import _FIELDS, _banner, _size_line
 from gpmetis.io.tokens import tokenize
@@ -58,7 +58,7 @@ def _read_header(path: str) -> tuple[int, int, str, tuple[int, int] | InputError
             while True:  # the banner, comment and blank lines, then the size line
                 line = f.readline()
                 prefix += line
-                text = line.strip()
+                text = line.strip(BLANK)
                 if (text and not text.startswith(b"%")) or not line:
                     break
             body = f.tell()
@@ -66,8 +66,9 @@ def _read_header(path: str) -> tuple[int, int, str, tuple[int, int] | InputError
         raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
     field = _banner(bytes(prefix[:1024]), path)
     h = prefix.count(b"\n") - int(prefix.endswith(b"\n"))
+    tok = tokenize(bytes(prefix), path)  # its faults come first, as in one reader's
     try:
-        h, n, nnz = _size_line(tokenize(bytes(prefix), path), path)
+        h, n, nnz = _size_line(tok, path)
     except InputError as exc:
         return body, h, field, exc
     return body, h, field, (n, nnz)

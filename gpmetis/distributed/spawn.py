@@ -60,9 +60,10 @@ def partition_on_gpus(graph, nparts: int, options, ranks: int):
                 "has_adjwgt": graph.has_adjwgt, "nparts": nparts,
                 "options": options}
         (work / "run.pkl").write_bytes(pickle.dumps(head))
-        env = {**os.environ, "NCCL_NVLS_ENABLE": "0"}
+        env = {"NCCL_NVLS_ENABLE": "0", **os.environ}  # NVLink multicast off unless set
+        # the ranks' prints (-dbglvl) reach this process's stdout; their errors are read back
         done = subprocess.run([mpiexec_path(), "-n", str(ranks), sys.executable, "-m",
-                               "gpmetis.distributed.spawned", folder], capture_output=True,
+                               "gpmetis.distributed.spawned", folder], stderr=subprocess.PIPE,
                               text=True, env=env)
         for name in ("result.pkl", "error.pkl"):
             if (work / name).exists():

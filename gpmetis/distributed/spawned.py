@@ -25,9 +25,14 @@ def _rank_main(folder: str) -> None:
     arrays = {name: np.load(work / f"{name}.npy", mmap_mode="r")
               for name in ARRAYS if (work / f"{name}.npy").exists()}
     root = True
+
+    def hand_back(error: GpmetisError) -> None:
+        (work / "error.pkl").write_bytes(pickle.dumps(error))
+
     try:
         comm = Comm.world()
         root = comm.root
+        comm.on_abort = hand_back  # a rank that ends every rank says why first
         xadj = arrays["xadj"]
         vtxdist = block_bounds(np.asarray(xadj), comm.size)
         lo, hi = int(vtxdist[comm.rank]), int(vtxdist[comm.rank + 1])
@@ -43,7 +48,7 @@ def _rank_main(folder: str) -> None:
             (work / "result.pkl").write_bytes(pickle.dumps(out.result))
     except GpmetisError as exc:  # raised on every rank (or the world is wrong): rank 0 says it
         if root:
-            (work / "error.pkl").write_bytes(pickle.dumps(exc))
+            hand_back(exc)
     finalize()
 
 
