@@ -93,14 +93,20 @@ READ_FILES = {
 }
 
 
+def read_in_ranges(tmp_path, ranks: int, command: str, texts: dict, fixtures: tuple) -> None:
+    """``mpi_pieces``' read ``command`` (the ranks' pieces against read_graph's graph or
+    error) on the files of ``texts`` and the shared ``fixtures``."""
+    for name, text in texts.items():
+        (tmp_path / name).write_text(text)
+    files = [str(tmp_path / name) for name in texts] + [str(FIXTURES / f) for f in fixtures]
+    done = pieces(ranks, command, *files)
+    assert done.returncode == 0, done.stderr
+
+
 @pytest.mark.parametrize("ranks", [2, 3])
 def test_ranks_read_a_metis_file_in_byte_ranges(tmp_path, ranks):
-    for name, text in READ_FILES.items():
-        (tmp_path / name).write_text(text)
-    files = [str(tmp_path / name) for name in READ_FILES]
-    files += [str(FIXTURES / f) for f in ("4elt.graph", "add20.graph", "data.graph")]
-    done = pieces(ranks, "read", *files)
-    assert done.returncode == 0, done.stderr
+    read_in_ranges(tmp_path, ranks, "read", READ_FILES,
+                   ("4elt.graph", "add20.graph", "data.graph"))
 
 
 def _mtx_entries(count: int, fault: dict[int, str]) -> str:
@@ -145,15 +151,10 @@ READ_MTX = {
 
 @pytest.mark.parametrize("ranks", [2, 3])
 def test_ranks_read_a_matrix_market_file_in_byte_ranges(tmp_path, ranks):
-    for name, text in READ_MTX.items():
-        (tmp_path / name).write_text(text)
-    files = [str(tmp_path / name) for name in READ_MTX]
-    files += [str(FIXTURES / f) for f in ("karate.mtx", "west0067.mtx", "bcsstk13.mtx")]
-    done = pieces(ranks, "read-mtx", *files)
-    assert done.returncode == 0, done.stderr
-    weighted = [str(tmp_path / f) for f in ("real.mtx", "integer.mtx", "long.mtx")]
-    done = pieces(ranks, "read-mtx-weights", *weighted, str(FIXTURES / "bcsstk13.mtx"))
-    assert done.returncode == 0, done.stderr
+    read_in_ranges(tmp_path, ranks, "read-mtx", READ_MTX,
+                   ("karate.mtx", "west0067.mtx", "bcsstk13.mtx"))
+    weighted = {name: READ_MTX[name] for name in ("real.mtx", "integer.mtx", "long.mtx")}
+    read_in_ranges(tmp_path, ranks, "read-mtx-weights", weighted, ("bcsstk13.mtx",))
 
 
 def test_the_ranks_read_in_byte_ranges_what_read_graph_reads_so(tmp_path):
