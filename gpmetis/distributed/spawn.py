@@ -12,10 +12,16 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gpmetis.errors import GpmetisError, OptionError
+from gpmetis.graph import Graph
+from gpmetis.options import Options
+
+if TYPE_CHECKING:
+    from gpmetis.partitioning.driver import Result
 
 ARRAYS = ("xadj", "adjncy", "vwgt", "adjwgt", "vsize")
 
@@ -47,7 +53,7 @@ def gpu_count(gpus: int | str) -> int:
     return n
 
 
-def partition_on_gpus(graph, nparts: int, options, ranks: int):
+def partition_on_gpus(graph: Graph, nparts: int, options: Options, ranks: int) -> Result:
     """``driver.partition``'s Result of ``graph`` under ``options`` (the gpu engine's) run by
     ``ranks`` processes, one GPU each (every rank count gives one process's partition)."""
     with tempfile.TemporaryDirectory(prefix="gpmetis-gpus-") as folder:
@@ -60,7 +66,10 @@ def partition_on_gpus(graph, nparts: int, options, ranks: int):
                 "has_adjwgt": graph.has_adjwgt, "nparts": nparts,
                 "options": options}
         (work / "run.pkl").write_bytes(pickle.dumps(head))
-        env = {"NCCL_NVLS_ENABLE": "0", **os.environ}  # NVLink multicast off unless set
+        # NVLink multicast off unless set; this gpmetis importable by the ranks
+        env = {"NCCL_NVLS_ENABLE": "0", **os.environ}
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(Path(__file__).resolve().parents[2]), *filter(None, [env.get("PYTHONPATH")])])
         # the ranks' prints (-dbglvl) reach this process's stdout; their errors are read back
         done = subprocess.run([mpiexec_path(), "-n", str(ranks), sys.executable, "-m",
                                "gpmetis.distributed.spawned", folder], stderr=subprocess.PIPE,
