@@ -2,7 +2,7 @@
 partitioned and each rank gets its own vertices' parts back.
 
 Rank 0 gathers the whole graph and runs the engine on it; the multilevel runs of one
-constraint, k-way and the cut on the cpu engine coarsen and refine on the pieces
+constraint, k-way and the cut (cpu or gpu engine) coarsen and refine on the pieces
 (``distributed.multilevel``), every other part of a run (its scores, the modes) is rank 0's.
 Every rank count gives one process's partition, bit for bit."""
 
@@ -87,7 +87,7 @@ class DistributedRun:
 def partition_pieces(comm: Comm, piece: DistGraph, nparts: int, options: Any = None,
                      **kwargs: Any) -> DistResult:
     """``partition_distributed`` of a ``DistGraph``; collective. The runs of one constraint,
-    k-way and the cut on the cpu engine coarsen and refine on the pieces; the rest of the run
+    k-way and the cut (cpu or gpu engine) coarsen and refine on the pieces; the rest of the run
     is rank 0's, on the gathered graph."""
     from gpmetis.api import partition_inputs
     from gpmetis.partitioning.driver import partition
