@@ -17,21 +17,39 @@
 #include "../cuda/row_sums.cuh"
 #include "../cuda/warp_sums.cuh"
 
+// cluster_tie: a seeded hash of cluster id c that is a bijection of c for a given vertex id v
+// (lp_clustering's last resort between clusters, see cluster_key).
+__device__ __forceinline__ unsigned int cluster_tie(const unsigned int v, const unsigned int c,
+                                                    const unsigned int seed) {
+    return mix32(c ^ mix32(v ^ seed));
+}
+
 // The schedule of a level's sub-rounds: plan[0] is the current step of the kernels launched one
 // at a time (next_step advances it), plan[1 + 2 * step] its round's seed and plan[2 + 2 * step]
-// its sub-round; cluster_loop takes the steps in turn.
+// its sub-round; cluster_loop takes the steps in turn. The hashes read the vertices' and
+// clusters' ids in the whole graph (their low 32 bits): row v is vertex id_base + v, cluster c
+// is labels[c] (c itself where labels is null), so that a rank holding some rows of a graph,
+// with its clusters numbered locally, decides as one process does.
 struct SubRound {
-    unsigned int round_seed, sub, nsub;
+    unsigned int round_seed, sub, nsub, id_base;
+    const unsigned int* labels;
 
     __device__ __forceinline__ bool is_active(const int v) const {
-        return mix32((unsigned int)v ^ round_seed) % nsub == sub;
+        return mix32(((unsigned int)v + id_base) ^ round_seed) % nsub == sub;
+    }
+
+    __device__ __forceinline__ unsigned int tie(const int v, const int c,
+                                                const unsigned int seed) const {
+        return cluster_tie((unsigned int)v + id_base,
+                           labels == nullptr ? (unsigned int)c : labels[c], seed);
     }
 };
 
 // The sub-round of the given step of plan.
 __device__ __forceinline__ SubRound sub_round_at(const unsigned int* plan, const unsigned int step,
-                                                 const int nsub) {
-    return SubRound{plan[1 + 2 * step], plan[2 + 2 * step], (unsigned int)nsub};
+                                                 const int nsub, const unsigned int id_base = 0,
+                                                 const unsigned int* labels = nullptr) {
+    return SubRound{plan[1 + 2 * step], plan[2 + 2 * step], (unsigned int)nsub, id_base, labels};
 }
 
 extern "C" __global__ void next_step(unsigned int* plan) {
@@ -59,10 +77,6 @@ __device__ __forceinline__ unsigned long long cluster_key(const long long rating
     return (1ULL << 63) | ((unsigned long long)rating << 32) | (0xFFFFFFFFU - (unsigned int)cw);
 }
 
-__device__ __forceinline__ unsigned int cluster_tie(const int v, const int c,
-                                                    const unsigned int seed) {
-    return mix32((unsigned int)c ^ mix32((unsigned int)v ^ seed));
-}
 
 // Whether (key, tie) ranks before (best, best_tie).
 __device__ __forceinline__ bool ranks_first(const unsigned long long key, const unsigned int tie,
@@ -101,7 +115,7 @@ __device__ __forceinline__ void best_cluster_vertex(
     auto offer = [&](const int c, const long long r) {
         if (!may_join(v, c, own, cw, vwgt, maxvwgt)) return;
         const unsigned long long key = cluster_key(r, cw[c]);
-        const unsigned int tie = cluster_tie(v, c, seed);
+        const unsigned int tie = round.tie(v, c, seed);
         if (ranks_first(key, tie, best, best_tie)) {
             best = key; best_tie = tie; best_c = c; best_r = r;
         }
@@ -118,13 +132,15 @@ extern "C" __global__ void best_cluster(
     const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
     const int* __restrict__ cluster, const int* __restrict__ cw, const int maxvwgt,
     const unsigned int seed, const unsigned int* __restrict__ plan, const int nsub,
+    const unsigned int id_base, const unsigned int* __restrict__ labels,
     int* __restrict__ tkeys, int* __restrict__ tvals, int* __restrict__ dest,
     int* __restrict__ rating, const long long max_degree)
 {
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
     if (v >= n) return;
-    best_cluster_vertex(v, sub_round_at(plan, plan[0], nsub), xadj, adjncy, adjwgt, vwgt,
-                        cluster, cw, maxvwgt, seed, tkeys, tvals, dest, rating, max_degree);
+    best_cluster_vertex(v, sub_round_at(plan, plan[0], nsub, id_base, labels), xadj, adjncy,
+                        adjwgt, vwgt, cluster, cw, maxvwgt, seed, tkeys, tvals, dest, rating,
+                        max_degree);
 }
 
 // best_cluster for vertex v (degree <= WARP_DEGREE_MAX) by the calling warp, keys/vals being its
@@ -155,7 +171,7 @@ __device__ __forceinline__ void best_cluster_by_warp(
         const int c = sums.keys[s];
         if (!may_join(v, c, own, cw, vwgt, maxvwgt)) continue;
         const unsigned long long key = cluster_key(sums.vals[s], cw[c]);
-        const unsigned int tie = cluster_tie(v, c, seed);
+        const unsigned int tie = round.tie(v, c, seed);
         if (ranks_first(key, tie, best, best_tie)) {
             best = key; best_tie = tie; best_c = c; best_r = sums.vals[s];
         }
@@ -214,10 +230,11 @@ extern "C" __global__ void best_cluster_warp(
     const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
     const int* __restrict__ cluster, const int* __restrict__ cw, const int maxvwgt,
     const unsigned int seed, const unsigned int* __restrict__ plan, const int nsub,
+    const unsigned int id_base, const unsigned int* __restrict__ labels,
     int* __restrict__ dest, int* __restrict__ rating)
 {
-    best_cluster_warp_pass(mid, nmid, sub_round_at(plan, plan[0], nsub), xadj, adjncy, adjwgt,
-                           vwgt, cluster, cw, maxvwgt, seed, dest, rating);
+    best_cluster_warp_pass(mid, nmid, sub_round_at(plan, plan[0], nsub, id_base, labels), xadj,
+                           adjncy, adjwgt, vwgt, cluster, cw, maxvwgt, seed, dest, rating);
 }
 
 // best_cluster for the i-th high-degree vertex v = heavy[i] by the calling block: its row's
@@ -254,7 +271,7 @@ __device__ __forceinline__ void best_cluster_by_block(
         const int c = tkeys[s];
         if (c < 0 || !may_join(v, c, own, cw, vwgt, maxvwgt)) continue;
         keep_max_pair(key, tie_slot, cluster_key(tvals[s], cw[c]),
-                      ((unsigned long long)cluster_tie(v, c, seed) << 32)
+                      ((unsigned long long)round.tie(v, c, seed) << 32)
                           | (unsigned long long)(s - begin));
     }
     block_max_pair_u64(key, tie_slot, buf);
@@ -270,12 +287,14 @@ extern "C" __global__ void best_cluster_heavy(
     const int* __restrict__ adjncy, const int* __restrict__ adjwgt, const int* __restrict__ vwgt,
     const int* __restrict__ cluster, const int* __restrict__ cw, const int maxvwgt,
     const unsigned int seed, const unsigned int* __restrict__ plan, const int nsub,
+    const unsigned int id_base, const unsigned int* __restrict__ labels,
     const long long* __restrict__ hoff, int* __restrict__ tkeys, int* __restrict__ tvals,
     int* __restrict__ dest, int* __restrict__ rating)
 {
-    best_cluster_by_block(blockIdx.x, heavy[blockIdx.x], sub_round_at(plan, plan[0], nsub), xadj,
-                          adjncy, adjwgt, vwgt, cluster, cw, maxvwgt, seed, hoff, tkeys, tvals,
-                          dest, rating);
+    best_cluster_by_block(blockIdx.x, heavy[blockIdx.x],
+                          sub_round_at(plan, plan[0], nsub, id_base, labels), xadj, adjncy,
+                          adjwgt, vwgt, cluster, cw, maxvwgt, seed, hoff, tkeys, tvals, dest,
+                          rating);
 }
 
 #define OVER 2  // accepted[v]: v proposes to a target that cannot hold all its proposals

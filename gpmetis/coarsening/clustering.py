@@ -95,19 +95,23 @@ def level_schedule(be: Backend, seed: int, context: CoarseningContext) -> Schedu
 
 
 def best_cluster(be: Backend, g: DeviceGraph, cluster, cw, maxvwgt: int, seed: int,
-                 schedule: Schedule, dest, rating) -> None:
+                 schedule: Schedule, dest, rating, *, id_base: int = 0, labels=None) -> None:
     """Fill ``dest`` (int32: the cluster each vertex active in the schedule's current sub-round
     proposes to join, -1 for none) and ``rating`` (int32: its edge weight into that cluster,
-    where dest >= 0)."""
+    where dest >= 0). ``cluster`` (int32) covers every vertex ``g.adjncy`` names, which may be
+    more than g's rows. The hashes take row v as vertex ``id_base`` + v and cluster c as
+    ``labels[c]`` (uint32, low bits of the ids; c itself where None): the ids in the whole
+    graph of a rank's rows and clusters."""
     n = g.nvtxs
     if not be.gpu:
         _best_cluster_numpy(g, cluster, cw, maxvwgt, seed, *schedule.current(),
-                            schedule.subrounds, dest, rating)
+                            schedule.subrounds, dest, rating, id_base, labels)
         return
     max_degree, mid, heavy = g.degree_tiers()
     hoff, tkeys, tvals = _hash_tables(g)
     head = (g.xadj, g.adjncy, g.adjwgt, g.vwgt, cluster, cw, np.int32(maxvwgt),
-            np.uint32(seed), schedule.plan, np.int32(schedule.subrounds))
+            np.uint32(seed), schedule.plan, np.int32(schedule.subrounds),
+            np.uint32(id_base & 0xFFFFFFFF), NULL if labels is None else labels)
     be.launch(be.kernel(CU_FILE, "best_cluster"), n,
               (np.int32(n), *head, tkeys[:1], tvals[:1], dest, rating, max_degree))
     if mid is not None:
@@ -129,12 +133,15 @@ def _hash_tables(g: DeviceGraph):
 
 
 def _best_cluster_numpy(g: DeviceGraph, cluster, cw, maxvwgt: int, seed: int, rseed: int,
-                        sub: int, subrounds: int, dest, rating) -> None:
+                        sub: int, subrounds: int, dest, rating, id_base: int,
+                        labels) -> None:
     n = g.nvtxs
     dest[:] = -1
-    on = active(n, rseed, sub, subrounds)[g.src]
-    vs, cs, r = cluster_ratings(g.src[on], cluster[g.adjncy[on]], g.adjwgt[on], n)
-    bv, bc, br = first_choices(vs, cs, r, cluster[vs], cw[cs], g.vwgt[vs], maxvwgt, seed)
+    on = active(n, rseed, sub, subrounds, id_base)[g.src]
+    vs, cs, r = cluster_ratings(g.src[on], cluster[g.adjncy[on]], g.adjwgt[on], len(cluster))
+    ids = (vs + id_base, cs if labels is None else labels[cs])
+    bv, bc, br = first_choices(vs, cs, r, cluster[vs], cw[cs], g.vwgt[vs], maxvwgt, seed,
+                               ids)
     dest[bv] = bc
     rating[bv] = br
 
@@ -148,14 +155,16 @@ def cluster_ratings(src, c, w, n: int):
     return pairs // n, pairs % n, be.bin_sums(inverse, len(pairs), w)
 
 
-def first_choices(vs, cs, r, own, cw_cs, vw, maxvwgt: int, seed: int):
+def first_choices(vs, cs, r, own, cw_cs, vw, maxvwgt: int, seed: int, ids: tuple):
     """(v, cluster, rating) for each vertex of ``cluster_ratings`` whose first-ranked cluster
     is not its ``own`` (per pair): by rating, then the lighter (``cw_cs``), then a seeded
-    hash, among the clusters it fits in (its weight ``vw``)."""
+    hash of the pair's ``ids`` (the vertex's and the cluster's in the whole graph), among the
+    clusters it fits in (its weight ``vw``)."""
     fits = (cs == own) | (cw_cs.astype(np.int64) + vw <= maxvwgt)
     vs, cs, r, own, cw_cs = vs[fits], cs[fits], r[fits], own[fits], cw_cs[fits]
+    tie = cluster_tie(ids[0][fits], ids[1][fits], seed)
     be = backend_of(vs)
-    order = be.lexsort((cluster_tie(vs, cs, seed), cluster_key(r, cw_cs), vs))
+    order = be.lexsort((tie, cluster_key(r, cw_cs), vs))
     ends = vs[order]
     last = order[be.xp.concatenate((ends[1:] != ends[:-1], be.xp.ones(1, bool)))] \
         if len(vs) else order

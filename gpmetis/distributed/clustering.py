@@ -2,11 +2,12 @@
 same clusters as one process, for any number of ranks.
 
 A cluster is labelled by a vertex id, and its weight lives at the rank that owns that vertex.
-Each sub-round, a rank refreshes its ghosts' clusters, asks the owners of the clusters its
-vertices see for their weights, and picks each active vertex's first choice as one process
-does (``first_choices``). The proposals go to the clusters' owners, which approve them as one
-process does (``approve_proposals``: the proposals arrive in id order, rank after rank). The
-moves then update the weights at the owners."""
+Each sub-round, a rank refreshes its ghosts' clusters, numbers the clusters its rows see
+locally, asks their owners for their weights, and picks each active vertex's first choice with
+one process's ``best_cluster`` (its kernels on a rank with a GPU), whose hashes read the
+vertices' and clusters' ids in the whole graph. The proposals go to the clusters' owners,
+which approve them as one process does (``approve_proposals``: the proposals arrive in id
+order, rank after rank). The moves then update the weights at the owners."""
 
 from __future__ import annotations
 
@@ -15,15 +16,10 @@ from functools import cached_property
 
 import numpy as np
 
-from gpmetis.backend import Backend, backend_of, get_backend
-from gpmetis.coarsening.clustering import (
-    active,
-    approve_proposals,
-    cluster_ratings,
-    first_choices,
-    level_schedule,
-)
+from gpmetis.backend import Backend, backend_of
+from gpmetis.coarsening.clustering import approve_proposals, best_cluster, level_schedule
 from gpmetis.context import CoarseningContext
+from gpmetis.device_graph import DeviceGraph
 from gpmetis.distributed.comm import Comm
 from gpmetis.distributed.dgraph import DistGraph
 from gpmetis.distributed.halo import Halo, owners
@@ -104,19 +100,23 @@ def lp_clustering(comm: Comm, lg: LocalGraph, maxvwgt: int, seed: int,
     """(cmap, cvtxdist): each own vertex's cluster as a global coarse id (int64, in the order
     of the clusters' labels, as ``coarsening.clustering.lp_clustering`` numbers them), and the
     coarse vertices each rank owns (those whose label it owns, host); collective."""
-    halo, xp = lg.halo, lg.be.xp
+    halo, be = lg.halo, lg.be
+    xp = be.xp
     vtxdist, first, nlocal = halo.vtxdist, halo.first, halo.nlocal
     n = int(vtxdist[-1])
     seed &= 0xFFFFFFFF
     cluster = xp.arange(first, first + nlocal, dtype=np.int64)
     cw = lg.vwgt.astype(np.int64)  # the weight of the cluster labelled by each own vertex
-    schedule = level_schedule(get_backend("cpu"), seed, context)
-    src = lg.src
+    schedule = level_schedule(be, seed, context)
+    # the rank's rows (their weights fit int32: the pieces cluster only graphs whose sums do)
+    g = DeviceGraph(be, lg.xadj, lg.adjncy, lg.adjwgt.astype(np.int32),
+                    lg.vwgt.astype(np.int32))
+    choice = (xp.empty(nlocal, dtype=np.int32), xp.empty(nlocal, dtype=np.int32))
     total = 0
     moved = 0
     for _ in range(context.lp_rounds):
         for _ in range(schedule.subrounds):
-            moved += _sub_round(comm, lg, src, cluster, cw, maxvwgt, seed, schedule)
+            moved += _sub_round(comm, lg, g, cluster, cw, maxvwgt, seed, schedule, choice)
             schedule.advance()
         now = int(comm.allreduce_sum(np.array([moved], np.int64))[0])
         if now - total < context.lp_min_round_moves * n:
@@ -126,33 +126,32 @@ def lp_clustering(comm: Comm, lg: LocalGraph, maxvwgt: int, seed: int,
     return _number_clusters(comm, vtxdist, cluster)
 
 
-def _sub_round(comm: Comm, lg: LocalGraph, src, cluster, cw, maxvwgt: int, seed: int,
-               schedule) -> int:
-    """One sub-round at every rank; how many own vertices moved."""
+def _sub_round(comm: Comm, lg: LocalGraph, g: DeviceGraph, cluster, cw, maxvwgt: int,
+               seed: int, schedule, choice: tuple) -> int:
+    """One sub-round at every rank; how many own vertices moved. ``g``: the rank's rows as
+    ``best_cluster`` takes them; ``choice``: its (dest, rating) arrays."""
     be = lg.be
     xp = be.xp
     halo, vtxdist, first = lg.halo, lg.halo.vtxdist, lg.halo.first
-    rseed, sub = schedule.current()
-    labels = halo.extended(comm, cluster)
-    on = active(halo.nlocal, rseed, sub, schedule.subrounds, first, xp)[src]
-    vs, cs, r = cluster_ratings(src[on] + first, labels[lg.adjncy[on]], lg.adjwgt[on],
-                                int(vtxdist[-1]))
-    seen = be.unique(xp.concatenate((cs, cluster)))
+    # the clusters of the rank's vertices and ghosts, numbered in label order
+    seen, local = be.unique_inverse(halo.extended(comm, cluster))
     weights = ask_owners(comm, vtxdist, seen, cw, ascending=True)
-    cw_cs = weights[xp.searchsorted(seen, cs)]
-    bv, bc, br = first_choices(vs, cs, r, cluster[vs - first], cw_cs, lg.vwgt[vs - first],
-                               maxvwgt, seed)
+    dest, rating = choice
+    best_cluster(be, g, local.astype(np.int32), weights.astype(np.int32), maxvwgt, seed,
+                 schedule, dest, rating, id_base=first, labels=seen.astype(np.uint32))
+    bv = xp.flatnonzero(dest >= 0)
+    bc, br = seen[dest[bv]], rating[bv]
     # proposals to the targets' owners, approved there in id order, answered back in the
     # order they were sent (by owner)
     order = be.argsort_stable(owners(vtxdist, bc))
-    target, ids, rating, w, counts = send_to_owners(comm, vtxdist, bc, bv, br,
-                                                    lg.vwgt[bv - first], order=order)
+    target, ids, rating, w, counts = send_to_owners(comm, vtxdist, bc, bv + first, br,
+                                                    lg.vwgt[bv], order=order)
     accepted = approve_proposals(target, rating, w, cw[target - first], maxvwgt)
     xp.add.at(cw, target[accepted] - first, w[accepted])
     answers = comm.alltoallv(be.split(accepted.astype(np.int64), counts))
     ok = xp.empty(len(bv), dtype=bool)
     ok[order] = xp.concatenate(answers).astype(bool) if answers else ok[:0]
-    movers, dest = bv[ok] - first, bc[ok]
+    movers, dest = bv[ok], bc[ok]
     old, _, left, _ = send_to_owners(comm, vtxdist, cluster[movers], movers,
                                      lg.vwgt[movers])
     xp.add.at(cw, old - first, -left)
