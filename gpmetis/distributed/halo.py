@@ -57,6 +57,11 @@ class Halo:
                          (last - first) + xp.searchsorted(ghosts, adjncy)).astype(np.int32)
         return cls(vtxdist, comm.rank, ghosts, ghost_counts.astype(np.int64), send), local
 
+    @property
+    def nlow(self) -> int:
+        """How many ghosts lower ranks own (their ids lie below this rank's)."""
+        return int(self.ghost_counts[:self.rank].sum())
+
     def exchange(self, comm: Comm, values):
         """The ghosts' values (one per ghost, in ``ghosts`` order) from their owners'
         ``values`` (one per local vertex; collective)."""
@@ -66,3 +71,18 @@ class Halo:
     def extended(self, comm: Comm, values):
         """``values`` of the local vertices followed by the ghosts', indexed by local id."""
         return backend_of(values).xp.concatenate((values, self.exchange(comm, values)))
+
+    def laid_out(self, comm: Comm, values):
+        """``values`` of the local vertices with the ghosts', in global id order: the ghosts
+        lower ranks own, the local vertices, the ghosts higher ranks own (``ordered_ids``'
+        layout)."""
+        ghosts, low = self.exchange(comm, values), self.nlow
+        return backend_of(values).xp.concatenate((ghosts[:low], values, ghosts[low:]))
+
+    def ordered_ids(self, adjncy):
+        """The local adjacency ``adjncy`` (``build``'s ids) renumbered into ``laid_out``'s
+        layout, where comparing two ids compares the global ones (int32)."""
+        xp = backend_of(adjncy).xp
+        n, low = self.nlocal, self.nlow
+        return xp.where(adjncy < n, adjncy + low,
+                        xp.where(adjncy < n + low, adjncy - n, adjncy)).astype(np.int32)

@@ -2,11 +2,13 @@
 partition as one process, for any number of ranks.
 
 The host loop (``refinement/loop.py``) runs unchanged on every rank with these steps; their
-scores are all-reduced, so every rank takes the same branch. Each step refreshes the ghosts'
-parts, computes its own vertices' moves on the rank's rows (ghost rows are empty) with
-``best_moves`` (the GPU's kernels on a rank with a GPU), exchanges the moves' destinations and
-gains for the afterburner's twin, which breaks ties by global id, and selects per part with
-histograms summed over the ranks (``VertexOrder``)."""
+scores are all-reduced, so every rank takes the same branch. A rank runs the single-process
+steps' kernels (``best_moves``, ``afterburner``, ``state_sums``) on a graph of its rows and an
+empty row per ghost, laid out in global id order (``Halo.ordered_ids``), so that their ties
+by vertex id are the global ones. Each step refreshes the ghosts' parts, and the moves'
+destinations and gains before the afterburner. The per-part selections (``cap_inflow``,
+``rebalance_moves``) run on the rank's vertices, which they place among all by their ids, and
+sum their histograms over the ranks (``VertexOrder``)."""
 
 from __future__ import annotations
 
@@ -17,14 +19,9 @@ from gpmetis.context import RefinementContext
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.distributed.clustering import LocalGraph
 from gpmetis.distributed.comm import Comm
-from gpmetis.refinement.jet import MoveRequest, best_moves, kept_moves
+from gpmetis.refinement.jet import MoveRequest, afterburner, best_moves, state_sums
 from gpmetis.refinement.loop import loop_on_host
-from gpmetis.refinement.rebalance import (
-    VertexOrder,
-    inflow_kept,
-    rebalanced,
-    roomiest_parts,
-)
+from gpmetis.refinement.rebalance import VertexOrder, cap_inflow, rebalance_moves
 
 
 class DistJetSteps:
@@ -41,52 +38,52 @@ class DistJetSteps:
         halo = lg.halo
         self.be = be = lg.be
         xp = be.xp
-        self.nvtxs = halo.nlocal
-        nghost = len(halo.ghosts)
-        # the rank's rows and an empty row per ghost: best_moves' per-vertex arrays cover both
-        # (the weights fit int32: the pieces refine only graphs whose sums do)
-        xadj = xp.concatenate((lg.xadj, xp.full(nghost, lg.xadj[-1], dtype=np.int64)))
-        vwgt = xp.concatenate((lg.vwgt, xp.zeros(nghost, dtype=np.int64))).astype(np.int32)
-        self.g = DeviceGraph(be, xadj, lg.adjncy, lg.adjwgt.astype(np.int32), vwgt)
-        own = xp.arange(halo.first, halo.first + halo.nlocal, dtype=np.int64)
-        self.ids = xp.concatenate((own, halo.ghosts))
-        self.order = VertexOrder(own, int(halo.vtxdist[-1]), comm.allreduce_sum)
+        n, low, high = halo.nlocal, halo.nlow, len(halo.ghosts) - halo.nlow
+        self.own = slice(low, low + n)
+        # the weights fit int32: the pieces refine only graphs whose sums do
+        xadj = xp.concatenate((xp.zeros(low, dtype=np.int64), lg.xadj,
+                               xp.full(high, lg.xadj[-1], dtype=np.int64)))
+        vwgt = xp.zeros(low + n + high, dtype=np.int32)
+        vwgt[self.own] = lg.vwgt
+        self.g = g = DeviceGraph(be, xadj, halo.ordered_ids(lg.adjncy),
+                                 lg.adjwgt.astype(np.int32), vwgt)
+        self.rows = DeviceGraph(be, lg.xadj, g.adjncy, g.adjwgt, vwgt[self.own])  # own rows
+        self.locked = xp.zeros(low + n + high, dtype=np.uint8)
+        self.order = VertexOrder(int(halo.vtxdist[-1]), halo.first, comm.allreduce_sum)
 
-    def _with_ghosts(self, values):
-        return self.lg.halo.extended(self.comm, values)
+    def _laid_out(self, values):
+        return self.lg.halo.laid_out(self.comm, values)
 
     def score(self, part):
-        lg, nparts, be = self.lg, self.balance.nparts, self.be
-        ends = self._with_ghosts(part)
-        cut = int(lg.adjwgt[ends[lg.src] != ends[lg.adjncy]].sum(dtype=np.int64))
-        pw = be.asnumpy(be.bin_sums(part, nparts, lg.vwgt))
-        total = self.comm.allreduce_sum(np.concatenate(([cut], pw)).astype(np.int64))
+        sums = state_sums(self.be, self.g, self._laid_out(part), self.balance.nparts)
+        total = self.comm.allreduce_sum(sums)
         pw = total[1:]
         excess = int(np.maximum(pw - self.balance.limits[0], 0).sum())
         return (excess, int(total[0]) // 2), pw
 
     def propagate(self, part, locked, pwgts, loose: bool):
-        n, xp = self.nvtxs, self.be.xp
-        ends = self._with_ghosts(part)
-        request = MoveRequest(0, xp.concatenate((locked, xp.zeros(len(ends) - n, np.uint8))),
-                              self.c_num, self.c_den, nparts=self.balance.nparts)
-        dest, gain = best_moves(self.be, self.g, ends, request)
-        dest, gain = self._with_ghosts(dest[:n]), self._with_ghosts(gain[:n])
-        moved = xp.where(kept_moves(self.g, ends, dest, gain, self.ids)[:n], dest[:n], part)
-        keep = inflow_kept(part, moved, gain[:n], self.lg.vwgt, self.balance.limits[0], pwgts,
-                           loose, self.context.inflow_slack, self.order)
-        return xp.where(keep, moved, part).astype(np.int32), keep.astype(np.uint8)
+        own, be = self.own, self.be
+        ends = self._laid_out(part)
+        self.locked[own] = locked
+        request = MoveRequest(0, self.locked, self.c_num, self.c_den,
+                              nparts=self.balance.nparts)
+        dest, gain = best_moves(be, self.g, ends, request)
+        dest, gain = self._laid_out(dest[own]), self._laid_out(gain[own])
+        _, moved = afterburner(be, self.g, ends, dest, gain, request)
+        locked, part = cap_inflow(be, self.rows, part, moved[own], gain[own],
+                                  self.balance.limits[0], pwgts, loose=loose,
+                                  slack=self.context.inflow_slack, order=self.order)
+        return part, locked
 
     def rebalance(self, part, pwgts):
-        balance, n, be = self.balance, self.nvtxs, self.be
+        balance, own, be = self.balance, self.own, self.be
         room = balance.limits[0] - pwgts
         if not (room < 0).any():
             return part
         request = MoveRequest(1, room=be.asarray(room), nparts=balance.nparts)
-        dest, gain = best_moves(be, self.g, self._with_ghosts(part), request)
-        return rebalanced(part, room, dest[:n], gain[:n], self.lg.vwgt,
-                          roomiest_parts(room, balance.group_size), balance.group_size,
-                          self.order)
+        dest, gain = best_moves(be, self.g, self._laid_out(part), request)
+        return rebalance_moves(be, self.rows, part, room, dest[own], gain[own],
+                               balance.group_size, self.order)
 
 
 def refine(comm: Comm, lg: LocalGraph, part, balance: Balance, *,

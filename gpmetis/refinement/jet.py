@@ -12,7 +12,7 @@ import numpy as np
 from gpmetis.backend import NULL, Backend, exact_bin_sums
 from gpmetis.balance import Balance
 from gpmetis.device_graph import DeviceGraph
-from gpmetis.metrics import edgecut, part_weights
+from gpmetis.metrics import part_weights
 
 CU_FILE = Path(__file__).with_name("jet.cu")
 MAX_SHARED_PARTS = 8192  # the heavy kernels keep one int per part in shared memory
@@ -132,16 +132,14 @@ def afterburner(be: Backend, g: DeviceGraph, part, dest, gain, req: MoveRequest)
     return keep.astype(np.uint8), np.where(keep, dest, part).astype(np.int32)
 
 
-def kept_moves(g: DeviceGraph, part, dest, gain, ids=None) -> np.ndarray:
+def kept_moves(g: DeviceGraph, part, dest, gain) -> np.ndarray:
     """The afterburner's twin: whether each candidate move keeps a gain >= 0 after the moves
-    of its neighbours that rank higher (greater gain, then smaller id: ``ids[v]``, v itself
-    where None)."""
+    of its neighbours that rank higher (greater gain, then smaller id)."""
     xp = g.be.xp
     s, u = g.src, g.adjncy
     cand = dest[s] >= 0
     s, u, w = s[cand], u[cand], g.adjwgt[cand].astype(np.int64)
-    before = u < s if ids is None else ids[u] < ids[s]
-    first = (dest[u] >= 0) & ((gain[u] > gain[s]) | ((gain[u] == gain[s]) & before))
+    first = (dest[u] >= 0) & ((gain[u] > gain[s]) | ((gain[u] == gain[s]) & (u < s)))
     pu = xp.where(first, dest[u], part[u])
     delta = xp.where(pu == dest[s], w, xp.where(pu == part[s], -w, 0))
     g_after = g.be.bin_sums(s, g.nvtxs, delta)
@@ -166,14 +164,21 @@ def partition_state(be: Backend, g: DeviceGraph, part, balance: Balance
                     ) -> tuple[int, np.ndarray]:
     """(edgecut, the ``balance.nparts`` part weights as a host int64 array) with one device
     round trip on the GPU."""
-    nparts = balance.nparts
+    sums = state_sums(be, g, part, balance.nparts)
+    return int(sums[0]) // 2, sums[1:]
+
+
+def state_sums(be: Backend, g: DeviceGraph, part, nparts: int) -> np.ndarray:
+    """Host int64 [the weight of the row entries whose ends lie in different parts (2 *
+    edgecut where g holds every row), each part's weight]: sums that add up over graphs
+    holding disjoint sets of rows."""
     if not be.gpu:
         pw = part_weights(be, g.vwgt[:, None], part, nparts)[:, 0]
-        return edgecut(be, g.src, g.adjncy, g.adjwgt, part), pw
+        cut = int(be.xp.sum(g.adjwgt * (part[g.src] != part[g.adjncy]), dtype=np.int64))
+        return np.concatenate(([cut], pw)).astype(np.int64)
     out = be.xp.zeros(nparts + 1, dtype=be.xp.uint64)
     launch_score(be, g, part, out)
-    host = out.get().astype(np.int64)
-    return int(host[0]) // 2, host[1:]
+    return out.get().astype(np.int64)
 
 
 def launch_score(be: Backend, g: DeviceGraph, part, out, prev=None) -> None:

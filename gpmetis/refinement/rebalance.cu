@@ -32,21 +32,25 @@ __device__ __forceinline__ int loss_bucket(const long long loss) {
     return b < MAX_BUCKET ? b : MAX_BUCKET;
 }
 
+// The digit at `level` of the key (loss bucket, vertex id) of the vertex whose id is `id`.
+// The passes below take vertex v as id id_base + v: a rank holding the vertices of a graph from
+// id_base on orders them as one process does.
 __device__ __forceinline__ int order_digit(
-    const int level, const int v, const long long loss, const int shift_hi, const int shift_lo)
+    const int level, const long long id, const long long loss, const int shift_hi,
+    const int shift_lo)
 {
     if (level == 0) return loss_bucket(loss);
-    return (v >> (level == 1 ? shift_hi : shift_lo)) & (NUM_DIGITS - 1);
+    return (int)((id >> (level == 1 ? shift_hi : shift_lo)) & (NUM_DIGITS - 1));
 }
 
-// -1 when v's key is below the digits selected for its group, +1 above, 0 on them (undecided
-// after `levels` levels).
+// -1 when the key of the vertex with id `id` is below the digits selected for its group, +1
+// above, 0 on them (undecided after `levels` levels).
 __device__ __forceinline__ int compare_key(
-    const int levels, const int* __restrict__ sel, const int v, const long long loss,
+    const int levels, const int* __restrict__ sel, const long long id, const long long loss,
     const int shift_hi, const int shift_lo)
 {
     for (int level = 0; level < levels; ++level) {
-        const int d = order_digit(level, v, loss, shift_hi, shift_lo), s = sel[level];
+        const int d = order_digit(level, id, loss, shift_hi, shift_lo), s = sel[level];
         if (d != s) return d < s ? -1 : 1;
     }
     return 0;
@@ -206,14 +210,14 @@ __device__ __forceinline__ void select_digit_hist_pass(
     const int n, const int level, const int source, const int* __restrict__ to,
     const int* __restrict__ part, const int* __restrict__ gain, const int* __restrict__ vwgt,
     const int* __restrict__ sel, const int shift_hi, const int shift_lo,
-    unsigned long long* __restrict__ hist)
+    unsigned long long* __restrict__ hist, const long long id_base = 0)
 {
     for_each_vertex(n, [&](const int v) {
         const int g = item_group(source, v, to, part);
         if (g < 0) return;
-        const long long loss = -(long long)gain[v];
-        if (compare_key(level, sel + g * NUM_LEVELS, v, loss, shift_hi, shift_lo) != 0) return;
-        const int d = order_digit(level, v, loss, shift_hi, shift_lo);
+        const long long loss = -(long long)gain[v], id = id_base + v;
+        if (compare_key(level, sel + g * NUM_LEVELS, id, loss, shift_hi, shift_lo) != 0) return;
+        const int d = order_digit(level, id, loss, shift_hi, shift_lo);
         atomicAdd(hist + (long long)g * NUM_DIGITS + d, (unsigned long long)vwgt[v]);
     });
 }
@@ -222,9 +226,10 @@ extern "C" __global__ void select_digit_hist(
     const int n, const int level, const int source,
     const int* __restrict__ to, const int* __restrict__ part, const int* __restrict__ gain,
     const int* __restrict__ vwgt, const int* __restrict__ sel, const int shift_hi,
-    const int shift_lo, unsigned long long* __restrict__ hist)
+    const int shift_lo, unsigned long long* __restrict__ hist, const long long id_base)
 {
-    select_digit_hist_pass(n, level, source, to, part, gain, vwgt, sel, shift_hi, shift_lo, hist);
+    select_digit_hist_pass(n, level, source, to, part, gain, vwgt, sel, shift_hi, shift_lo, hist,
+                           id_base);
 }
 
 // Sources decided, in place on `to`: an item is taken when its key is below its part's selected
@@ -234,13 +239,13 @@ extern "C" __global__ void select_digit_hist(
 __device__ __forceinline__ void rebalance_take_pass(
     const int n, const int* __restrict__ part, int* to, const int* __restrict__ gain,
     const int* __restrict__ vwgt, const int* __restrict__ sel, const int shift_hi,
-    const int shift_lo, unsigned long long* __restrict__ hist)
+    const int shift_lo, unsigned long long* __restrict__ hist, const long long id_base = 0)
 {
     for_each_vertex(n, [&](const int v) {
         const int g = item_group(1, v, to, part);
         const long long loss = -(long long)gain[v];
-        const bool taken = g >= 0 &&
-            compare_key(NUM_LEVELS, sel + g * NUM_LEVELS, v, loss, shift_hi, shift_lo) <= 0;
+        const bool taken = g >= 0 && compare_key(NUM_LEVELS, sel + g * NUM_LEVELS, id_base + v,
+                                                 loss, shift_hi, shift_lo) <= 0;
         if (!taken) {
             to[v] = -1;
             return;
@@ -253,9 +258,10 @@ __device__ __forceinline__ void rebalance_take_pass(
 extern "C" __global__ void rebalance_take(
     const int n, const int* __restrict__ part, int* to,
     const int* __restrict__ gain, const int* __restrict__ vwgt, const int* __restrict__ sel,
-    const int shift_hi, const int shift_lo, unsigned long long* __restrict__ hist)
+    const int shift_hi, const int shift_lo, unsigned long long* __restrict__ hist,
+    const long long id_base)
 {
-    rebalance_take_pass(n, part, to, gain, vwgt, sel, shift_hi, shift_lo, hist);
+    rebalance_take_pass(n, part, to, gain, vwgt, sel, shift_hi, shift_lo, hist, id_base);
 }
 
 // Destinations decided: a taken item moves when its key is strictly below its destination's
@@ -263,13 +269,13 @@ extern "C" __global__ void rebalance_take(
 __device__ __forceinline__ void rebalance_apply_pass(
     const int n, const int* __restrict__ part, const int* __restrict__ to,
     const int* __restrict__ gain, const int* __restrict__ sel, const int shift_hi,
-    const int shift_lo, int* __restrict__ out)
+    const int shift_lo, int* __restrict__ out, const long long id_base = 0)
 {
     for_each_vertex(n, [&](const int v) {
         const int q = to[v];
         const long long loss = -(long long)gain[v];
-        const bool moves = q >= 0 &&
-            compare_key(NUM_LEVELS, sel + q * NUM_LEVELS, v, loss, shift_hi, shift_lo) < 0;
+        const bool moves = q >= 0 && compare_key(NUM_LEVELS, sel + q * NUM_LEVELS, id_base + v,
+                                                 loss, shift_hi, shift_lo) < 0;
         out[v] = moves ? q : part[v];
     });
 }
@@ -277,9 +283,10 @@ __device__ __forceinline__ void rebalance_apply_pass(
 extern "C" __global__ void rebalance_apply(
     const int n, const int* __restrict__ part,
     const int* __restrict__ to, const int* __restrict__ gain,
-    const int* __restrict__ sel, const int shift_hi, const int shift_lo, int* __restrict__ out)
+    const int* __restrict__ sel, const int shift_hi, const int shift_lo, int* __restrict__ out,
+    const long long id_base)
 {
-    rebalance_apply_pass(n, part, to, gain, sel, shift_hi, shift_lo, out);
+    rebalance_apply_pass(n, part, to, gain, sel, shift_hi, shift_lo, out, id_base);
 }
 
 // ---- The inflow cap of a label-propagation step (rebalance.py: cap_inflow; twin _cap_inflow_numpy).
@@ -351,13 +358,14 @@ extern "C" __global__ void inflow_limits(
 __device__ __forceinline__ void inflow_apply_pass(
     const int n, const int* __restrict__ part, const int* __restrict__ to,
     const int* __restrict__ gain, const int* __restrict__ sel, const int shift_hi,
-    const int shift_lo, int* __restrict__ moved, unsigned char* __restrict__ keep)
+    const int shift_lo, int* __restrict__ moved, unsigned char* __restrict__ keep,
+    const long long id_base = 0)
 {
     for_each_vertex(n, [&](const int v) {
         const int q = to[v];
         const bool kept = q >= 0 &&
-            compare_key(NUM_LEVELS, sel + q * NUM_LEVELS, v, -(long long)gain[v], shift_hi,
-                        shift_lo) < 0;
+            compare_key(NUM_LEVELS, sel + q * NUM_LEVELS, id_base + v, -(long long)gain[v],
+                        shift_hi, shift_lo) < 0;
         moved[v] = kept ? q : part[v];
         keep[v] = kept ? 1 : 0;
     });
@@ -367,7 +375,7 @@ extern "C" __global__ void inflow_apply(
     const int n, const int* __restrict__ part,
     const int* __restrict__ to, const int* __restrict__ gain, const int* __restrict__ sel,
     const int shift_hi, const int shift_lo, int* __restrict__ moved,
-    unsigned char* __restrict__ keep)
+    unsigned char* __restrict__ keep, const long long id_base)
 {
-    inflow_apply_pass(n, part, to, gain, sel, shift_hi, shift_lo, moved, keep);
+    inflow_apply_pass(n, part, to, gain, sel, shift_hi, shift_lo, moved, keep, id_base);
 }

@@ -51,11 +51,19 @@ def rebalance_step(be: Backend, g: DeviceGraph, part, balance: Balance, pwgts: n
     # Vertices with no adjacent part that has room head for the roomiest part (of their
     # group), at a loss of their whole internal connectivity (cheap for the many low-degree
     # vertices of power-law graphs, so they must stay candidates).
+    return rebalance_moves(be, g, part, room, dest, gain, group_size, VertexOrder.of(g.nvtxs))
+
+
+def rebalance_moves(be: Backend, g: DeviceGraph, part, room: np.ndarray, dest, gain,
+                    group_size: int, order: VertexOrder):
+    """The new partition of a rebalancing round of g's vertices, ordered among all by
+    ``order``, from best_moves' (mode 1) ``dest``/``gain`` and the host ``room`` per part (on
+    the GPU, ``dest`` is overwritten)."""
     roomiest = roomiest_parts(room, group_size)
     if be.gpu:
-        return _select_cuda(be, g, part, room_d, dest, gain, roomiest, group_size)
-    return rebalanced(part, room, dest, gain, g.vwgt, roomiest, group_size,
-                      VertexOrder.of(g.nvtxs))
+        return _select_cuda(be, g, part, be.asarray(room), dest, gain, roomiest, group_size,
+                            order)
+    return rebalanced(part, room, dest, gain, g.vwgt, roomiest, group_size, order)
 
 
 def roomiest_parts(room: np.ndarray, group_size: int) -> np.ndarray:
@@ -90,11 +98,12 @@ def id_shifts(n: int) -> tuple[int, int]:
 
 
 def _select_cuda(be: Backend, g: DeviceGraph, part, room, dest, gain, roomiest: np.ndarray,
-                 group_size: int):
+                 group_size: int, order: VertexOrder):
     xp = be.xp
     out = xp.empty(g.nvtxs, dtype=xp.int32)
     launch_select(be, g, part, room, xp.asarray(roomiest, dtype=xp.int32), dest, gain,
-                  xp.zeros(len(room) * NUM_DIGITS, dtype=xp.uint64), out, group_size=group_size)
+                  xp.zeros(len(room) * NUM_DIGITS, dtype=xp.uint64), out, group_size=group_size,
+                  order=order)
     return out
 
 
@@ -106,32 +115,34 @@ def select_buffers(g: DeviceGraph, nparts: int):
 
 
 def launch_select(be: Backend, g: DeviceGraph, part, room, roomiest, dest, gain, hist, out, *,
-                  group_size: int = 0) -> None:
+                  group_size: int = 0, order: VertexOrder | None = None) -> None:
     """Queue the selection of a rebalancing round from best_moves' (mode 1) ``dest``/``gain``:
     ``out`` = the new partition; ``dest`` is overwritten (it holds the items' destinations).
     ``room`` (int64 per part) and ``roomiest`` (int32, ``roomiest_parts``) live on the device;
     ``hist`` (uint64, nparts * 256) must be zero and is left zero. ``group_size``: as
-    rebalance_step's."""
+    rebalance_step's; ``order``: where g's vertices stand among all (g's alone where None)."""
     n = g.nvtxs
-    shift_hi, shift_lo = (np.int32(s) for s in id_shifts(n))
+    order = order or VertexOrder.of(n)
+    ids = order.kernel_args()
     sel, _ = select_buffers(g, len(room))
     be.launch_resident(be.kernel(CU_FILE, "rebalance_prepare"), n,
                        (np.int32(n), part, g.vwgt, gain, room, roomiest, np.int32(group_size),
                         dest, hist))
-    _launch_select_pass(be, g, 1, room, dest, part, gain, hist)
+    _launch_select_pass(be, g, 1, room, dest, part, gain, hist, order)
     be.launch_resident(be.kernel(CU_FILE, "rebalance_take"), n,
-                       (np.int32(n), part, dest, gain, g.vwgt, sel, shift_hi, shift_lo, hist))
-    _launch_select_pass(be, g, 0, room, dest, part, gain, hist)
+                       (np.int32(n), part, dest, gain, g.vwgt, sel, *ids[:2], hist, ids[2]))
+    _launch_select_pass(be, g, 0, room, dest, part, gain, hist, order)
     be.launch_resident(be.kernel(CU_FILE, "rebalance_apply"), n,
-                       (np.int32(n), part, dest, gain, sel, shift_hi, shift_lo, out))
+                       (np.int32(n), part, dest, gain, sel, *ids[:2], out, ids[2]))
 
 
 def _launch_select_pass(be: Backend, g: DeviceGraph, source: int, room, to, part, gain,
-                        hist) -> None:
+                        hist, order: VertexOrder) -> None:
     """The radix select of one side (sources or destinations) over the items in ``to``, from
-    the level-0 histogram already in ``hist``; ``room``: int64 per part."""
+    the level-0 histogram already in ``hist``; ``room``: int64 per part. Each level's
+    histogram is summed by ``order.reduce`` where the other ranks hold the other vertices."""
     n, nparts = g.nvtxs, len(room)
-    shift_hi, shift_lo = (np.int32(s) for s in id_shifts(n))
+    ids = order.kernel_args()
     sel, base = select_buffers(g, nparts)
     threshold = be.kernel(CU_FILE, "select_threshold")
     digit_hist = be.kernel(CU_FILE, "select_digit_hist")
@@ -139,22 +150,24 @@ def _launch_select_pass(be: Backend, g: DeviceGraph, source: int, room, to, part
         if level:
             be.launch_resident(digit_hist, n,
                                (np.int32(n), np.int32(level), np.int32(source), to, part,
-                                gain, g.vwgt, sel, shift_hi, shift_lo, hist))
+                                gain, g.vwgt, sel, *ids[:2], hist, ids[2]))
+        order.reduce_in_place(hist)
         be.launch_blocks(threshold, nparts, (np.int32(level), np.int32(source), room,
                                              hist, sel, base), block=NUM_DIGITS)
 
 
 def cap_inflow(be: Backend, g: DeviceGraph, part, moved, gain, maxpwgt, pwgts: np.ndarray, *,
-               loose: bool, slack: int):
+               loose: bool, slack: int, order: VertexOrder | None = None):
     """(keep, capped): a label-propagation step from ``part`` to ``moved`` with, per destination,
     only the highest-gain moves (gain bucket, then id) that fit in its room (host
     ``maxpwgt``/``pwgts``), or with ``loose`` in its room plus maxpwgt // ``slack`` plus what
     the step moves out of it. ``keep`` is the uint8 mask of the moves kept; ``gain`` is
-    consumed on the GPU."""
+    consumed on the GPU. ``order``: where g's vertices stand among all (g's alone where
+    None)."""
+    order = order or VertexOrder.of(g.nvtxs)
     if not be.gpu:
-        keep = inflow_kept(part, moved, gain, g.vwgt, maxpwgt, pwgts, loose, slack,
-                           VertexOrder.of(g.nvtxs))
-        return keep.astype(np.uint8), np.where(keep, moved, part).astype(np.int32)
+        keep = inflow_kept(part, moved, gain, g.vwgt, maxpwgt, pwgts, loose, slack, order)
+        return keep.astype(np.uint8), be.xp.where(keep, moved, part).astype(np.int32)
     xp = be.xp
     nparts = len(pwgts)
     limits = xp.asarray(maxpwgt, dtype=xp.int64)
@@ -162,12 +175,12 @@ def cap_inflow(be: Backend, g: DeviceGraph, part, moved, gain, maxpwgt, pwgts: n
     keep = xp.empty(g.nvtxs, dtype=xp.uint8)
     work = (xp.empty(g.nvtxs, dtype=xp.int32), xp.zeros(nparts * NUM_DIGITS, dtype=xp.uint64),
             xp.zeros(nparts, dtype=xp.uint64), xp.empty(nparts, dtype=xp.int64))
-    launch_cap_inflow(be, g, part, moved, gain, room, limits, loose, slack, work, keep)
+    launch_cap_inflow(be, g, part, moved, gain, room, limits, loose, slack, work, keep, order)
     return keep, moved
 
 
 def launch_cap_inflow(be: Backend, g: DeviceGraph, part, moved, gain, room, maxpwgt,
-                      loose: bool, slack: int, work: tuple, keep) -> None:
+                      loose: bool, slack: int, work: tuple, keep, order: VertexOrder) -> None:
     """Queue cap_inflow on device arrays (``room``, ``maxpwgt``: int64 per part): ``moved``
     becomes the capped partition and ``keep`` its mask. ``work`` = (to: int32 per vertex,
     hist: uint64 nparts * 256, zero, outflow: uint64 per part, zero, limit: int64 per part);
@@ -175,37 +188,51 @@ def launch_cap_inflow(be: Backend, g: DeviceGraph, part, moved, gain, room, maxp
     n, nparts = g.nvtxs, len(room)
     to, hist, outflow, limit = work
     sel, _ = select_buffers(g, nparts)
-    shift_hi, shift_lo = (np.int32(s) for s in id_shifts(n))
+    ids = order.kernel_args()
     be.launch_resident(be.kernel(CU_FILE, "inflow_prepare"), n,
                        (np.int32(n), part, moved, g.vwgt, np.int32(loose), gain, to, outflow,
                         hist))
+    if loose:
+        order.reduce_in_place(outflow)
     be.launch(be.kernel(CU_FILE, "inflow_limits"), nparts,
               (np.int32(nparts), room, maxpwgt, np.int64(slack), np.int32(loose),
                outflow, limit))
-    _launch_select_pass(be, g, 0, limit, to, part, gain, hist)
+    _launch_select_pass(be, g, 0, limit, to, part, gain, hist, order)
     be.launch_resident(be.kernel(CU_FILE, "inflow_apply"), n,
-                       (np.int32(n), part, to, gain, sel, shift_hi, shift_lo, moved, keep))
+                       (np.int32(n), part, to, gain, sel, *ids[:2], moved, keep, ids[2]))
 
 
 @dataclass(frozen=True)
 class VertexOrder:
-    """Where the vertices of a selection stand among all: ``ids`` their ids, ``n`` how many
-    vertices there are, ``reduce`` the sum of a histogram over every holder of vertices (None
-    in one process; an all-reduce where ranks hold the vertices in pieces)."""
+    """Where the vertices of a selection stand among all: their ids are ``first``, first + 1,
+    ... of ``n`` vertices; ``reduce`` sums an int64 histogram over every holder of vertices
+    (None in one process; an all-reduce where ranks hold the vertices in pieces)."""
 
-    ids: np.ndarray
     n: int
+    first: int = 0
     reduce: Callable[[np.ndarray], np.ndarray] | None = None
 
     @classmethod
     def of(cls, n: int) -> VertexOrder:
-        return cls(np.arange(n, dtype=np.int64), n)
+        return cls(n)
 
     def digits(self, loss: np.ndarray) -> list[np.ndarray]:
         """The selection's order digits: loss bucket, then two 8-bit digits of the id."""
         shift_hi, shift_lo = id_shifts(self.n)
-        return [loss_bucket(loss), (self.ids >> shift_hi) & (NUM_DIGITS - 1),
-                (self.ids >> shift_lo) & (NUM_DIGITS - 1)]
+        ids = backend_of(loss).xp.arange(self.first, self.first + len(loss), dtype=np.int64)
+        return [loss_bucket(loss), (ids >> shift_hi) & (NUM_DIGITS - 1),
+                (ids >> shift_lo) & (NUM_DIGITS - 1)]
+
+    def kernel_args(self) -> tuple:
+        """The select kernels' (shift_hi, shift_lo, id_base)."""
+        return (*(np.int32(s) for s in id_shifts(self.n)), np.int64(self.first))
+
+    def reduce_in_place(self, hist) -> None:
+        """Sum the device histogram ``hist`` (uint64, wrapping as int64 does) over the
+        holders of vertices, in place."""
+        if self.reduce is not None:
+            xp = backend_of(hist).xp
+            hist[...] = self.reduce(hist.view(xp.int64)).view(xp.uint64)
 
 
 def inflow_kept(part, moved, gain, vwgt, maxpwgt: np.ndarray, pwgts: np.ndarray, loose: bool,
