@@ -29,7 +29,8 @@ from gpmetis.distributed.halo import Halo, owners
 class LocalGraph:
     """A rank's rows with local neighbour ids (``Halo.build``'s), on the rank's backend:
     ``xadj`` int64, ``adjncy`` int32 (own vertices first, then the halo's ghosts), ``adjwgt``
-    and ``vwgt`` (int64, one constraint) and the halo."""
+    and ``vwgt`` (int32, one constraint: the pieces coarsen and refine only graphs whose
+    weights sum below 2^31) and the halo."""
 
     xadj: object
     adjncy: object
@@ -44,10 +45,10 @@ class LocalGraph:
         be = be or backend_of(piece.xadj)
         xp = be.xp
         halo, adjncy = Halo.build(comm, piece.vtxdist, be.array(piece.adjncy, np.int64))
-        adjwgt = (xp.ones(len(adjncy), np.int64) if piece.adjwgt is None
-                  else be.array(piece.adjwgt, np.int64))
-        vwgt = (xp.ones(piece.nlocal, np.int64) if piece.vwgt is None
-                else be.array(piece.vwgt[:, 0], np.int64))
+        adjwgt = (xp.ones(len(adjncy), np.int32) if piece.adjwgt is None
+                  else be.array(piece.adjwgt, np.int32))
+        vwgt = (xp.ones(piece.nlocal, np.int32) if piece.vwgt is None
+                else be.array(piece.vwgt[:, 0], np.int32))
         return cls(be.array(piece.xadj, np.int64), adjncy, adjwgt, vwgt, halo)
 
     @cached_property
@@ -56,28 +57,46 @@ class LocalGraph:
 
     @cached_property
     def src(self):
-        """Each entry's row (int64)."""
-        return self.be.sources(self.xadj, len(self.adjncy)).astype(np.int64)
+        """Each entry's row (int32)."""
+        return self.be.sources(self.xadj, len(self.adjncy))
 
 
 def ask_owners(comm: Comm, vtxdist: np.ndarray, ids, values, *, ascending: bool = False):
     """``values`` (indexed by own local id at each rank) of the global ``ids``, from their
-    owners (collective; arrays of one backend). ``ascending``: the ids are in increasing
-    order already (no sort)."""
+    owners (collective; arrays of one backend; this rank's own ids are looked up here).
+    ``ascending``: the ids are in increasing order already (no sort)."""
     be = backend_of(ids)
+    xp = be.xp
     ids = ids.astype(np.int64, copy=False)
-    order = None if ascending else be.argsort_stable(ids)
-    asked_ids = ids if ascending else ids[order]
-    counts = be.asnumpy(be.counts(owners(vtxdist, asked_ids), comm.size))
-    asked = comm.alltoallv(be.split(asked_ids, counts))
-    first = vtxdist[comm.rank]
-    answers = comm.alltoallv([values[a - first] for a in asked], counts)
-    got = be.xp.concatenate(answers) if answers else values[:0]
+    if ascending:
+        order, grouped = None, ids
+        bounds = be.asnumpy(xp.searchsorted(ids, xp.asarray(vtxdist[1:-1])))
+        counts = np.diff(np.concatenate(([0], bounds, [len(ids)])))
+    else:
+        dest = owners(vtxdist, ids)
+        order = by_owner(dest, comm.size)
+        grouped = ids[order]
+        counts = be.asnumpy(be.counts(dest, comm.size))
+    first = int(vtxdist[comm.rank])
+    pieces = be.split(grouped, counts)
+    mine, pieces[comm.rank] = pieces[comm.rank], grouped[:0]
+    asked_counts = counts.copy()
+    asked_counts[comm.rank] = 0
+    asked = comm.alltoallv(pieces)
+    answers = comm.alltoallv([values[a - first] for a in asked], asked_counts)
+    answers[comm.rank] = values[mine - first]
+    got = xp.concatenate(answers)
     if ascending:
         return got
-    out = be.xp.empty(len(ids), dtype=values.dtype)
+    out = xp.empty(len(ids), dtype=values.dtype)
     out[order] = got
     return out
+
+
+def by_owner(dest, size: int):
+    """The stable order of entries by their owner rank ``dest`` (of ``size`` ranks): a sort of
+    one-byte keys where the ranks fit, a single radix pass."""
+    return backend_of(dest).argsort_stable(dest.astype(np.uint8 if size <= 256 else np.int32))
 
 
 def send_to_owners(comm: Comm, vtxdist: np.ndarray, keys, *columns, order=None):
@@ -87,7 +106,7 @@ def send_to_owners(comm: Comm, vtxdist: np.ndarray, keys, *columns, order=None):
     caller's, where it keeps it)."""
     be = backend_of(keys)
     dest = owners(vtxdist, keys)
-    order = be.argsort_stable(dest) if order is None else order
+    order = by_owner(dest, comm.size) if order is None else order
     counts = be.asnumpy(be.counts(dest, comm.size))
     got = [comm.alltoallv(be.split(keys[order], counts))]
     received = np.array([len(x) for x in got[0]])
@@ -108,9 +127,7 @@ def lp_clustering(comm: Comm, lg: LocalGraph, maxvwgt: int, seed: int,
     cluster = xp.arange(first, first + nlocal, dtype=np.int64)
     cw = lg.vwgt.astype(np.int64)  # the weight of the cluster labelled by each own vertex
     schedule = level_schedule(be, seed, context)
-    # the rank's rows (their weights fit int32: the pieces cluster only graphs whose sums do)
-    g = DeviceGraph(be, lg.xadj, lg.adjncy, lg.adjwgt.astype(np.int32),
-                    lg.vwgt.astype(np.int32))
+    g = DeviceGraph(be, lg.xadj, lg.adjncy, lg.adjwgt, lg.vwgt)
     choice = (xp.empty(nlocal, dtype=np.int32), xp.empty(nlocal, dtype=np.int32))
     total = 0
     moved = 0
@@ -143,7 +160,7 @@ def _sub_round(comm: Comm, lg: LocalGraph, g: DeviceGraph, cluster, cw, maxvwgt:
     bc, br = seen[dest[bv]], rating[bv]
     # proposals to the targets' owners, approved there in id order, answered back in the
     # order they were sent (by owner)
-    order = be.argsort_stable(owners(vtxdist, bc))
+    order = by_owner(owners(vtxdist, bc), comm.size)
     target, ids, rating, w, counts = send_to_owners(comm, vtxdist, bc, bv + first, br,
                                                     lg.vwgt[bv], order=order)
     accepted = approve_proposals(target, rating, w, cw[target - first], maxvwgt)

@@ -36,10 +36,11 @@ GATHER_VERTICES = 1 << 16  # a level this small goes to rank 0 (the rest is its 
 
 @dataclass
 class DistLevel:
-    """A distributed level: its piece, the local view and each own vertex's coarse id."""
+    """A distributed level: its vertices' ranks (``vtxdist``, host), the local view (None
+    where the level is not refined on the pieces) and each own vertex's coarse id."""
 
-    piece: DistGraph
-    local: LocalGraph
+    vtxdist: np.ndarray
+    local: LocalGraph | None
     cmap: np.ndarray | None = None
 
 
@@ -55,36 +56,40 @@ def multilevel_partition(comm: Comm, piece: DistGraph, balance: Balance, options
     context = options.context
     nparts = balance.nparts
     target = context.coarsening.target(nparts)
-    levels, maxvwgt = _coarsen_pieces(comm, be, piece, target, seed, options, gather_vertices)
-    coarse = levels[-1].piece.gather(comm)
+    levels, coarsest, maxvwgt = _coarsen_pieces(comm, be, piece, target, seed, options,
+                                                gather_vertices)
+    coarse = coarsest.gather(comm)
     part = comm.on_root(lambda: _root_run(be, coarse, len(levels) - 1, balance, options,
                                           tpwgts, seed, target, maxvwgt,
                                           int(piece.vtxdist[-1])))
-    vtxdist = levels[-1].piece.vtxdist
-    part = be.upload(comm.scatterv(part, np.diff(vtxdist), np.int32), np.int32)
+    part = be.upload(comm.scatterv(part, np.diff(coarsest.vtxdist), np.int32), np.int32)
     patience = refine_patience(options)
     for depth in range(len(levels) - 2, -1, -1):
         level = levels[depth]
-        part = ask_owners(comm, levels[depth + 1].piece.vtxdist, level.cmap, part)
+        part = ask_owners(comm, levels[depth + 1].vtxdist, level.cmap, part)
         part, _ = refine(comm, level.local, part, balance, context=context.refinement,
                          finest=depth == 0, patience=patience)
     return _fill_empty(comm, be, piece, part, nparts)
 
 
 def _coarsen_pieces(comm: Comm, be: Backend, piece: DistGraph, target: int, seed: int,
-                    options: Options, gather_vertices: int) -> tuple[list[DistLevel], int]:
-    """(the distributed levels, finest first, the last one to gather; coarsening's maxvwgt),
-    as ``coarsening.coarsen`` makes them while they are distributed."""
+                    options: Options, gather_vertices: int
+                    ) -> tuple[list[DistLevel], DistGraph, int]:
+    """(the distributed levels, finest first, the last one to gather; its piece; coarsening's
+    maxvwgt), as ``coarsening.coarsen`` makes them while they are distributed. Only the last
+    level keeps its piece: the others' local views hold what refinement reads."""
     context = options.context.coarsening
-    local = LocalGraph.of(comm, piece, be)
-    totals = comm.allreduce_sum(np.array([int(local.vwgt.sum()), int(local.adjwgt.sum())],
-                                         np.int64))
+    totals = comm.allreduce_sum(np.array(
+        [piece.nlocal if piece.vwgt is None else int(piece.vwgt[:, 0].sum()),
+         len(piece.adjncy) if piece.adjwgt is None else int(piece.adjwgt.sum())], np.int64))
     maxvwgt = min(max(int(context.vertex_weight_limit * int(totals[0]) / target), 1), VERTEX_MAX)
-    levels = [DistLevel(piece, local)]
-    enough = int(context.target_slack * target)
     distributable = (options.effective_ctype(be.name) == "lp" and max(totals) <= VERTEX_MAX)
+    # the local view's weights are int32: a graph whose sums do not fit goes to rank 0 whole
+    levels = [DistLevel(piece.vtxdist,
+                        LocalGraph.of(comm, piece, be) if distributable else None)]
+    enough = int(context.target_slack * target)
     while distributable and len(levels) < context.max_levels:
-        n = int(levels[-1].piece.vtxdist[-1])
+        n = int(piece.vtxdist[-1])
         if n <= max(enough, gather_vertices):
             break
         cmap, cvtxdist = lp_clustering(comm, levels[-1].local, maxvwgt, seed + len(levels),
@@ -93,9 +98,9 @@ def _coarsen_pieces(comm: Comm, be: Backend, piece: DistGraph, target: int, seed
         if nc > max(context.cluster_max_ratio * n, enough) or nc > (1.0 - context.min_shrink) * n:
             break  # matching takes over, or the level ends coarsening: rank 0 redoes it
         levels[-1].cmap = cmap
-        coarse = contract(comm, levels[-1].local, cmap, cvtxdist)
-        levels.append(DistLevel(coarse, LocalGraph.of(comm, coarse)))
-    return levels, maxvwgt
+        piece = contract(comm, levels[-1].local, cmap, cvtxdist)
+        levels.append(DistLevel(piece.vtxdist, LocalGraph.of(comm, piece)))
+    return levels, piece, maxvwgt
 
 
 def _root_run(be: Backend, graph, depth: int, balance: Balance, options: Options,

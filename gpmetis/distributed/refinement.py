@@ -40,13 +40,12 @@ class DistJetSteps:
         xp = be.xp
         n, low, high = halo.nlocal, halo.nlow, len(halo.ghosts) - halo.nlow
         self.own = slice(low, low + n)
-        # the weights fit int32: the pieces refine only graphs whose sums do
         xadj = xp.concatenate((xp.zeros(low, dtype=np.int64), lg.xadj,
                                xp.full(high, lg.xadj[-1], dtype=np.int64)))
         vwgt = xp.zeros(low + n + high, dtype=np.int32)
         vwgt[self.own] = lg.vwgt
         self.g = g = DeviceGraph(be, xadj, halo.ordered_ids(lg.adjncy),
-                                 lg.adjwgt.astype(np.int32), vwgt)
+                                 lg.adjwgt, vwgt)
         self.rows = DeviceGraph(be, lg.xadj, g.adjncy, g.adjwgt, vwgt[self.own])  # own rows
         self.locked = xp.zeros(low + n + high, dtype=np.uint8)
         self.order = VertexOrder(int(halo.vtxdist[-1]), halo.first, comm.allreduce_sum)
