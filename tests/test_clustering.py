@@ -87,6 +87,35 @@ def test_equal_ratings_go_to_the_lighter_cluster(vwgt, lighter):
         assert (dest[0], rating[0]) == (lighter, 3)
 
 
+def test_rows_with_their_ids_and_local_labels_choose_as_the_whole_graph():
+    # a rank holding rows a..b-1 numbers the clusters it sees locally and passes the rows'
+    # first id and the labels, and must make the whole graph's choices for its rows
+    # unit weights and clusters of two labelled by even ids: the seeded hash of the global ids
+    # breaks most ties
+    g = DeviceGraph.upload(CPU, random_graph(300, 6, 4))
+    cluster = (np.arange(300) // 2 * 2).astype(np.int32)
+    cw = np.bincount(cluster, weights=g.vwgt, minlength=300).astype(np.int32)
+    maxvwgt = int(cw.max()) + 4
+    a, b = 120, 210
+    # the rank's numbering: its rows' vertices first, then the others
+    order = np.r_[a:b, 0:a, b:300]
+    at = np.argsort(order).astype(np.int32)
+    rows = DeviceGraph(CPU, g.xadj[a:b + 1] - g.xadj[a], at[g.adjncy[g.xadj[a]:g.xadj[b]]],
+                       g.adjwgt[g.xadj[a]:g.xadj[b]], g.vwgt[a:b])
+    labels, local = np.unique(cluster[order], return_inverse=True)
+    for step in range(SUBROUNDS):
+        schedule = Schedule(CPU, [(77, step)], SUBROUNDS)
+        dest, rating = np.empty(300, np.int32), np.empty(300, np.int32)
+        best_cluster(CPU, g, cluster, cw, maxvwgt, 9, schedule, dest, rating)
+        mine, mine_rating = np.empty(b - a, np.int32), np.empty(b - a, np.int32)
+        best_cluster(CPU, rows, local.astype(np.int32), cw[labels], maxvwgt, 9, schedule, mine,
+                     mine_rating, id_base=a, labels=labels.astype(np.uint32))
+        moves = mine >= 0
+        assert np.array_equal(moves, dest[a:b] >= 0) and moves.any()
+        assert np.array_equal(labels[mine[moves]], dest[a:b][moves])
+        assert np.array_equal(mine_rating[moves], rating[a:b][moves])
+
+
 def test_approval_keeps_the_best_rated_proposals_that_fit():
     vwgt = np.array([1, 2, 2, 1, 3, 1], dtype=np.int32)
     cw = vwgt.copy()
