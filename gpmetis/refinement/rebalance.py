@@ -115,14 +115,13 @@ def select_buffers(g: DeviceGraph, nparts: int):
 
 
 def launch_select(be: Backend, g: DeviceGraph, part, room, roomiest, dest, gain, hist, out, *,
-                  group_size: int = 0, order: VertexOrder | None = None) -> None:
+                  group_size: int, order: VertexOrder) -> None:
     """Queue the selection of a rebalancing round from best_moves' (mode 1) ``dest``/``gain``:
     ``out`` = the new partition; ``dest`` is overwritten (it holds the items' destinations).
     ``room`` (int64 per part) and ``roomiest`` (int32, ``roomiest_parts``) live on the device;
     ``hist`` (uint64, nparts * 256) must be zero and is left zero. ``group_size``: as
-    rebalance_step's; ``order``: where g's vertices stand among all (g's alone where None)."""
+    rebalance_step's; ``order``: where g's vertices stand among all."""
     n = g.nvtxs
-    order = order or VertexOrder.of(n)
     ids = order.kernel_args()
     sel, _ = select_buffers(g, len(room))
     be.launch_resident(be.kernel(CU_FILE, "rebalance_prepare"), n,
