@@ -1,0 +1,122 @@
+"""Where a distributed run's time goes: grid3d S at K partitioned by
+``partition_distributed`` (under ``mpiexec -n N``, or by one rank without it), each phase of
+the multilevel run on the pieces timed with the GPU synchronized before and after it, beside
+the single-process engine's seconds on the same graph. The second of two runs is reported
+(the first compiles and fills caches). Rank 0 prints one row per phase: seconds and calls
+(nested phases count inside their parents; the collectives' calls say how many a run makes).
+
+    python bench/dist_phases.py --side 300 --k 64
+    mpiexec -n 2 python bench/dist_phases.py --side 300 --k 64
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.dist import grid3d_block  # noqa: E402
+from bench.largest import grid3d_csr  # noqa: E402
+
+SECONDS: defaultdict[str, float] = defaultdict(float)
+CALLS: Counter = Counter()
+LABELS: list[str] = []  # in the order the table prints them
+
+
+def timed(owner, name: str, label: str, sync: Callable[[], None]) -> None:
+    """Replace ``owner.name`` by a wrapper that adds its synchronized time to ``label``."""
+    fn = getattr(owner, name)
+    LABELS.append(label)
+
+    def wrapper(*args, **kwargs):
+        sync()
+        start = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            sync()
+            SECONDS[label] += time.perf_counter() - start
+            CALLS[label] += 1
+
+    setattr(owner, name, wrapper)
+
+
+def instrument(sync: Callable[[], None]) -> None:
+    import gpmetis.distributed.clustering as clustering
+    import gpmetis.distributed.multilevel as multilevel
+    import gpmetis.distributed.refinement as refinement
+    from gpmetis.distributed.comm import Comm
+    from gpmetis.distributed.halo import Halo
+
+    phases = (
+        (multilevel, "_coarsen_pieces", "coarsening on the pieces"),
+        (multilevel, "lp_clustering", "  clustering"),
+        (clustering, "best_cluster", "    best_cluster"),
+        (clustering, "ask_owners", "    the owners' weights"),
+        (clustering, "send_to_owners", "    proposals and moves to the owners"),
+        (multilevel, "contract", "  contraction"),
+        (multilevel, "_root_run", "rank 0's run on the gathered level"),
+        (multilevel, "refine", "refinement on the pieces"),
+        (refinement, "best_moves", "  best_moves"),
+        (refinement, "afterburner", "  afterburner"),
+        (refinement, "state_sums", "  score"),
+        (refinement, "cap_inflow", "  inflow cap"),
+        (refinement, "rebalance_moves", "  rebalancing selection"),
+        (Halo, "exchange", "halo exchanges"),
+        *((Comm, name, f"Comm.{name}")
+          for name in ("alltoallv", "allreduce_sum", "gatherv", "scatterv")),
+    )
+    for owner, name, label in phases:
+        timed(owner, name, label, sync)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--side", type=int, default=300)
+    ap.add_argument("--k", type=int, default=64)
+    ap.add_argument("--engine", default="gpu")
+    args = ap.parse_args()
+    from gpmetis.backend import get_backend
+    from gpmetis.distributed import partition_distributed
+    from gpmetis.distributed.comm import Comm, launched_ranks
+
+    be = get_backend(args.engine)
+    comm = Comm.world() if launched_ranks() > 1 else Comm()
+    if comm.root:
+        import gpmetis
+        from gpmetis.graph import Graph
+
+        graph = Graph.from_csr(*grid3d_csr(args.side), name=f"grid3d {args.side}")
+        single = [gpmetis.partition(graph, args.k, engine=args.engine) for _ in range(2)][-1]
+        del graph
+    vtxdist = np.linspace(0, args.side, comm.size + 1).astype(np.int64) * args.side**2
+    xadj, adjncy = grid3d_block(args.side, int(vtxdist[comm.rank]),
+                                int(vtxdist[comm.rank + 1]))
+    instrument(be.synchronize if be.gpu else lambda: None)
+    for _ in range(2):
+        SECONDS.clear()
+        CALLS.clear()
+        start = time.perf_counter()
+        out = partition_distributed(vtxdist, xadj, adjncy, args.k, comm=comm,
+                                    engine=args.engine)
+        wall = time.perf_counter() - start
+    if not comm.root:
+        return
+    print(f"grid3d {args.side}, k={args.k}, {args.engine} engine: one process "
+          f"{single.seconds:.2f} s (cut {single.edgecut}); {comm.size} rank(s) "
+          f"{out.seconds:.2f} s engine, {wall:.2f} s wall (cut {out.edgecut})")
+    print("| phase | seconds | calls |\n|---|---|---|")
+    for label in (x for x in LABELS if CALLS[x]):
+        print(f"| {label} | {SECONDS[label]:.3f} | {CALLS[label]} |")
+
+
+if __name__ == "__main__":
+    main()
