@@ -21,14 +21,20 @@ def contract(comm: Comm, lg: LocalGraph, cmap, cvtxdist: np.ndarray) -> DistGrap
     nc = int(cvtxdist[-1])
     coarse, w, _ = send_to_owners(comm, cvtxdist, cmap, lg.vwgt)
     vwgt = be.bin_sums(coarse - first, nlocal, w)
-    ends = lg.halo.extended(comm, cmap)
-    src = cmap[lg.src]
-    dst = ends[lg.adjncy]
-    cut = src != dst
-    c, cu, w, _ = send_to_owners(comm, cvtxdist, src[cut], dst[cut], lg.adjwgt[cut])
+    c, cu, w = _coarse_entries(comm, lg, cmap, cvtxdist)
     pairs, inverse = be.unique_inverse((c - first) * nc + cu)
     weights = be.bin_sums(inverse, len(pairs), w)
     rows, adjncy = pairs // nc, pairs % nc
     xadj = xp.concatenate((xp.zeros(1, np.int64), xp.cumsum(be.counts(rows, nlocal))))
     return DistGraph(np.asarray(cvtxdist, dtype=np.int64), xadj, adjncy, vwgt.reshape(-1, 1),
                      weights)
+
+
+def _coarse_entries(comm: Comm, lg: LocalGraph, cmap, cvtxdist: np.ndarray):
+    """(coarse row, coarse neighbour, weight) of the entries between two clusters, received
+    at the rank owning the row (collective; the per-entry work arrays end here)."""
+    ends = lg.halo.extended(comm, cmap)
+    cut = lg.be.xp.flatnonzero(cmap[lg.src] != ends[lg.adjncy])
+    c, cu, w, _ = send_to_owners(comm, cvtxdist, cmap[lg.src[cut]], ends[lg.adjncy[cut]],
+                                 lg.adjwgt[cut])
+    return c, cu, w

@@ -48,13 +48,14 @@ class Halo:
         vtxdist = np.asarray(vtxdist, dtype=np.int64)
         first, last = int(vtxdist[comm.rank]), int(vtxdist[comm.rank + 1])
         adjncy = adjncy.astype(np.int64, copy=False)
-        own = (adjncy >= first) & (adjncy < last)
-        ghosts = be.unique(adjncy[~own])
+        outside = xp.flatnonzero((adjncy < first) | (adjncy >= last))
+        ghost_ids = adjncy[outside]
+        ghosts = be.unique(ghost_ids)
         ghost_counts = be.asnumpy(be.counts(owners(vtxdist, ghosts), comm.size))
         asked = comm.alltoallv(be.split(ghosts, ghost_counts))
         send = [(ids - first).astype(np.int32) for ids in asked]
-        local = xp.where(own, adjncy - first,
-                         (last - first) + xp.searchsorted(ghosts, adjncy)).astype(np.int32)
+        local = (adjncy - first).astype(np.int32)
+        local[outside] = (last - first) + xp.searchsorted(ghosts, ghost_ids)
         return cls(vtxdist, comm.rank, ghosts, ghost_counts.astype(np.int64), send), local
 
     @property
