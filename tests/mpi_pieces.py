@@ -35,8 +35,10 @@ from gpmetis.device_graph import DeviceGraph  # noqa: E402
 from gpmetis.distributed import Comm, DistGraph, partition_distributed  # noqa: E402
 from gpmetis.distributed.clustering import LocalGraph, lp_clustering  # noqa: E402
 from gpmetis.distributed.contraction import contract  # noqa: E402
+from gpmetis.distributed.dgraph import block_bounds  # noqa: E402
 from gpmetis.distributed.halo import Halo  # noqa: E402
 from gpmetis.errors import GpmetisError  # noqa: E402
+from gpmetis.graph import Graph  # noqa: E402
 
 # (graph, nparts, options): modes and constraint counts whose part must not depend on the ranks
 CASES = [
@@ -46,7 +48,20 @@ CASES = [
     ("add20", 8, {"minconn": True}),
     ("wide-vol", 4, {"objtype": "vol"}),
     ("wide-ncon2", 4, {}),
+    ("4elt-raw", 8, {}),
 ]
+
+
+def raw_4elt() -> tuple[np.ndarray, np.ndarray]:
+    """4elt's (xadj, adjncy) as a caller may hand them over: a self loop at every 5th vertex
+    and every 3rd vertex's first neighbour twice more (validation drops them)."""
+    graph = load_fixture("4elt")
+    rows = np.split(graph.adjncy.astype(np.int64), graph.xadj[1:-1])
+    for v in range(0, len(rows), 5):
+        rows[v] = np.append(rows[v], v)
+    for v in range(0, len(rows), 3):
+        rows[v] = np.append(rows[v], [rows[v][0]] * 2)
+    return np.concatenate(([0], np.cumsum([len(r) for r in rows]))), np.concatenate(rows)
 
 
 def case_graph(name: str):
@@ -54,7 +69,17 @@ def case_graph(name: str):
         return wide_graph("add20", vsize=True)
     if name == "wide-ncon2":
         return wide_graph("add20", ncon=2)
+    if name == "4elt-raw":
+        return Graph.from_csr(*raw_4elt())
     return load_fixture(name)
+
+
+def raw_piece(comm: Comm) -> DistGraph:
+    """This rank's block of ``raw_4elt``, not validated."""
+    xadj, adjncy = raw_4elt()
+    vtxdist = block_bounds(xadj, comm.size)
+    lo, hi = int(vtxdist[comm.rank]), int(vtxdist[comm.rank + 1])
+    return DistGraph(vtxdist, xadj[lo:hi + 1] - xadj[lo], adjncy[xadj[lo]:xadj[hi]])
 
 
 def check(ok: bool, what: str) -> None:
@@ -90,8 +115,10 @@ def partition(out: str) -> None:
     comm = Comm.world()
     parts = {}
     for i, (name, nparts, options) in enumerate(CASES):
-        graph = case_graph(name) if comm.root else None
-        piece = DistGraph.scatter(comm, graph)
+        if name == "4elt-raw":  # the ranks' pieces are not the graph their run takes
+            piece = raw_piece(comm)
+        else:
+            piece = DistGraph.scatter(comm, case_graph(name) if comm.root else None)
         result = partition_distributed(
             piece.vtxdist, piece.xadj, piece.adjncy, nparts, vwgt=piece.vwgt,
             adjwgt=piece.adjwgt, vsize=piece.vsize, comm=comm, engine="cpu", **options)

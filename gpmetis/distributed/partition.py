@@ -93,8 +93,10 @@ def partition_pieces(comm: Comm, piece: DistGraph, nparts: int, options: Any = N
     from gpmetis.partitioning.driver import partition
 
     graph = piece.gather(comm)
-    # the runs take the validated graph's pieces (self loops and repeated neighbours dropped)
-    run = DistributedRun(comm, DistGraph.scatter(comm, graph))
+    # the runs take the ranks' own pieces where validation kept the graph as given, else the
+    # validated graph's (self loops and repeated neighbours dropped, missing entries added)
+    kept = comm.bcast(None if graph is None else not graph.warnings)
+    run = DistributedRun(comm, piece if kept else DistGraph.scatter(comm, graph))
 
     def engine() -> Result:
         _, _, opts = partition_inputs(graph, options)
