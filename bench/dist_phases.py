@@ -2,8 +2,10 @@
 ``partition_distributed`` (under ``mpiexec -n N``, or by one rank without it), each phase of
 the multilevel run on the pieces timed with the GPU synchronized before and after it, beside
 the single-process engine's seconds on the same graph. The second of two runs is reported
-(the first compiles and fills caches). Rank 0 prints one row per phase: seconds and calls
-(nested phases count inside their parents; the collectives' calls say how many a run makes).
+(the first compiles and fills caches). Rank 0 prints one row per phase: seconds, calls (nested
+phases count inside their parents; the collectives' calls say how many a run makes) and, on
+the gpu engine, the most GPU memory its arrays held above what they held when it started,
+against rank 0's share of the CSR (xadj int64, adjncy and adjwgt int32, vwgt int32).
 
     python bench/dist_phases.py --side 300 --k 64
     mpiexec -n 2 python bench/dist_phases.py --side 300 --k 64
@@ -27,6 +29,8 @@ from bench.largest import grid3d_csr  # noqa: E402
 
 SECONDS: defaultdict[str, float] = defaultdict(float)
 CALLS: Counter = Counter()
+PEAK: Counter = Counter()  # bytes above the phase's start, the most of its calls
+USED = [0, 0]  # (bytes the pool's arrays hold now, their most since the innermost phase began)
 LABELS: list[str] = []  # in the order the table prints them
 
 
@@ -38,12 +42,16 @@ def timed(owner, name: str, label: str, sync: Callable[[], None]) -> None:
     def wrapper(*args, **kwargs):
         sync()
         start = time.perf_counter()
+        outer, USED[1] = USED[1], USED[0]
+        base = USED[0]
         try:
             return fn(*args, **kwargs)
         finally:
             sync()
             SECONDS[label] += time.perf_counter() - start
             CALLS[label] += 1
+            PEAK[label] = max(PEAK[label], USED[1] - base)
+            USED[1] = max(outer, USED[1])
 
     setattr(owner, name, wrapper)
 
@@ -77,6 +85,21 @@ def instrument(sync: Callable[[], None]) -> None:
         timed(owner, name, label, sync)
 
 
+def watch_gpu_memory() -> None:
+    """Route CuPy's allocations through its pool, noting the bytes its arrays hold."""
+    import cupy
+
+    pool = cupy.get_default_memory_pool()
+
+    def malloc(size: int):
+        memory = pool.malloc(size)
+        USED[0] = pool.used_bytes()
+        USED[1] = max(USED[1], USED[0])
+        return memory
+
+    cupy.cuda.set_allocator(malloc)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -101,9 +124,12 @@ def main() -> None:
     xadj, adjncy = grid3d_block(args.side, int(vtxdist[comm.rank]),
                                 int(vtxdist[comm.rank + 1]))
     instrument(be.synchronize if be.gpu else lambda: None)
+    if be.gpu:
+        watch_gpu_memory()
     for _ in range(2):
         SECONDS.clear()
         CALLS.clear()
+        PEAK.clear()
         start = time.perf_counter()
         out = partition_distributed(vtxdist, xadj, adjncy, args.k, comm=comm,
                                     engine=args.engine)
@@ -113,9 +139,15 @@ def main() -> None:
     print(f"grid3d {args.side}, k={args.k}, {args.engine} engine: one process "
           f"{single.seconds:.2f} s (cut {single.edgecut}); {comm.size} rank(s) "
           f"{out.seconds:.2f} s engine, {wall:.2f} s wall (cut {out.edgecut})")
-    print("| phase | seconds | calls |\n|---|---|---|")
+    nlocal = len(xadj) - 1
+    share = 8 * (nlocal + 1) + 8 * len(adjncy) + 4 * nlocal
+    print(f"rank 0's share of the CSR {share / 1e9:.2f} GB; its peak GPU memory (the pool's) "
+          f"{out.distributed['peak_gpu_bytes'][0] / 1e9:.2f} GB")
+    print("| phase | seconds | calls | GPU GB above its start | / CSR share |")
+    print("|---|---|---|---|---|")
     for label in (x for x in LABELS if CALLS[x]):
-        print(f"| {label} | {SECONDS[label]:.3f} | {CALLS[label]} |")
+        print(f"| {label} | {SECONDS[label]:.3f} | {CALLS[label]} | {PEAK[label] / 1e9:.2f} | "
+              f"{PEAK[label] / share:.2f} |")
 
 
 if __name__ == "__main__":
