@@ -147,7 +147,7 @@ def clustering_levels() -> None:
             lg = LocalGraph.of(comm, piece)
             cmap, cvtxdist = lp_clustering(comm, lg, maxvwgt, seed, DEFAULT.coarsening)
             nc = int(cvtxdist[-1])
-            coarse = contract(comm, lg, cmap, cvtxdist).gather(comm)
+            coarse = contract(comm, lg, cmap, cvtxdist).piece().gather(comm)
             whole = comm.gatherv(cmap)
             if comm.root:
                 cpu = get_backend("cpu")

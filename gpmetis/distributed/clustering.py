@@ -51,6 +51,14 @@ class LocalGraph:
                 else be.array(piece.vwgt[:, 0], np.int32))
         return cls(be.array(piece.xadj, np.int64), adjncy, adjwgt, vwgt, halo)
 
+    def piece(self) -> DistGraph:
+        """This view as a piece: the rows with their neighbours' global ids (int64)."""
+        xp, halo = self.be.xp, self.halo
+        ids = xp.concatenate((xp.arange(halo.first, halo.first + halo.nlocal, dtype=np.int64),
+                              halo.ghosts.astype(np.int64, copy=False)))
+        return DistGraph(halo.vtxdist, self.xadj, ids[self.adjncy], self.vwgt.reshape(-1, 1),
+                         self.adjwgt)
+
     @cached_property
     def be(self) -> Backend:
         return backend_of(self.xadj)

@@ -1,10 +1,11 @@
 """Contraction of a clustering held in pieces: each coarse vertex goes to the rank that owns
 its cluster's label, with its members' weights summed and their edges to other clusters merged.
 
-A rank contracts its own rows with one process's ``contract`` (its kernels on a GPU), the
-clusters it sees numbered locally in label order; only the partial rows of clusters another
-rank owns travel, and only the rows they reach are merged again at their owner. On the cpu
-engine every row is sorted by neighbour, as the NumPy twin sorts them."""
+A rank contracts its rows with one process's ``contract`` (its kernels on a GPU), the clusters
+it sees numbered locally in label order. Only the members of clusters another rank owns travel
+first, as their weights and their edges' coarse ends; their owner adds them to its coarse rows
+with a second ``contract`` of those rows plus a stand-in vertex per record. On the cpu engine
+every row is sorted by neighbour, as the NumPy twin sorts them."""
 
 from __future__ import annotations
 
@@ -15,34 +16,38 @@ from gpmetis.coarsening.contraction import contract as contract_rows
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.distributed.clustering import LocalGraph, send_to_owners
 from gpmetis.distributed.comm import Comm
-from gpmetis.distributed.dgraph import DistGraph
+from gpmetis.distributed.halo import Halo
 
 
-def contract(comm: Comm, lg: LocalGraph, cmap, cvtxdist: np.ndarray) -> DistGraph:
-    """The coarse graph's piece at this rank (its vertices cvtxdist[rank].., its arrays on
-    ``lg``'s backend): ``cmap`` each own vertex's coarse id (global, int64). Collective."""
+def contract(comm: Comm, lg: LocalGraph, cmap, cvtxdist: np.ndarray) -> LocalGraph:
+    """The coarse graph's local view at this rank (its vertices cvtxdist[rank].., on ``lg``'s
+    backend): ``cmap`` each own vertex's coarse id (global, int64). Collective."""
     be = lg.be
     xp = be.xp
-    first = int(cvtxdist[comm.rank])
-    nlocal = int(cvtxdist[comm.rank + 1]) - first
-    # the clusters of the rank's vertices and ghosts, in label order: ``seen[c]`` is local c's
-    seen, local = be.unique_inverse(lg.halo.extended(comm, cmap))
+    first, last = int(cvtxdist[comm.rank]), int(cvtxdist[comm.rank + 1])
+    ends = lg.halo.extended(comm, cmap)  # the coarse ids of the own vertices and the ghosts
+    away = xp.flatnonzero((cmap < first) | (cmap >= last))
+    c, cw, _ = send_to_owners(comm, cvtxdist, cmap[away], lg.vwgt[away])
+    member, entry = _entries_of(be, lg.xadj, away)
+    r, ru, rw, _ = send_to_owners(comm, cvtxdist, cmap[away[member]], ends[lg.adjncy[entry]],
+                                  lg.adjwgt[entry])
+    seen, local = be.unique_inverse(ends)
     rows = _local_rows(be, lg, local.astype(np.int32), len(seen))
+    if len(c) or len(r):
+        seen, rows = _add_records(be, seen, rows, (c, cw), (r, ru, rw))
     lo, hi = (int(x) for x in be.asnumpy(xp.searchsorted(seen, xp.asarray(
-        [first, first + nlocal], dtype=seen.dtype))))
-    xl, xh = (int(x) for x in be.asnumpy(rows.xadj[xp.asarray([lo, hi])]))
-    # the partial rows of the clusters other ranks own go to their owners
-    away = xp.concatenate((xp.arange(lo, dtype=np.int64), xp.arange(hi, len(seen))))
-    got, got_w, _ = send_to_owners(comm, cvtxdist, seen[away], rows.vwgt[away])
-    src, adjncy, adjwgt = (xp.concatenate((a[:xl], a[xh:]))
-                           for a in (rows.src, rows.adjncy, rows.adjwgt))
-    r, nbr, w, _ = send_to_owners(comm, cvtxdist, seen[src], seen[adjncy], adjwgt)
-    vwgt = be.bin_sums(got - first, nlocal, got_w)
-    vwgt[seen[lo:hi] - first] += rows.vwgt[lo:hi]
-    xadj, adjncy, adjwgt = _owned_rows(be, rows, seen, (xl, xh), r - first, nbr, w, nlocal,
-                                       first, int(cvtxdist[-1]))
-    return DistGraph(np.asarray(cvtxdist, dtype=np.int64), xadj, adjncy, vwgt.reshape(-1, 1),
-                     adjwgt)
+        [first, last], dtype=seen.dtype))))
+    return _owned_view(comm, rows, seen, lo, hi, np.asarray(cvtxdist, dtype=np.int64))
+
+
+def _entries_of(be: Backend, xadj, rows):
+    """(each entry's index among ``rows``, its index in the adjacency) of the rows ``rows``
+    (int64), row by row."""
+    xp = be.xp
+    starts = xadj[rows]
+    offsets = xp.concatenate((xp.zeros(1, dtype=np.int64), xp.cumsum(xadj[rows + 1] - starts)))
+    member = be.sources(offsets, int(offsets[-1]))
+    return member, starts[member] + xp.arange(len(member), dtype=np.int64) - offsets[member]
 
 
 def _local_rows(be: Backend, lg: LocalGraph, local, nc: int) -> DeviceGraph:
@@ -53,37 +58,46 @@ def _local_rows(be: Backend, lg: LocalGraph, local, nc: int) -> DeviceGraph:
     xadj = xp.concatenate((lg.xadj, xp.full(nghosts, lg.xadj[-1], dtype=np.int64)))
     vwgt = xp.concatenate((lg.vwgt, xp.zeros(nghosts, dtype=np.int32)))
     if nc == 0:
-        return DeviceGraph(be, xadj[:1], lg.adjncy, lg.adjwgt, vwgt)
+        return DeviceGraph(be, xadj, lg.adjncy, lg.adjwgt, vwgt)
     return contract_rows(be, DeviceGraph(be, xadj, lg.adjncy, lg.adjwgt, vwgt), local, nc)
 
 
-def _owned_rows(be: Backend, rows: DeviceGraph, seen, span: tuple, r, nbr, w,
-                nlocal: int, first: int, nc: int):
-    """(xadj, adjncy, adjwgt) of the ``nlocal`` coarse rows this rank owns (global ids from
-    ``first``): the local rows' entries span[0]..span[1]-1 (``seen``: the local rows' coarse
-    ids), and where rows received entries (``r``, row among the owned; ``nbr``, global;
-    ``w``), those rows merged whole with them, sorted by neighbour."""
+def _add_records(be: Backend, seen, rows: DeviceGraph, weights: tuple, edges: tuple):
+    """(coarse ids, rows) with the records other ranks sent merged in: ``weights`` (cluster,
+    weight) of their members, ``edges`` (cluster, coarse neighbour, weight) of their members'
+    edges. Each record becomes a vertex of ``rows``' clusters: a weight its own, an edge a
+    vertex with one entry to a weightless one in the neighbour's cluster; one process's
+    ``contract`` merges them."""
     xp = be.xp
-    xl, xh = span
-    src = rows.src[xl:xh]
-    row = seen[src] - first
-    entry_nbr, entry_w = seen[rows.adjncy[xl:xh]], rows.adjwgt[xl:xh]
-    touched = xp.zeros(nlocal, dtype=bool)
-    touched[r] = True
-    mixed = touched[row]
-    kept = xp.flatnonzero(~mixed)
-    keys = xp.concatenate((row[mixed] * nc + entry_nbr[mixed], r * nc + nbr))
-    pairs, inverse = be.unique_inverse(keys) if len(keys) else (keys, keys)
-    merged_w = be.bin_sums(inverse, len(pairs), xp.concatenate((entry_w[mixed], w)))
-    merged_row, merged_nbr = pairs // nc, pairs % nc
-    deg = be.counts(row[kept], nlocal) + be.counts(merged_row, nlocal)
-    xadj = xp.concatenate((xp.zeros(1, dtype=np.int64), xp.cumsum(deg)))
-    adjncy = xp.empty(int(xadj[-1]), dtype=np.int64)
-    adjwgt = xp.empty(len(adjncy), dtype=np.int64)
-    # a kept row's entries keep their order; a merged row's come sorted by neighbour
-    at = xadj[row[kept]] + (kept + xl - rows.xadj[src[kept]])
-    adjncy[at], adjwgt[at] = entry_nbr[kept], entry_w[kept]
-    at = (xadj[merged_row] + xp.arange(len(pairs), dtype=np.int64)
-          - xp.searchsorted(merged_row, merged_row))
-    adjncy[at], adjwgt[at] = merged_nbr, merged_w
-    return xadj, adjncy, adjwgt
+    (c, cw), (r, ru, rw) = weights, edges
+    n, nnz, nw, ne = len(seen), int(rows.xadj[-1]), len(c), len(r)
+    merged = be.unique(xp.concatenate((seen, c, r, ru)))
+    cmap = xp.searchsorted(merged, xp.concatenate((seen, c, r, ru))).astype(np.int32)
+    xadj = xp.concatenate((rows.xadj, xp.full(nw, nnz, dtype=np.int64),
+                           nnz + xp.arange(1, ne + 1, dtype=np.int64),
+                           xp.full(ne, nnz + ne, dtype=np.int64)))
+    adjncy = xp.concatenate((rows.adjncy, xp.arange(n + nw + ne, n + nw + 2 * ne,
+                                                    dtype=np.int32)))
+    vwgt = xp.concatenate((rows.vwgt, cw.astype(np.int32), xp.zeros(2 * ne, dtype=np.int32)))
+    g = DeviceGraph(be, xadj, adjncy, xp.concatenate((rows.adjwgt, rw.astype(np.int32))), vwgt)
+    return merged, contract_rows(be, g, cmap, len(merged))
+
+
+def _owned_view(comm: Comm, rows: DeviceGraph, seen, lo: int, hi: int,
+                cvtxdist: np.ndarray) -> LocalGraph:
+    """The local view of the coarse rows lo..hi-1 (this rank's coarse vertices, all of
+    them) of ``rows``, whose vertices are the coarse ids ``seen``; collective."""
+    be = rows.be
+    xp = be.xp
+    xl, xh = (int(x) for x in be.asnumpy(rows.xadj[xp.asarray([lo, hi])]))
+    adjncy = rows.adjncy[xl:xh]
+    # the neighbours other ranks own, in id order, after the own vertices
+    ghost = xp.zeros(len(seen), dtype=bool)
+    ghost[adjncy] = True
+    ghost[lo:hi] = False
+    ghost = xp.flatnonzero(ghost)
+    renumber = xp.empty(len(seen), dtype=np.int32)
+    renumber[lo:hi] = xp.arange(hi - lo, dtype=np.int32)
+    renumber[ghost] = xp.arange(hi - lo, hi - lo + len(ghost), dtype=np.int32)
+    return LocalGraph(rows.xadj[lo:hi + 1] - xl, renumber[adjncy], rows.adjwgt[xl:xh],
+                      rows.vwgt[lo:hi], Halo.of_ghosts(comm, cvtxdist, seen[ghost]))

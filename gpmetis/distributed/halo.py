@@ -51,12 +51,20 @@ class Halo:
         outside = xp.flatnonzero((adjncy < first) | (adjncy >= last))
         ghost_ids = adjncy[outside]
         ghosts = be.unique(ghost_ids)
+        local = (adjncy - first).astype(np.int32)
+        local[outside] = (last - first) + xp.searchsorted(ghosts, ghost_ids)
+        return cls.of_ghosts(comm, vtxdist, ghosts), local
+
+    @classmethod
+    def of_ghosts(cls, comm: Comm, vtxdist: np.ndarray, ghosts) -> Halo:
+        """The halo of this rank's ``ghosts`` (distinct global ids other ranks own, in
+        increasing order), their owners told which of their vertices it reads (collective)."""
+        be = backend_of(ghosts)
+        first = int(vtxdist[comm.rank])
         ghost_counts = be.asnumpy(be.counts(owners(vtxdist, ghosts), comm.size))
         asked = comm.alltoallv(be.split(ghosts, ghost_counts))
         send = [(ids - first).astype(np.int32) for ids in asked]
-        local = (adjncy - first).astype(np.int32)
-        local[outside] = (last - first) + xp.searchsorted(ghosts, ghost_ids)
-        return cls(vtxdist, comm.rank, ghosts, ghost_counts.astype(np.int64), send), local
+        return cls(vtxdist, comm.rank, ghosts, ghost_counts.astype(np.int64), send)
 
     @property
     def nlow(self) -> int:

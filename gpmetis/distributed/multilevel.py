@@ -76,8 +76,8 @@ def _coarsen_pieces(comm: Comm, be: Backend, piece: DistGraph, target: int, seed
                     options: Options, gather_vertices: int
                     ) -> tuple[list[DistLevel], DistGraph, int]:
     """(the distributed levels, finest first, the last one to gather; its piece; coarsening's
-    maxvwgt), as ``coarsening.coarsen`` makes them while they are distributed. Only the last
-    level keeps its piece: the others' local views hold what refinement reads."""
+    maxvwgt), as ``coarsening.coarsen`` makes them while they are distributed. The levels'
+    local views hold what clustering, contraction and refinement read."""
     context = options.context.coarsening
     totals = comm.allreduce_sum(np.array(
         [piece.nlocal if piece.vwgt is None else int(piece.vwgt[:, 0].sum()),
@@ -89,7 +89,7 @@ def _coarsen_pieces(comm: Comm, be: Backend, piece: DistGraph, target: int, seed
                         LocalGraph.of(comm, piece, be) if distributable else None)]
     enough = int(context.target_slack * target)
     while distributable and len(levels) < context.max_levels:
-        n = int(piece.vtxdist[-1])
+        n = int(levels[-1].vtxdist[-1])
         if n <= max(enough, gather_vertices):
             break
         cmap, cvtxdist = lp_clustering(comm, levels[-1].local, maxvwgt, seed + len(levels),
@@ -98,9 +98,9 @@ def _coarsen_pieces(comm: Comm, be: Backend, piece: DistGraph, target: int, seed
         if nc > max(context.cluster_max_ratio * n, enough) or nc > (1.0 - context.min_shrink) * n:
             break  # matching takes over, or the level ends coarsening: rank 0 redoes it
         levels[-1].cmap = cmap
-        piece = contract(comm, levels[-1].local, cmap, cvtxdist)
-        levels.append(DistLevel(piece.vtxdist, LocalGraph.of(comm, piece)))
-    return levels, piece, maxvwgt
+        levels.append(DistLevel(np.asarray(cvtxdist, dtype=np.int64),
+                                contract(comm, levels[-1].local, cmap, cvtxdist)))
+    return levels, piece if len(levels) == 1 else levels[-1].local.piece(), maxvwgt
 
 
 def _root_run(be: Backend, graph, depth: int, balance: Balance, options: Options,
