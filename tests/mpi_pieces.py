@@ -93,6 +93,10 @@ def halo(name: str) -> None:
     comm = Comm.world()
     piece = DistGraph.scatter(comm, load_fixture(name) if comm.root else None)
     halo, local = Halo.build(comm, piece.vtxdist, piece.adjncy)
+    small, small_local = Halo.build(comm, piece.vtxdist, piece.adjncy, chunk=97)
+    check(np.array_equal(small.ghosts, halo.ghosts) and np.array_equal(small_local, local)
+          and all(np.array_equal(a, b) for a, b in zip(small.send, halo.send, strict=True)),
+          "the adjacency read in chunks")
     ids = np.arange(halo.first, halo.first + halo.nlocal, dtype=np.int64)
     check(np.array_equal(halo.exchange(comm, ids), halo.ghosts), "ghost values")
     check(np.array_equal(halo.extended(comm, ids)[local], piece.adjncy), "local adjacency")

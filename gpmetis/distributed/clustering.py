@@ -44,7 +44,7 @@ class LocalGraph:
         collective: the halo is built)."""
         be = be or backend_of(piece.xadj)
         xp = be.xp
-        halo, adjncy = Halo.build(comm, piece.vtxdist, be.array(piece.adjncy, np.int64))
+        halo, adjncy = Halo.build(comm, piece.vtxdist, piece.adjncy, be)
         adjwgt = (xp.ones(len(adjncy), np.int32) if piece.adjwgt is None
                   else be.array(piece.adjwgt, np.int32))
         vwgt = (xp.ones(piece.nlocal, np.int32) if piece.vwgt is None
@@ -62,11 +62,6 @@ class LocalGraph:
     @cached_property
     def be(self) -> Backend:
         return backend_of(self.xadj)
-
-    @cached_property
-    def src(self):
-        """Each entry's row (int32)."""
-        return self.be.sources(self.xadj, len(self.adjncy))
 
 
 def ask_owners(comm: Comm, vtxdist: np.ndarray, ids, values, *, ascending: bool = False):

@@ -7,8 +7,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpmetis.backend import backend_of
+from gpmetis.backend import Backend, backend_of
 from gpmetis.distributed.comm import Comm
+
+CHUNK = 1 << 24  # adjacency entries ``Halo.build`` reads at a time (128 MiB as int64)
 
 
 def owners(vtxdist: np.ndarray, ids):
@@ -40,18 +42,26 @@ class Halo:
         return int(self.vtxdist[self.rank + 1] - self.vtxdist[self.rank])
 
     @classmethod
-    def build(cls, comm: Comm, vtxdist: np.ndarray, adjncy) -> tuple[Halo, object]:
-        """(the halo, the local adjacency as int32 local ids) of this rank's rows whose
-        neighbours are the global ids ``adjncy`` (collective: every rank calls it)."""
-        be = backend_of(adjncy)
+    def build(cls, comm: Comm, vtxdist: np.ndarray, adjncy, be: Backend | None = None,
+              chunk: int = CHUNK) -> tuple[Halo, object]:
+        """(the halo, the local adjacency as int32 local ids on ``be``) of this rank's rows
+        whose neighbours are the global ids ``adjncy`` (a host array or one of ``be``'s; its
+        own backend where None), read ``chunk`` entries at a time so that ``be`` holds no
+        int64 copy of it (collective: every rank calls it)."""
+        be = be or backend_of(adjncy)
         xp = be.xp
         vtxdist = np.asarray(vtxdist, dtype=np.int64)
         first, last = int(vtxdist[comm.rank]), int(vtxdist[comm.rank + 1])
-        adjncy = adjncy.astype(np.int64, copy=False)
-        outside = xp.flatnonzero((adjncy < first) | (adjncy >= last))
-        ghost_ids = adjncy[outside]
+        local = xp.empty(len(adjncy), dtype=np.int32)
+        outside, ghost_ids = [xp.zeros(0, dtype=np.int64)], [xp.zeros(0, dtype=np.int64)]
+        for start in range(0, len(adjncy), chunk):
+            ids = be.array(adjncy[start:start + chunk], np.int64)
+            out = xp.flatnonzero((ids < first) | (ids >= last))
+            local[start:start + len(ids)] = ids - first
+            outside.append(out + start)
+            ghost_ids.append(ids[out])
+        outside, ghost_ids = xp.concatenate(outside), xp.concatenate(ghost_ids)
         ghosts = be.unique(ghost_ids)
-        local = (adjncy - first).astype(np.int32)
         local[outside] = (last - first) + xp.searchsorted(ghosts, ghost_ids)
         return cls.of_ghosts(comm, vtxdist, ghosts), local
 
