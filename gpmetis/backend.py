@@ -232,7 +232,9 @@ class Backend:
         return order
 
     def unique_inverse(self, a):
-        """(sorted distinct values of ``a``, each entry's index among them)."""
+        """(sorted distinct values of ``a``, each entry's index among them, int64)."""
+        if len(a) == 0:
+            return a[:0], self.xp.zeros(0, dtype=np.int64)
         values, inverse = self.xp.unique(a, return_inverse=True)
         return values, inverse.reshape(-1)
 

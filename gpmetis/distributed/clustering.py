@@ -153,12 +153,10 @@ def _sub_round(comm: Comm, lg: LocalGraph, g: DeviceGraph, cluster, cw, maxvwgt:
     be = lg.be
     xp = be.xp
     halo, vtxdist, first = lg.halo, lg.halo.vtxdist, lg.halo.first
-    # the clusters of the rank's vertices and ghosts, numbered in label order
-    seen, local = be.unique_inverse(halo.extended(comm, cluster))
-    weights = ask_owners(comm, vtxdist, seen, cw, ascending=True)
+    local, seen, weights = _local_clusters(comm, halo, cluster, cw)
     dest, rating = choice
-    best_cluster(be, g, local.astype(np.int32), weights.astype(np.int32), maxvwgt, seed,
-                 schedule, dest, rating, id_base=first, labels=seen.astype(np.uint32))
+    best_cluster(be, g, local, weights, maxvwgt, seed, schedule, dest, rating, id_base=first,
+                 labels=seen.astype(np.uint32))
     bv = xp.flatnonzero(dest >= 0)
     bc, br = seen[dest[bv]], rating[bv]
     # proposals to the targets' owners, approved there in id order, answered back in the
@@ -177,6 +175,26 @@ def _sub_round(comm: Comm, lg: LocalGraph, g: DeviceGraph, cluster, cw, maxvwgt:
     xp.add.at(cw, old - first, -left)
     cluster[movers] = dest
     return len(movers)
+
+
+def _local_clusters(comm: Comm, halo: Halo, cluster, cw):
+    """(each own vertex's and ghost's cluster as a local id, int32; each local cluster's label;
+    its weight, int32) for ``best_cluster``: the labels this rank owns are clusters
+    0..nlocal-1, the others it sees follow in label order, their weights asked of their
+    owners (collective). Only the labels enter the choices, so any numbering gives one
+    process's."""
+    be = backend_of(cluster)
+    xp = be.xp
+    first, nlocal = halo.first, halo.nlocal
+    labels = halo.extended(comm, cluster)
+    local = labels - first
+    foreign = xp.flatnonzero((local < 0) | (local >= nlocal))
+    others, index = be.unique_inverse(labels[foreign])
+    local = local.astype(np.int32)
+    local[foreign] = nlocal + index
+    seen = xp.concatenate((xp.arange(first, first + nlocal, dtype=np.int64), others))
+    weights = xp.concatenate((cw, ask_owners(comm, halo.vtxdist, others, cw, ascending=True)))
+    return local, seen, weights.astype(np.int32)
 
 
 def _group_islands(comm: Comm, lg: LocalGraph, cluster, maxvwgt: int) -> None:
