@@ -151,12 +151,21 @@ def _boundary_by_rows(be: Backend, xadj, adjncy, adjwgt, part, nparts: int, vsiz
 
 
 def _boundary_by_sort(be: Backend, xadj, adjncy, adjwgt, part, nparts: int, vsize):
-    """(edgecut, volume, subdomain degree per part) from the distinct (vertex, other part)
-    and (part, other part) pairs of the cut entries, range by range of rows."""
+    """(edgecut, volume, subdomain degree per part) from ``boundary_pairs``."""
+    cut, volume, part_pairs = boundary_pairs(be, xadj, adjncy, adjwgt, part, nparts, vsize)
+    return cut // 2, volume, subdomain_degrees(be, part_pairs, nparts)
+
+
+def boundary_pairs(be: Backend, xadj, adjncy, adjwgt, part, nparts: int, vsize):
+    """(the cut entries' weight: twice the edgecut, volume, the sorted distinct keys
+    part * nparts + other part of the parts a cut edge joins) of the rows of ``xadj`` (their
+    ``vsize``), from the distinct (vertex, other part) and (part, other part) pairs of the cut
+    entries, range by range of rows. ``part`` covers every vertex ``adjncy`` names, which may
+    be more than the rows."""
     xp = be.xp
     cut_mask = cut_edges(be, xadj, adjncy, part)
     cut = volume = 0
-    part_pairs = None  # sorted unique keys part(v) * nparts + other part over boundary pairs
+    part_pairs = xp.zeros(0, dtype=xp.int64)
     for at, src in cut_entry_chunks(be, xadj, len(adjncy), cut_mask):
         cut += int(xp.sum(adjwgt[at], dtype=xp.int64))
         # a (vertex, other part) pair is METIS's unit of communication volume
@@ -164,12 +173,15 @@ def _boundary_by_sort(be: Backend, xadj, adjncy, adjwgt, part, nparts: int, vsiz
         owners = pairs // nparts
         volume += int(xp.sum(vsize[owners], dtype=xp.int64)) if vsize is not None else len(pairs)
         found = be.unique(part[owners].astype(xp.int64) * nparts + pairs % nparts)
-        part_pairs = found if part_pairs is None else be.unique(xp.concatenate((part_pairs, found)))
+        part_pairs = be.unique(xp.concatenate((part_pairs, found)))
         del at, src, pairs, owners
-    if part_pairs is None:
-        return cut // 2, volume, np.zeros(nparts, dtype=np.int64)
-    ndom = be.asnumpy(be.counts((part_pairs // nparts).astype(xp.int32), nparts))
-    return cut // 2, volume, ndom
+    return cut, volume, part_pairs
+
+
+def subdomain_degrees(be: Backend, part_pairs, nparts: int) -> np.ndarray:
+    """How many other parts each part shares a cut edge with (host int64), from
+    ``boundary_pairs``' keys."""
+    return be.asnumpy(be.counts((part_pairs // nparts).astype(be.xp.int32), nparts))
 
 
 @dataclass
@@ -218,25 +230,35 @@ def compute_metrics(
     cut, volume, ndom = counted or _boundary_by_sort(be, xadj, adjncy, adjwgt, part, nparts, vsize)
 
     pw = be.asnumpy(part_weights(be, vwgt, part, nparts))
-    total = pw.sum(axis=0)
-    safe_total = np.maximum(total, 1)
-    ratios = pw / (tpwgts * safe_total)
-    imbalance = ratios.max(axis=0)
-    heaviest = be.asnumpy(vwgt.max(axis=0)).astype(np.float64) if n else np.zeros(pw.shape[1])
-    vertex_bound = nparts * heaviest / safe_total  # in float64: NPARTS * weight may pass int64
-    k = int(np.argmax(ratios[:, 0]))
-
+    heaviest = be.asnumpy(vwgt.max(axis=0)) if n else np.zeros(pw.shape[1], dtype=np.int64)
     label = connected_components(be, xadj, adjncy, part)
     roots = label == xp.arange(n, dtype=xp.int32)
     comps_per_part = be.asnumpy(be.counts(part[roots], nparts))
-    contiguous = int(comps_per_part.sum()) == nparts
-    if contiguous:
+    if int(comps_per_part.sum()) == nparts:
         ncomponents = None
     elif be.gpu:
         del label
         ncomponents = count_components(be, xadj, adjncy)
     else:
         ncomponents = _joined_components(be, xadj, adjncy, label, roots)
+    return assemble_metrics(cut, volume, ndom, pw, heaviest, comps_per_part, ncomponents,
+                            tpwgts)
+
+
+def assemble_metrics(cut: int, volume: int, ndom: np.ndarray, pw: np.ndarray,
+                     heaviest: np.ndarray, comps_per_part: np.ndarray, ncomponents: int | None,
+                     tpwgts: np.ndarray) -> PartitionMetrics:
+    """The report's metrics from what was counted: the edgecut, volume, each part's subdomain
+    degree, (nparts, ncon) part weights, each constraint's heaviest vertex, each part's
+    components and the graph's (None where every part is connected)."""
+    nparts = len(pw)
+    total = pw.sum(axis=0)
+    safe_total = np.maximum(total, 1)
+    ratios = pw / (tpwgts * safe_total)
+    imbalance = ratios.max(axis=0)
+    # in float64: NPARTS * weight may pass int64
+    vertex_bound = nparts * np.asarray(heaviest, dtype=np.float64) / safe_total
+    k = int(np.argmax(ratios[:, 0]))
     return PartitionMetrics(
         edgecut=cut,
         volume=volume,

@@ -8,6 +8,8 @@ piece on every rank and exits 1 (with the failing check on stderr) when one fail
                                          process's)
     mpi_pieces.py refinement            (Jet's loop against one process's)
     mpi_pieces.py multilevel            (the pipeline against one process's)
+    mpi_pieces.py metrics               (components, state and report metrics against one
+                                         process's)
     mpi_pieces.py read FILE...          (each rank's byte range: one reader's graph or error)
     mpi_pieces.py nccl FIXTURE          (device halo exchange and all-reduce over NCCL)
     mpi_pieces.py bad-piece
@@ -165,6 +167,47 @@ def clustering_levels() -> None:
                     check(np.array_equal(a, b), f"{name} {maxvwgt} {seed}: coarse graph")
 
 
+def metrics() -> None:
+    from gpmetis.distributed import metrics as dist
+    from gpmetis.metrics import compute_metrics, connected_components
+    from gpmetis.refinement.jet import state_sums
+
+    comm = Comm.world()
+    cpu = get_backend("cpu")
+    graphs = {"4elt": lambda: load_fixture("4elt"),
+              "islands": lambda: random_graph(3000, 5, seed=3, weighted=True, isolated=40,
+                                              components=3)}
+    for name, make in graphs.items():
+        graph = make() if comm.root else None
+        piece = DistGraph.scatter(comm, graph)
+        lg = LocalGraph.of(comm, piece)
+        n = int(piece.vtxdist[-1])
+        first, last = piece.vtxdist[comm.rank], piece.vtxdist[comm.rank + 1]
+        rng = np.random.default_rng(7)
+        vsize = rng.integers(1, 5, n)
+        # stripes of ids: parts of several components, and a random partition
+        for nparts, whole in ((5, (np.arange(n) * 5 // n).astype(np.int32)),
+                              (7, rng.integers(0, 7, n).astype(np.int32))):
+            part = whole[first:last]
+            tpwgts = np.full((nparts, 1), 1 / nparts)
+            got = dist.metrics(comm, lg, part, nparts, tpwgts, vsize[first:last])
+            cut, pw = dist.state(comm, lg, part, nparts)
+            labels = comm.gatherv(dist.components(comm, lg, part))
+            whole_labels = comm.gatherv(dist.components(comm, lg))
+            if comm.root:
+                g = DeviceGraph.upload(cpu, graph)
+                ref = compute_metrics(g.xadj, g.adjncy, g.vwgt[:, None], g.adjwgt, whole,
+                                      nparts, tpwgts, vsize, cpu)
+                check(got == ref, f"{name} {nparts}: metrics {got} against {ref}")
+                one = state_sums(cpu, g, whole, nparts)
+                check([cut * 2, *pw.tolist()] == one.tolist(), f"{name}: state")
+                check(np.array_equal(labels, connected_components(cpu, g.xadj, g.adjncy,
+                                                                  whole)), f"{name}: parts")
+                check(np.array_equal(whole_labels, connected_components(cpu, g.xadj,
+                                                                        g.adjncy)),
+                      f"{name}: components")
+
+
 def refinement() -> None:
     from gpmetis.balance import Balance, max_part_weights, uniform_tpwgts
     from gpmetis.distributed.refinement import refine
@@ -297,6 +340,6 @@ if __name__ == "__main__":
     command, *args = sys.argv[1:]
     {"halo": halo, "alltoallv": alltoallv, "partition": partition, "bad-piece": bad_piece,
      "killed": killed, "clustering": clustering_levels, "refinement": refinement,
-     "multilevel": multilevel, "read": read, "nccl": nccl,
+     "multilevel": multilevel, "metrics": metrics, "read": read, "nccl": nccl,
      "read-mtx": lambda *paths: read(*paths, mtx=True),
      "read-mtx-weights": lambda *paths: read(*paths, mtx=True, mtx_weights=True)}[command](*args)

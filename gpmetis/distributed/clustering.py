@@ -51,6 +51,14 @@ class LocalGraph:
                 else be.array(piece.vwgt[:, 0], np.int32))
         return cls(be.array(piece.xadj, np.int64), adjncy, adjwgt, vwgt, halo)
 
+    def with_ghost_rows(self) -> DeviceGraph:
+        """One process's graph of the rank's rows plus an empty, weightless row per ghost:
+        its vertices are the local ids (own vertices, then ghosts)."""
+        xp, nghosts = self.be.xp, len(self.halo.ghosts)
+        xadj = xp.concatenate((self.xadj, xp.full(nghosts, self.xadj[-1], dtype=np.int64)))
+        vwgt = xp.concatenate((self.vwgt, xp.zeros(nghosts, dtype=np.int32)))
+        return DeviceGraph(self.be, xadj, self.adjncy, self.adjwgt, vwgt)
+
     def piece(self) -> DistGraph:
         """This view as a piece: the rows with their neighbours' global ids (int64)."""
         xp, halo = self.be.xp, self.halo

@@ -53,13 +53,8 @@ def _entries_of(be: Backend, xadj, rows):
 def _local_rows(be: Backend, lg: LocalGraph, local, nc: int) -> DeviceGraph:
     """One process's contraction of the rank's rows plus an empty, weightless row per ghost
     into the ``nc`` clusters ``local`` (int32, one per own vertex and ghost)."""
-    xp = be.xp
-    nghosts = len(local) - len(lg.vwgt)
-    xadj = xp.concatenate((lg.xadj, xp.full(nghosts, lg.xadj[-1], dtype=np.int64)))
-    vwgt = xp.concatenate((lg.vwgt, xp.zeros(nghosts, dtype=np.int32)))
-    if nc == 0:
-        return DeviceGraph(be, xadj, lg.adjncy, lg.adjwgt, vwgt)
-    return contract_rows(be, DeviceGraph(be, xadj, lg.adjncy, lg.adjwgt, vwgt), local, nc)
+    g = lg.with_ghost_rows()
+    return g if nc == 0 else contract_rows(be, g, local, nc)
 
 
 def _add_records(be: Backend, seen, rows: DeviceGraph, weights: tuple, edges: tuple):

@@ -1,0 +1,103 @@
+"""What a run reads of a whole partition, counted on the pieces: the score's state, the
+report's metrics (``metrics.compute_metrics``'s, equal for any number of ranks) and the
+connected components, so that no rank needs the whole graph for them.
+
+Components: each rank labels the components of its own rows (one process's
+``connected_components``, the ghosts left out), then the pairs of labels its cut entries join
+go to rank 0, which joins them (a graph of as many edges as the distinct pairs) and sends back
+each joined label's smallest."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpmetis.distributed.clustering import LocalGraph
+from gpmetis.distributed.comm import Comm
+from gpmetis.metrics import (
+    PartitionMetrics,
+    _components_numpy,
+    assemble_metrics,
+    boundary_pairs,
+    connected_components,
+    part_weights,
+    subdomain_degrees,
+)
+from gpmetis.refinement.jet import state_sums
+
+
+def components(comm: Comm, lg: LocalGraph, part=None):
+    """Each own vertex's component label: the smallest vertex id (global, int64) of its
+    component over all edges, or with ``part`` (one per own vertex) over the edges whose ends
+    share a part. Collective."""
+    be, halo = lg.be, lg.halo
+    xp = be.xp
+    n, nghosts = halo.nlocal, len(halo.ghosts)
+    own = xp.zeros(n, dtype=np.int32) if part is None else part.astype(np.int32, copy=False)
+    # the rank's rows, each ghost a vertex of its own in a part no row is in
+    g = lg.with_ghost_rows()
+    ends = xp.concatenate((own, xp.full(nghosts, -1, dtype=np.int32)))
+    label = connected_components(be, g.xadj, g.adjncy, ends)[:n].astype(np.int64) + halo.first
+    # the labels the cut entries join, each pair once
+    at = xp.flatnonzero(lg.adjncy >= n)
+    src = xp.searchsorted(lg.xadj, at, side="right") - 1
+    ghost = lg.adjncy[at] - n
+    keep = own[src] == halo.exchange(comm, own)[ghost]
+    a, b = label[src[keep]], halo.exchange(comm, label)[ghost[keep]]
+    others, b = be.unique_inverse(b)
+    pairs = be.unique((a - halo.first) * len(others) + b)
+    a = be.asnumpy(pairs // max(len(others), 1) + halo.first)
+    b = be.asnumpy(others[pairs % max(len(others), 1)])
+    a, b = comm.gatherv(a), comm.gatherv(b)
+    ids, roots = (be.asarray(x) for x in comm.bcast(comm.on_root(lambda: _joined(a, b))))
+    if len(ids) == 0:
+        return label
+    at = xp.minimum(xp.searchsorted(ids, label), len(ids) - 1)
+    return xp.where(ids[at] == label, roots[at], label)
+
+
+def _joined(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the labels the pairs (a, b) name, sorted; each one's smallest joined label), where
+    they differ."""
+    ids, index = np.unique(np.concatenate((a, b)), return_inverse=True)
+    lo, hi = np.minimum(index[:len(a)], index[len(a):]), np.maximum(index[:len(a)],
+                                                                     index[len(a):])
+    root = _components_numpy(len(ids), lo.astype(np.int32), hi.astype(np.int32))
+    moved = root != np.arange(len(ids))
+    return ids[moved], ids[root[moved]]
+
+
+def state(comm: Comm, lg: LocalGraph, part, nparts: int) -> tuple[int, np.ndarray]:
+    """(edgecut, part weights as int64 host array) of the partition whose parts of the own
+    vertices are ``part``; collective."""
+    total = comm.allreduce_sum(state_sums(lg.be, lg.with_ghost_rows(),
+                                          lg.halo.extended(comm, part), nparts))
+    return int(total[0]) // 2, total[1:]
+
+
+def metrics(comm: Comm, lg: LocalGraph, part, nparts: int, tpwgts: np.ndarray,
+            vsize=None) -> PartitionMetrics | None:
+    """``compute_metrics`` of the whole partition (on rank 0; None elsewhere): ``part`` the
+    own vertices' parts, ``vsize`` their sizes. Collective."""
+    be, halo = lg.be, lg.halo
+    xp = be.xp
+    part = part.astype(np.int32, copy=False)
+    cut, volume, pairs = boundary_pairs(be, lg.xadj, lg.adjncy, lg.adjwgt,
+                                        halo.extended(comm, part), nparts, vsize)
+    pw = part_weights(be, lg.vwgt[:, None], part, nparts)[:, 0]
+    own = xp.arange(halo.first, halo.first + halo.nlocal, dtype=np.int64)
+    comps = be.counts(part[components(comm, lg, part) == own], nparts)
+    counts = comm.allreduce_sum(be.asnumpy(xp.concatenate((
+        xp.asarray([cut, volume], dtype=np.int64), pw, comps))))
+    heaviest = comm.allreduce_max(int(lg.vwgt.max()) if halo.nlocal else 0)
+    ndom = comm.gatherv(be.asnumpy(pairs))
+    comps = counts[2 + nparts:]
+    ncomponents = None
+    if int(comps.sum()) != nparts:
+        ncomponents = int(comm.allreduce_sum(np.array(
+            [int((components(comm, lg) == own).sum())], np.int64))[0])
+    if not comm.root:
+        return None
+    return assemble_metrics(int(counts[0]) // 2, int(counts[1]),
+                            subdomain_degrees(be, be.asarray(np.unique(ndom)), nparts),
+                            counts[2:2 + nparts].reshape(-1, 1), np.array([heaviest]), comps,
+                            ncomponents, tpwgts)
