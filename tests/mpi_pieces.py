@@ -10,6 +10,8 @@ piece on every rank and exits 1 (with the failing check on stderr) when one fail
     mpi_pieces.py multilevel            (the pipeline against one process's)
     mpi_pieces.py metrics               (components, state and report metrics against one
                                          process's)
+    mpi_pieces.py no-upload             (a connected graph's k-way run never puts the whole
+                                         graph on rank 0's backend)
     mpi_pieces.py read FILE...          (each rank's byte range: one reader's graph or error)
     mpi_pieces.py nccl FIXTURE          (device halo exchange and all-reduce over NCCL)
     mpi_pieces.py bad-piece
@@ -208,6 +210,37 @@ def metrics() -> None:
                       f"{name}: components")
 
 
+def no_upload() -> None:
+    import dataclasses
+
+    import gpmetis
+    from gpmetis.partitioning import schemes
+
+    comm = Comm.world()
+    real, calls = schemes.upload, []
+
+    def upload(*args):
+        calls.append(args)
+        return real(*args)
+
+    for name, uploads in (("4elt", False), ("islands", True)):
+        graph = (load_fixture(name) if name == "4elt" else random_graph(
+            40000, 4, seed=5, components=3)) if comm.root else None
+        piece = DistGraph.scatter(comm, graph)
+        calls.clear()
+        schemes.upload = upload
+        result = partition_distributed(piece.vtxdist, piece.xadj, piece.adjncy, 16, comm=comm,
+                                       engine="cpu", vsize=np.arange(piece.nlocal) % 3 + 1)
+        schemes.upload = real
+        whole = comm.gatherv(result.part)
+        if comm.root:
+            check(bool(calls) == uploads, f"{name}: the whole graph uploaded: {bool(calls)}")
+            sizes = np.concatenate([np.arange(n) % 3 + 1 for n in np.diff(piece.vtxdist)])
+            one = gpmetis.partition(dataclasses.replace(graph, vsize=sizes), 16, engine="cpu")
+            check(np.array_equal(whole, one.part) and result.result.metrics == one.metrics,
+                  f"{name}: the part and metrics of one process")
+
+
 def refinement() -> None:
     from gpmetis.balance import Balance, max_part_weights, uniform_tpwgts
     from gpmetis.distributed.refinement import refine
@@ -340,6 +373,7 @@ if __name__ == "__main__":
     command, *args = sys.argv[1:]
     {"halo": halo, "alltoallv": alltoallv, "partition": partition, "bad-piece": bad_piece,
      "killed": killed, "clustering": clustering_levels, "refinement": refinement,
-     "multilevel": multilevel, "metrics": metrics, "read": read, "nccl": nccl,
+     "multilevel": multilevel, "metrics": metrics, "no-upload": no_upload,
+     "read": read, "nccl": nccl,
      "read-mtx": lambda *paths: read(*paths, mtx=True),
      "read-mtx-weights": lambda *paths: read(*paths, mtx=True, mtx_weights=True)}[command](*args)

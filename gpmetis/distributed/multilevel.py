@@ -46,10 +46,11 @@ class DistLevel:
 
 def multilevel_partition(comm: Comm, piece: DistGraph, balance: Balance, options: Options,
                          tpwgts: np.ndarray, seed: int, engine: str = "cpu",
-                         gather_vertices: int = GATHER_VERTICES):
+                         gather_vertices: int = GATHER_VERTICES, local: LocalGraph | None = None):
     """This rank's vertices' parts (int32, on the ``engine``'s backend) in the partition one
     process's ``multilevel_partition`` gives the whole graph; collective. With the gpu engine
-    each rank runs on the GPU of its local rank."""
+    each rank runs on the GPU of its local rank. ``local``: the piece's local view on that
+    backend, where the caller keeps one."""
     if engine == "gpu":
         comm.use_gpus()
     be = get_backend(engine)
@@ -57,7 +58,7 @@ def multilevel_partition(comm: Comm, piece: DistGraph, balance: Balance, options
     nparts = balance.nparts
     target = context.coarsening.target(nparts)
     levels, coarsest, maxvwgt = _coarsen_pieces(comm, be, piece, target, seed, options,
-                                                gather_vertices)
+                                                gather_vertices, local)
     coarse = coarsest.gather(comm)
     part = comm.on_root(lambda: _root_run(be, coarse, len(levels) - 1, balance, options,
                                           tpwgts, seed, target, maxvwgt,
@@ -73,7 +74,7 @@ def multilevel_partition(comm: Comm, piece: DistGraph, balance: Balance, options
 
 
 def _coarsen_pieces(comm: Comm, be: Backend, piece: DistGraph, target: int, seed: int,
-                    options: Options, gather_vertices: int
+                    options: Options, gather_vertices: int, local: LocalGraph | None
                     ) -> tuple[list[DistLevel], DistGraph, int]:
     """(the distributed levels, finest first, the last one to gather; its piece; coarsening's
     maxvwgt), as ``coarsening.coarsen`` makes them while they are distributed. The levels'
@@ -85,8 +86,8 @@ def _coarsen_pieces(comm: Comm, be: Backend, piece: DistGraph, target: int, seed
     maxvwgt = min(max(int(context.vertex_weight_limit * int(totals[0]) / target), 1), VERTEX_MAX)
     distributable = (options.effective_ctype(be.name) == "lp" and max(totals) <= VERTEX_MAX)
     # the local view's weights are int32: a graph whose sums do not fit goes to rank 0 whole
-    levels = [DistLevel(piece.vtxdist,
-                        LocalGraph.of(comm, piece, be) if distributable else None)]
+    levels = [DistLevel(piece.vtxdist, (local or LocalGraph.of(comm, piece, be))
+                        if distributable else None)]
     enough = int(context.target_slack * target)
     while distributable and len(levels) < context.max_levels:
         n = int(levels[-1].vtxdist[-1])

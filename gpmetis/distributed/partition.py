@@ -3,7 +3,8 @@ partitioned and each rank gets its own vertices' parts back.
 
 Rank 0 gathers the whole graph and runs the engine on it; the multilevel runs of one
 constraint, k-way and the cut (cpu or gpu engine) coarsen and refine on the pieces
-(``distributed.multilevel``), every other part of a run (its scores, the modes) is rank 0's.
+(``distributed.multilevel``), and the runs of one constraint count their states, components
+and metrics there (``distributed.metrics``); the modes that read the whole graph run at rank 0.
 Every rank count gives one process's partition, bit for bit."""
 
 from __future__ import annotations
@@ -13,10 +14,14 @@ from typing import Any
 
 import numpy as np
 
+from gpmetis.backend import get_backend
+from gpmetis.distributed import metrics as dist_metrics
+from gpmetis.distributed.clustering import LocalGraph
 from gpmetis.distributed.comm import Comm
 from gpmetis.distributed.dgraph import DistGraph
 from gpmetis.distributed.multilevel import multilevel_partition
 from gpmetis.graph import Graph
+from gpmetis.metrics import PartitionMetrics
 from gpmetis.partitioning.driver import Result
 
 
@@ -62,26 +67,91 @@ def partition_distributed(vtxdist, xadj, adjncy, nparts: int, *, vwgt=None, adjw
 
 class DistributedRun:
     """The ranks' part in a run of a graph they hold in pieces: rank 0 runs the engine on the
-    whole graph and calls the ranks into the multilevel runs the pieces take
-    (``partitioning.modes.pieces``)."""
+    whole graph and calls the ranks into what the pieces count (``partitioning.modes.pieces``
+    and ``partitioning.schemes.PiecesScheme``): the multilevel runs, the states, the
+    components and the metrics. Each rank keeps the local view of its piece on the engine's
+    backend for them all."""
 
     def __init__(self, comm: Comm, piece: DistGraph) -> None:
         self.comm, self.piece = comm, piece
+        self._views: dict[str, LocalGraph] = {}
+        self.handlers = {"multilevel": self.serve, "state": self._state,
+                         "metrics": self._metrics, "ncomponents": self._ncomponents,
+                         "components": self._components}
+
+    def local(self, engine: str) -> LocalGraph:
+        """This rank's piece on the ``engine``'s backend (its GPU's with the gpu engine)."""
+        if engine not in self._views:
+            if engine == "gpu":
+                self.comm.use_gpus()
+            self._views = {engine: LocalGraph.of(self.comm, self.piece, get_backend(engine))}
+        return self._views[engine]
 
     def multilevel(self, balance, options, tpwgts, seed: int, engine: str) -> np.ndarray:
         """The whole partition (host) of a multilevel run on the pieces, each rank on the
         ``engine`` (on rank 0, which calls)."""
         self.comm.call("multilevel", balance, options, tpwgts, seed, engine)
-        try:
-            return self.serve(balance, options, tpwgts, seed, engine)
-        except Exception as exc:  # the other ranks may wait in the run's collectives
-            self.comm.abort(f"gpmetis: error: {exc}", error=exc)
+        return self._on_root(self.serve, balance, options, tpwgts, seed, engine)
 
     def serve(self, balance, options, tpwgts, seed: int, engine: str) -> np.ndarray | None:
         """This rank's share of the run; the whole partition on rank 0."""
+        local = self.local(engine)
         part = multilevel_partition(self.comm, self.piece, balance, options, tpwgts, seed,
-                                    engine)
+                                    engine, local=local)
         return self.comm.gatherv(part)
+
+    def state(self, part, nparts: int, engine: str) -> tuple[int, np.ndarray]:
+        """(edgecut, part weights) of the whole ``part`` (rank 0's, which calls)."""
+        return self._call("state", part, nparts, engine)
+
+    def metrics(self, part, nparts: int, tpwgts: np.ndarray, engine: str) -> PartitionMetrics:
+        """``compute_metrics`` of the whole ``part`` (rank 0's, which calls)."""
+        return self._call("metrics", part, nparts, tpwgts, engine)
+
+    def ncomponents(self, engine: str) -> int:
+        """How many connected components the graph has (on rank 0, which calls)."""
+        return self._call("ncomponents", None, engine)
+
+    def components(self, engine: str) -> np.ndarray:
+        """Each vertex's component label (int32, host; on rank 0, which calls)."""
+        return self._call("components", None, engine)
+
+    def _call(self, name: str, part, *args):
+        """Rank 0 calls the ranks into ``name`` with its ``part`` scattered, then runs it."""
+        self.comm.call(name, None, *args)
+        return self._on_root(self.handlers[name], part, *args)
+
+    def _on_root(self, fn, *args):
+        try:
+            return fn(*args)
+        except Exception as exc:  # the other ranks may wait in the call's collectives
+            self.comm.abort(f"gpmetis: error: {exc}", error=exc)
+
+    def _share(self, part, be) -> object:
+        """This rank's vertices' parts of rank 0's whole ``part`` (None elsewhere)."""
+        whole = None if part is None else be.asnumpy(part)
+        return be.upload(self.comm.scatterv(whole, np.diff(self.piece.vtxdist), np.int32),
+                         np.int32)
+
+    def _state(self, part, nparts: int, engine: str):
+        lg = self.local(engine)
+        return dist_metrics.state(self.comm, lg, self._share(part, lg.be), nparts)
+
+    def _metrics(self, part, nparts: int, tpwgts: np.ndarray, engine: str):
+        lg = self.local(engine)
+        vsize = None if self.piece.vsize is None else lg.be.upload(self.piece.vsize, np.int64)
+        return dist_metrics.metrics(self.comm, lg, self._share(part, lg.be), nparts, tpwgts,
+                                    vsize)
+
+    def _ncomponents(self, part, engine: str) -> int:
+        lg = self.local(engine)
+        first, n = lg.halo.first, lg.halo.nlocal
+        roots = dist_metrics.components(self.comm, lg) == lg.be.xp.arange(first, first + n)
+        return int(self.comm.allreduce_sum(np.array([int(roots.sum())], np.int64))[0])
+
+    def _components(self, part, engine: str):
+        return self.comm.gatherv(dist_metrics.components(self.comm, self.local(engine))
+                                 .astype(np.int32))
 
 
 def partition_pieces(comm: Comm, piece: DistGraph, nparts: int, options: Any = None,
@@ -102,7 +172,7 @@ def partition_pieces(comm: Comm, piece: DistGraph, nparts: int, options: Any = N
         _, _, opts = partition_inputs(graph, options)
         return partition(graph, nparts, opts, pieces=run, **kwargs)
 
-    result = comm.root_driven(engine, {"multilevel": run.serve})
+    result = comm.root_driven(engine, run.handlers)
     numbers = comm.bcast(None if result is None else (
         result.nparts, result.edgecut, result.volume, result.imbalance, result.engine,
         result.seconds, int(result.stats.get("peak_gpu_bytes", 0))))

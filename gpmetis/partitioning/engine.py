@@ -5,13 +5,12 @@ the graph's constraint scheme (``schemes``) with the modes' hooks around it (``m
 from __future__ import annotations
 
 import time
-from functools import cached_property
 
 import numpy as np
 
 from gpmetis.backend import Backend, get_backend
 from gpmetis.errors import PartitionError
-from gpmetis.metrics import PartitionMetrics, compute_metrics, connected_components
+from gpmetis.metrics import PartitionMetrics
 from gpmetis.partitioning.modes import Mode
 from gpmetis.partitioning.modes.contig import Contig
 from gpmetis.partitioning.modes.direct import Direct
@@ -45,11 +44,10 @@ class EngineRun:
             if mode.applies(self):
                 self.modes.append(mode(self))
 
-    @cached_property
+    @property
     def components(self):
         """Each vertex's component, named by its smallest vertex (on the backend)."""
-        g = self.scheme.graph
-        return connected_components(self.be, g.xadj, g.adjncy)
+        return self.scheme.components
 
     def score(self, part) -> tuple:
         """(excess over the limits, edge cut or the modes' objective): smaller is better."""
@@ -103,16 +101,13 @@ def multilevel_engine(problem: PartitionProblem, engine: str
     """(part on the host, stats, metrics) of the gpu or cpu ``engine``'s best run; a
     PartitionError where the graph does not fit the engine's memory."""
     be = get_backend(engine)
-    graph, options = problem.graph, problem.options
+    options = problem.options
     try:
         run = EngineRun(be, problem)
         part, stats = run.best()
         metrics_start = time.perf_counter()
         be.release_free_memory()  # the metrics' arrays from fresh blocks, not the pool's fragments
-        g = run.scheme.graph
-        metrics = compute_metrics(g.xadj, g.adjncy, run.scheme.weights, g.adjwgt, part,
-                                  problem.nparts, problem.tpwgts,
-                                  None if graph.vsize is None else be.asarray(graph.vsize), be)
+        metrics = run.scheme.metrics(part)
         metrics_seconds = time.perf_counter() - metrics_start
     except MemoryError as exc:
         raise PartitionError(

@@ -6,11 +6,15 @@ through this one interface."""
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 
 from gpmetis.backend import Backend
 from gpmetis.balance import Balance
-from gpmetis.coarsening.weights import upload
+from gpmetis.coarsening.weights import WeightedGraph, upload
+from gpmetis.device_graph import DeviceGraph
+from gpmetis.metrics import PartitionMetrics, compute_metrics, connected_components
 from gpmetis.options import Options
 from gpmetis.partitioning.bisection_tree import bisection_balance
 from gpmetis.partitioning.multilevel import multilevel_partition
@@ -27,9 +31,34 @@ class Scheme:
 
     def __init__(self, be: Backend, problem: PartitionProblem) -> None:
         self.be, self.problem = be, problem
-        self.wg = upload(be, problem.graph, problem.nparts, problem.options.context.coarsening)
-        self.graph = self.wg.graph
         self.balance = Balance(problem.limits.T.copy(), problem.totals)
+
+    @cached_property
+    def wg(self) -> WeightedGraph:
+        """The graph on the backend, uploaded where a run first reads it."""
+        p = self.problem
+        return upload(self.be, p.graph, p.nparts, p.options.context.coarsening)
+
+    @property
+    def graph(self) -> DeviceGraph:
+        return self.wg.graph
+
+    @cached_property
+    def components(self):
+        """Each vertex's component, named by its smallest vertex (on the backend)."""
+        return connected_components(self.be, self.graph.xadj, self.graph.adjncy)
+
+    @cached_property
+    def ncomponents(self) -> int:
+        labels = self.components
+        return int((labels == self.be.xp.arange(len(labels), dtype=labels.dtype)).sum())
+
+    def metrics(self, part) -> PartitionMetrics:
+        """The report's metrics of ``part``."""
+        g, p = self.graph, self.problem
+        vsize = None if p.graph.vsize is None else self.be.asarray(p.graph.vsize)
+        return compute_metrics(g.xadj, g.adjncy, self.weights, g.adjwgt, part, p.nparts,
+                               p.tpwgts, vsize, self.be)
 
     def balance_for(self, options: Options) -> Balance:
         """The limits of a run with ``options`` (-contig keeps rebalancing between adjacent
@@ -68,10 +97,37 @@ class SingleConstraint(Scheme):
         """(excess over the limits, edgecut); ``rb``: the excess over the per-bisection
         limits, as recursive bisection balances."""
         p = self.problem
-        cut, pw = partition_state(self.be, self.graph, part, self.balance)
+        cut, pw = self.cut_and_part_weights(part)
         if rb:
             return bisection_balance(pw, p.tpwgts, p.ubfactors[0])[0], cut
         return int(np.maximum(pw - self.balance.limits[0], 0).sum()), cut
+
+    def cut_and_part_weights(self, part) -> tuple[int, np.ndarray]:
+        return partition_state(self.be, self.graph, part, self.balance)
+
+
+class PiecesScheme(SingleConstraint):
+    """One constraint on a graph the ranks hold in pieces (``problem.pieces``): the states,
+    the components and the metrics are counted on the pieces (``distributed.metrics``), so
+    the whole graph reaches the backend only for a mode that reads it."""
+
+    def cut_and_part_weights(self, part) -> tuple[int, np.ndarray]:
+        return self.problem.pieces.state(part, self.problem.nparts, self.be.name)
+
+    @cached_property
+    def ncomponents(self) -> int:
+        return self.problem.pieces.ncomponents(self.be.name)
+
+    @cached_property
+    def components(self):
+        # one component: every vertex's smallest is vertex 0
+        if self.ncomponents == 1:
+            return self.be.xp.zeros(self.problem.graph.nvtxs, dtype=np.int32)
+        return self.be.asarray(self.problem.pieces.components(self.be.name))
+
+    def metrics(self, part) -> PartitionMetrics:
+        p = self.problem
+        return p.pieces.metrics(part, p.nparts, p.tpwgts, self.be.name)
 
 
 class MultiConstraint(Scheme):
@@ -95,4 +151,6 @@ class MultiConstraint(Scheme):
 
 
 def scheme_for(be: Backend, problem: PartitionProblem) -> SingleConstraint | MultiConstraint:
-    return MultiConstraint(be, problem) if problem.ncon > 1 else SingleConstraint(be, problem)
+    if problem.ncon > 1:
+        return MultiConstraint(be, problem)
+    return SingleConstraint(be, problem) if problem.pieces is None else PiecesScheme(be, problem)

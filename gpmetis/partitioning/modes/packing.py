@@ -18,8 +18,9 @@ class Packing(Mode):
     def __init__(self, run) -> None:
         super().__init__(run)
         p = run.problem
-        self.packed = packed_start(run.scheme.graph, run.scheme.balance.limits[0], p.tpwgts,
-                                   run.components, run.options.context.packing)
+        self.packed = None if run.scheme.ncomponents < 2 else packed_start(
+            run.scheme.graph, run.scheme.balance.limits[0], p.tpwgts, run.components,
+            run.options.context.packing)
 
     def candidate(self, seed: int, part, stats):
         if self.packed is None:
