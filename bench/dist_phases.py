@@ -59,6 +59,7 @@ def timed(owner, name: str, label: str, sync: Callable[[], None]) -> None:
 
 def instrument(sync: Callable[[], None]) -> None:
     import gpmetis.distributed.clustering as clustering
+    import gpmetis.distributed.metrics as metrics
     import gpmetis.distributed.multilevel as multilevel
     import gpmetis.distributed.refinement as refinement
     from gpmetis.distributed.comm import Comm
@@ -78,6 +79,9 @@ def instrument(sync: Callable[[], None]) -> None:
         (refinement, "state_sums", "  score"),
         (refinement, "cap_inflow", "  inflow cap"),
         (refinement, "rebalance_moves", "  rebalancing selection"),
+        (metrics, "state", "score's state on the pieces"),
+        (metrics, "metrics", "metrics on the pieces"),
+        (metrics, "components", "  components on the pieces"),
         (Halo, "exchange", "halo exchanges"),
         *((Comm, name, f"Comm.{name}")
           for name in ("alltoallv", "allreduce_sum", "gatherv", "scatterv")),
@@ -141,7 +145,9 @@ def main() -> None:
         return
     print(f"grid3d {args.side}, k={args.k}, {args.engine} engine: one process "
           f"{single.seconds:.2f} s (cut {single.edgecut}); {comm.size} rank(s) "
-          f"{out.seconds:.2f} s engine, {wall:.2f} s wall (cut {out.edgecut})")
+          f"{out.seconds:.2f} s engine, {wall:.2f} s wall (cut {out.edgecut}); the same "
+          f"part file and metrics: {np.array_equal(out.result.part, single.part)}, "
+          f"{out.result.metrics == single.metrics}")
     nlocal = len(xadj) - 1
     share = 8 * (nlocal + 1) + 8 * len(adjncy) + 4 * nlocal
     print(f"rank 0's share of the CSR {share / 1e9:.2f} GB; its peak GPU memory: the pool's "
