@@ -136,7 +136,8 @@ def lp_clustering(comm: Comm, lg: LocalGraph, maxvwgt: int, seed: int,
     n = int(vtxdist[-1])
     seed &= 0xFFFFFFFF
     cluster = xp.arange(first, first + nlocal, dtype=np.int64)
-    cw = lg.vwgt.astype(np.int64)  # the weight of the cluster labelled by each own vertex
+    # the weight of the cluster labelled by each own vertex (approvals keep it within maxvwgt)
+    cw = lg.vwgt.copy()
     schedule = level_schedule(be, seed, context)
     g = DeviceGraph(be, lg.xadj, lg.adjncy, lg.adjwgt, lg.vwgt)
     choice = (xp.empty(nlocal, dtype=np.int32), xp.empty(nlocal, dtype=np.int32))
@@ -161,12 +162,20 @@ def _sub_round(comm: Comm, lg: LocalGraph, g: DeviceGraph, cluster, cw, maxvwgt:
     be = lg.be
     xp = be.xp
     halo, vtxdist, first = lg.halo, lg.halo.vtxdist, lg.halo.first
-    local, seen, weights = _local_clusters(comm, halo, cluster, cw)
+    local, others, weights = _local_clusters(comm, halo, cluster, cw)
     dest, rating = choice
+    n = halo.nlocal
+    # the hashes read the labels' low 32 bits
+    labels = xp.concatenate((xp.arange(n, dtype=np.uint32) + np.uint32(first & 0xFFFFFFFF),
+                             others.astype(np.uint32)))
     best_cluster(be, g, local, weights, maxvwgt, seed, schedule, dest, rating, id_base=first,
-                 labels=seen.astype(np.uint32))
+                 labels=labels)
+    del labels
     bv = xp.flatnonzero(dest >= 0)
-    bc, br = seen[dest[bv]], rating[bv]
+    chosen, br = dest[bv], rating[bv]
+    bc = chosen.astype(np.int64) + first
+    away = xp.flatnonzero(chosen >= n)
+    bc[away] = others[chosen[away] - n]
     # proposals to the targets' owners, approved there in id order, answered back in the
     # order they were sent (by owner)
     order = by_owner(owners(vtxdist, bc), comm.size)
@@ -186,11 +195,11 @@ def _sub_round(comm: Comm, lg: LocalGraph, g: DeviceGraph, cluster, cw, maxvwgt:
 
 
 def _local_clusters(comm: Comm, halo: Halo, cluster, cw):
-    """(each own vertex's and ghost's cluster as a local id, int32; each local cluster's label;
-    its weight, int32) for ``best_cluster``: the labels this rank owns are clusters
-    0..nlocal-1, the others it sees follow in label order, their weights asked of their
-    owners (collective). Only the labels enter the choices, so any numbering gives one
-    process's."""
+    """(each own vertex's and ghost's cluster as a local id, int32; the labels of the local
+    clusters past nlocal; each local cluster's weight, int32) for ``best_cluster``: the labels
+    this rank owns are clusters 0..nlocal-1, the others it sees follow in label order, their
+    weights asked of their owners (collective). Only the labels enter the choices, so any
+    numbering gives one process's."""
     be = backend_of(cluster)
     xp = be.xp
     first, nlocal = halo.first, halo.nlocal
@@ -200,9 +209,8 @@ def _local_clusters(comm: Comm, halo: Halo, cluster, cw):
     others, index = be.unique_inverse(labels[foreign])
     local = local.astype(np.int32)
     local[foreign] = nlocal + index
-    seen = xp.concatenate((xp.arange(first, first + nlocal, dtype=np.int64), others))
     weights = xp.concatenate((cw, ask_owners(comm, halo.vtxdist, others, cw, ascending=True)))
-    return local, seen, weights.astype(np.int32)
+    return local, others, weights
 
 
 def _group_islands(comm: Comm, lg: LocalGraph, cluster, maxvwgt: int) -> None:

@@ -99,9 +99,15 @@ class Halo:
         return backend_of(values).xp.concatenate((ghosts[:low], values, ghosts[low:]))
 
     def ordered_ids(self, adjncy):
-        """The local adjacency ``adjncy`` (``build``'s ids) renumbered into ``laid_out``'s
-        layout, where comparing two ids compares the global ones (int32)."""
+        """The local adjacency ``adjncy`` (``build``'s ids, int32) renumbered into
+        ``laid_out``'s layout, where comparing two ids compares the global ones (int32;
+        ``adjncy`` itself where the layouts agree)."""
         xp = backend_of(adjncy).xp
         n, low = self.nlocal, self.nlow
-        return xp.where(adjncy < n, adjncy + low,
-                        xp.where(adjncy < n + low, adjncy - n, adjncy)).astype(np.int32)
+        if low == 0:  # no lower ranks' ghosts: the layouts agree
+            return adjncy
+        ordered = adjncy + np.int32(low)
+        at = xp.flatnonzero(adjncy >= n)
+        ghost = adjncy[at]
+        ordered[at] = xp.where(ghost < n + low, ghost - np.int32(n), ghost)
+        return ordered

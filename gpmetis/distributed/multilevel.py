@@ -68,6 +68,10 @@ def multilevel_partition(comm: Comm, piece: DistGraph, balance: Balance, options
     for depth in range(len(levels) - 2, -1, -1):
         level = levels[depth]
         part = ask_owners(comm, levels[depth + 1].vtxdist, level.cmap, part)
+        # the coarser level is refined: its arrays go before this one's refinement
+        levels[depth + 1].local = level.cmap = None
+        if depth == 0:
+            be.release_free_memory()  # the finest level's arrays from fresh blocks, not fragments
         part, _ = refine(comm, level.local, part, balance, context=context.refinement,
                          finest=depth == 0, patience=patience)
     return _fill_empty(comm, be, piece, part, nparts)
