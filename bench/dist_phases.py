@@ -43,6 +43,7 @@ def timed(owner, name: str, label: str, sync: Callable[[], None]) -> None:
     def wrapper(*args, **kwargs):
         sync()
         start = time.perf_counter()
+        USED[0] = used_bytes()
         outer, USED[1] = USED[1], USED[0]
         base = USED[0]
         try:
@@ -88,6 +89,13 @@ def instrument(sync: Callable[[], None]) -> None:
     )
     for owner, name, label in phases:
         timed(owner, name, label, sync)
+
+
+def used_bytes() -> int:
+    """The bytes the GPU pool's arrays hold now (0 without CuPy in use)."""
+    if "cupy" not in sys.modules:
+        return 0
+    return int(sys.modules["cupy"].get_default_memory_pool().used_bytes())
 
 
 def watch_gpu_memory() -> None:
@@ -136,7 +144,7 @@ def main() -> None:
         SECONDS.clear()
         CALLS.clear()
         PEAK.clear()
-        USED[2] = base = USED[0]
+        USED[2] = base = USED[0] = used_bytes()
         start = time.perf_counter()
         out = partition_distributed(vtxdist, xadj, adjncy, args.k, comm=comm,
                                     engine=args.engine)
