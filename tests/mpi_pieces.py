@@ -143,15 +143,30 @@ def partition(out: str) -> None:
         np.savez(out, **parts)
 
 
+def uneven_piece(comm: Comm, graph: Graph, starts: np.ndarray) -> DistGraph:
+    """This rank's piece of ``graph`` (which every rank holds) when rank r's vertices start at
+    ``starts[r]``."""
+    vtxdist = np.append(starts, graph.nvtxs).astype(np.int64)
+    lo, hi = vtxdist[comm.rank], vtxdist[comm.rank + 1]
+    xadj = graph.xadj[lo:hi + 1] - graph.xadj[lo]
+    entries = slice(graph.xadj[lo], graph.xadj[hi])
+    return DistGraph.of(comm, vtxdist, xadj, graph.adjncy[entries], graph.vwgt[lo:hi],
+                        graph.adjwgt[entries] if graph.has_adjwgt else None)
+
+
 def clustering_levels() -> None:
     comm = Comm.world()
     graphs = {"4elt": lambda: load_fixture("4elt"), "add20": lambda: load_fixture("add20"),
               "islands": lambda: random_graph(3000, 5, seed=3, weighted=True, isolated=40,
                                               components=3)}
     for name, make in graphs.items():
-        for maxvwgt, seed in ((40, 17), (400, 5)):
-            graph = make() if comm.root else None
-            piece = DistGraph.scatter(comm, graph)
+        for maxvwgt, seed, small in ((40, 17, False), (400, 5, False), (40, 17, True)):
+            graph = make() if comm.root or small else None
+            # small: the middle ranks hold 25 vertices each, whose clusters are mostly
+            # labelled by other ranks' vertices (more labels than own vertices and ghosts)
+            piece = DistGraph.scatter(comm, graph) if not small else uneven_piece(
+                comm, graph, np.append(0, graph.nvtxs * 42 // 100 + 25 * np.arange(
+                    comm.size - 1)))
             lg = LocalGraph.of(comm, piece)
             cmap, cvtxdist = lp_clustering(comm, lg, maxvwgt, seed, DEFAULT.coarsening)
             nc = int(cvtxdist[-1])

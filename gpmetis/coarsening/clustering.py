@@ -98,10 +98,10 @@ def best_cluster(be: Backend, g: DeviceGraph, cluster, cw, maxvwgt: int, seed: i
                  schedule: Schedule, dest, rating, *, id_base: int = 0, labels=None) -> None:
     """Fill ``dest`` (int32: the cluster each vertex active in the schedule's current sub-round
     proposes to join, -1 for none) and ``rating`` (int32: its edge weight into that cluster,
-    where dest >= 0). ``cluster`` (int32) covers every vertex ``g.adjncy`` names, which may be
-    more than g's rows. The hashes take row v as vertex ``id_base`` + v and cluster c as
-    ``labels[c]`` (uint32, low bits of the ids; c itself where None): the ids in the whole
-    graph of a rank's rows and clusters."""
+    where dest >= 0). ``cluster`` (int32, ids below len(cw)) covers every vertex ``g.adjncy``
+    names, which may be more than g's rows. The hashes take row v as vertex ``id_base`` + v
+    and cluster c as ``labels[c]`` (uint32, low bits of the ids; c itself where None): the
+    ids in the whole graph of a rank's rows and clusters."""
     n = g.nvtxs
     if not be.gpu:
         _best_cluster_numpy(g, cluster, cw, maxvwgt, seed, *schedule.current(),
@@ -138,7 +138,7 @@ def _best_cluster_numpy(g: DeviceGraph, cluster, cw, maxvwgt: int, seed: int, rs
     n = g.nvtxs
     dest[:] = -1
     on = active(n, rseed, sub, subrounds, id_base)[g.src]
-    vs, cs, r = cluster_ratings(g.src[on], cluster[g.adjncy[on]], g.adjwgt[on], len(cluster))
+    vs, cs, r = cluster_ratings(g.src[on], cluster[g.adjncy[on]], g.adjwgt[on], len(cw))
     ids = (vs + id_base, cs if labels is None else labels[cs])
     bv, bc, br = first_choices(vs, cs, r, cluster[vs], cw[cs], g.vwgt[vs], maxvwgt, seed,
                                ids)
