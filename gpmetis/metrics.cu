@@ -1,6 +1,6 @@
 // GPU kernels of metrics.py: CSR row ids, cut entries, boundary counts and connected
 // components. Twins: backend.sources (numpy.repeat) and metrics.py (cut_edges,
-// _boundary_by_sort, _components_numpy).
+// _boundary_by_sort, edge_list_components).
 
 #include "cuda/csr.cuh"
 

@@ -62,10 +62,10 @@ def connected_components(be: Backend, xadj, adjncy, part=None):
     keep = src < adjncy
     if part is not None:
         keep &= part[src] == part[adjncy]
-    return _components_numpy(n, src[keep], adjncy[keep].astype(np.int32, copy=False))
+    return edge_list_components(n, src[keep], adjncy[keep].astype(np.int32, copy=False))
 
 
-def _components_numpy(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+def edge_list_components(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     """Hook-and-shortcut over the edge list (src, dst: int32, src < dst): each round hooks the
     larger label of every unsettled edge onto the smaller one, then jumps pointers until every
     label is a root; settled edges are dropped. The first round needs no gather: every vertex
@@ -113,7 +113,7 @@ def _joined_components(be: Backend, xadj, adjncy, label, roots) -> int:
     a graph of as many edges as the cut (on the host)."""
     lu, lv = label[be.sources(xadj, len(adjncy))], label[adjncy]
     keep = lu < lv
-    joined = _components_numpy(len(label), lu[keep], lv[keep])
+    joined = edge_list_components(len(label), lu[keep], lv[keep])
     return int((roots & (joined == np.arange(len(label), dtype=np.int32))).sum())
 
 

@@ -15,10 +15,10 @@ from gpmetis.distributed.clustering import LocalGraph
 from gpmetis.distributed.comm import Comm
 from gpmetis.metrics import (
     PartitionMetrics,
-    _components_numpy,
     assemble_metrics,
     boundary_pairs,
     connected_components,
+    edge_list_components,
     part_weights,
     subdomain_degrees,
 )
@@ -55,13 +55,20 @@ def components(comm: Comm, lg: LocalGraph, part=None):
     return xp.where(ids[at] == label, roots[at], label)
 
 
+def count_components(comm: Comm, lg: LocalGraph) -> int:
+    """How many connected components the whole graph has (on every rank; collective)."""
+    first = lg.halo.first
+    roots = components(comm, lg) == lg.be.xp.arange(first, first + lg.halo.nlocal)
+    return int(comm.allreduce_sum(np.array([int(roots.sum())], np.int64))[0])
+
+
 def _joined(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(the labels the pairs (a, b) name, sorted; each one's smallest joined label), where
     they differ."""
     ids, index = np.unique(np.concatenate((a, b)), return_inverse=True)
     lo, hi = np.minimum(index[:len(a)], index[len(a):]), np.maximum(index[:len(a)],
                                                                      index[len(a):])
-    root = _components_numpy(len(ids), lo.astype(np.int32), hi.astype(np.int32))
+    root = edge_list_components(len(ids), lo.astype(np.int32), hi.astype(np.int32))
     moved = root != np.arange(len(ids))
     return ids[moved], ids[root[moved]]
 
@@ -93,8 +100,7 @@ def metrics(comm: Comm, lg: LocalGraph, part, nparts: int, tpwgts: np.ndarray,
     comps = counts[2 + nparts:]
     ncomponents = None
     if int(comps.sum()) != nparts:
-        ncomponents = int(comm.allreduce_sum(np.array(
-            [int((components(comm, lg) == own).sum())], np.int64))[0])
+        ncomponents = count_components(comm, lg)
     if not comm.root:
         return None
     return assemble_metrics(int(counts[0]) // 2, int(counts[1]),

@@ -144,10 +144,7 @@ class DistributedRun:
                                     vsize)
 
     def _ncomponents(self, part, engine: str) -> int:
-        lg = self.local(engine)
-        first, n = lg.halo.first, lg.halo.nlocal
-        roots = dist_metrics.components(self.comm, lg) == lg.be.xp.arange(first, first + n)
-        return int(self.comm.allreduce_sum(np.array([int(roots.sum())], np.int64))[0])
+        return dist_metrics.count_components(self.comm, self.local(engine))
 
     def _components(self, part, engine: str):
         return self.comm.gatherv(dist_metrics.components(self.comm, self.local(engine))
