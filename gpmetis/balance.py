@@ -55,13 +55,6 @@ def _exact_limits(total: int, tpwgts: np.ndarray, ub: float) -> np.ndarray:
     return limits[inverse.reshape(-1)]
 
 
-def column_sums(vwgt: np.ndarray) -> np.ndarray:
-    """The int64 total of each column of the (n, ncon) ``vwgt``: a pass per column, several
-    times faster than NumPy's reduction over the long axis of a narrow array."""
-    return np.array([int(vwgt[:, c].sum(dtype=np.int64)) for c in range(vwgt.shape[1])],
-                    dtype=np.int64)
-
-
 @dataclass(frozen=True)
 class Balance:
     """What the refinement of one level keeps: per-constraint part weight limits (ncon, nparts)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from gpmetis.validation import validated_csr
+from gpmetis.validation import WeightTotals, validated_csr, weight_totals
 
 
 @dataclass
@@ -66,6 +66,22 @@ class Graph:
             degrees = np.diff(ends[self.xadj])
         v = int(np.argmax(degrees))
         return v, int(degrees[v])
+
+    @cached_property
+    def heaviest_vertex(self) -> tuple[int, int]:
+        """(v, its weight) for the first vertex that weighs the most in any constraint; (0, 0)
+        for a graph without vertices."""
+        if self.nvtxs == 0:
+            return 0, 0
+        heaviest = self.vwgt.max(axis=1)
+        v = int(np.argmax(heaviest))
+        return v, int(heaviest[v])
+
+    @cached_property
+    def weight_totals(self) -> WeightTotals:
+        """The exact totals that bound every sum of a run (``validation.weight_totals``)."""
+        return weight_totals(self.xadj, self.vwgt if self.has_vwgt else None,
+                             self.adjwgt if self.has_adjwgt else None, self.vsize)
 
     def sources(self) -> np.ndarray:
         """The source vertex of each adjacency entry (int32), aligned with ``adjncy``."""

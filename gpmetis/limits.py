@@ -29,7 +29,7 @@ import numpy as np
 from gpmetis.errors import InputError, PartitionError
 from gpmetis.graph import Graph
 from gpmetis.io.source import available_memory
-from gpmetis.validation import INT64_MAX, check_weight_totals, exact_total, weight_totals
+from gpmetis.validation import INT64_MAX, check_weight_totals
 
 VERTEX_MAX = 2**31 - 1  # the gpu and cpu engines' int32 vertex weights and weighted degrees
 VOLUME_MAX = 2**61  # a volume gain adds up to three vertex size sums, each at most the volume
@@ -46,8 +46,7 @@ def check_limits(graph: Graph, nparts: int, engine: str) -> None:
     """Raise InputError when the graph's totals pass an int64 (a graph not built by the
     checking readers), PartitionError (naming the limit) when they pass what ``engine`` holds;
     the totals are exact."""
-    totals = weight_totals(graph.xadj, graph.vwgt if graph.has_vwgt else None,
-                           graph.adjwgt if graph.has_adjwgt else None, graph.vsize)
+    totals = graph.weight_totals
     check_weight_totals(totals, graph.name)
     if nparts * totals.heaviest > INT64_MAX:
         raise PartitionError(f"{graph.name}: {nparts} parts times the heaviest vertex weight "
@@ -65,10 +64,9 @@ def check_multilevel_sums(graph: Graph, volume: int, engine: str) -> None:
         raise PartitionError(f"{graph.name}: the vertex sizes times the degrees add up to "
                              f"{volume}, beyond 2^61 = {VOLUME_MAX}, the most the {engine} "
                              "engine's volume gains hold; use -engine=metis")
-    vwgt = graph.vwgt if graph.has_vwgt else None
-    if vwgt is not None and vwgt.size and int(vwgt.max()) > VERTEX_MAX:
-        v = int(np.argmax(vwgt.max(axis=1)))
-        _refuse(graph, engine, f"vertex {v + 1} weighs {int(vwgt[v].max())}")
+    v, weight = graph.heaviest_vertex
+    if graph.has_vwgt and weight > VERTEX_MAX:
+        _refuse(graph, engine, f"vertex {v + 1} weighs {weight}")
     v, degree = graph.heaviest_degree
     if degree > VERTEX_MAX:
         _refuse(graph, engine, f"the edges of vertex {v + 1} weigh {degree} together")
@@ -119,9 +117,7 @@ def mesh_node_count(eptr: np.ndarray, eind: np.ndarray, name: str, *, base: int 
 def multilevel_fits(graph: Graph) -> bool:
     """Whether the gpu and cpu engines hold ``graph``'s sums (for ``-engine=auto``)."""
     try:
-        volume = (exact_total(graph.vsize, np.diff(graph.xadj)) if graph.vsize is not None
-                  else 0)
-        check_multilevel_sums(graph, volume, "gpu")
+        check_multilevel_sums(graph, graph.weight_totals.volume, "gpu")
     except PartitionError:
         return False
     return True

@@ -40,7 +40,7 @@ MIN_BLOCK_SHIFT = 14
 _INT32_MAX = np.iinfo(np.int32).max
 
 
-class _Where:
+class Where:
     """How messages name vertices: 1-based with file lines for files, 0-based for arrays."""
 
     def __init__(self, path: str | None, vertex_line) -> None:
@@ -103,7 +103,7 @@ def validated_csr(
     messages, which then number vertices from 1 like the file; without it messages name vertices
     from 0 and the file "<input>" (or ``path``). The given arrays may be reused, not copied.
     """
-    where = _Where(path, vertex_line)
+    where = Where(path, vertex_line)
     xadj, adjncy, vwgt_arr, adjwgt_arr, vsize_arr = _checked(xadj, adjncy, vwgt, adjwgt, vsize,
                                                              where)
     n = len(xadj) - 1
@@ -130,13 +130,13 @@ def entries_as_written(xadj, adjncy, vwgt=None, adjwgt=None, *, vsize=None,
     """``validated_csr``'s checks of types, ranges, weights and weight totals, without its
     canonical form: xadj (int64), adjncy (int32) and adjwgt (int64, or None) with the self
     loops, repeated neighbours and one-way entries as written, for METIS's graphchk to list."""
-    where = _Where(path, vertex_line)
+    where = Where(path, vertex_line)
     xadj, adjncy, vwgt, adjwgt, vsize = _checked(xadj, adjncy, vwgt, adjwgt, vsize, where)
     check_weight_totals(weight_totals(xadj, vwgt, adjwgt, vsize), where.path)
     return xadj, adjncy, adjwgt
 
 
-def _checked(xadj, adjncy, vwgt, adjwgt, vsize, where: _Where):
+def _checked(xadj, adjncy, vwgt, adjwgt, vsize, where: Where):
     """The arrays in validated_csr's types, their shapes, ranges and weights checked."""
     xadj = _as_xadj(xadj, where)
     n = len(xadj) - 1
@@ -221,7 +221,7 @@ def check_weight_totals(totals: WeightTotals, path: str) -> None:
 # ----------------------------------------------------------------------------- dtypes, ranges
 
 
-def _integers(a, what: str, where: _Where) -> np.ndarray:
+def _integers(a, what: str, where: Where) -> np.ndarray:
     arr = np.asarray(a)
     if arr.size == 0:
         return arr.astype(np.int64).reshape(arr.shape)
@@ -235,7 +235,7 @@ def _owner(xadj: np.ndarray, e: int) -> int:
     return int(np.searchsorted(xadj, e, side="right")) - 1
 
 
-def _as_xadj(xadj, where: _Where) -> np.ndarray:
+def _as_xadj(xadj, where: Where) -> np.ndarray:
     x = _integers(xadj, "xadj", where)
     if x.ndim != 1 or len(x) == 0:
         raise where.error(None, "xadj must be a 1-D array of n + 1 offsets")
@@ -248,7 +248,7 @@ def _as_xadj(xadj, where: _Where) -> np.ndarray:
     return x
 
 
-def _as_adjncy(adjncy, xadj: np.ndarray, where: _Where) -> np.ndarray:
+def _as_adjncy(adjncy, xadj: np.ndarray, where: Where) -> np.ndarray:
     a = _integers(adjncy, "adjncy", where)
     n = len(xadj) - 1
     if a.ndim != 1 or len(a) != xadj[-1]:
@@ -265,7 +265,7 @@ def _as_adjncy(adjncy, xadj: np.ndarray, where: _Where) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.int32)
 
 
-def _as_vwgt(vwgt, n: int, where: _Where) -> np.ndarray | None:
+def _as_vwgt(vwgt, n: int, where: Where) -> np.ndarray | None:
     if vwgt is None:
         return None
     w = _integers(vwgt, "vwgt", where)
@@ -280,7 +280,7 @@ def _as_vwgt(vwgt, n: int, where: _Where) -> np.ndarray | None:
     return np.ascontiguousarray(w, dtype=np.int64)
 
 
-def _as_vsize(vsize, n: int, where: _Where) -> np.ndarray:
+def _as_vsize(vsize, n: int, where: Where) -> np.ndarray:
     s = _integers(vsize, "vsize", where)
     if s.shape != (n,):
         raise where.error(None, f"vsize must have {n} entries, not shape {s.shape}")
@@ -291,7 +291,7 @@ def _as_vsize(vsize, n: int, where: _Where) -> np.ndarray:
     return np.ascontiguousarray(s, dtype=np.int64)
 
 
-def _as_adjwgt(adjwgt, xadj: np.ndarray, where: _Where) -> np.ndarray:
+def _as_adjwgt(adjwgt, xadj: np.ndarray, where: Where) -> np.ndarray:
     w = _integers(adjwgt, "adjwgt", where)
     if w.shape != (xadj[-1],):
         raise where.error(None, f"adjwgt must have {xadj[-1]} entries, not shape {w.shape}")
@@ -305,7 +305,7 @@ def _as_adjwgt(adjwgt, xadj: np.ndarray, where: _Where) -> np.ndarray:
 # ----------------------------------------------------------------------------- canonical form
 
 
-def _canonical(xadj, adjncy, adjwgt, where: _Where, warnings: list[str], symmetrize: bool,
+def _canonical(xadj, adjncy, adjwgt, where: Where, warnings: list[str], symmetrize: bool,
                sum_repeats: bool = False):
     """Drop self loops and duplicates (``sum_repeats``: their weights added to the first),
     then check (or restore) symmetry."""
@@ -395,7 +395,7 @@ def _sorted_rows(xadj, adjncy, adjwgt, sum_repeats: bool = False):
     return sorted_adj, sorted_w, masks[0], masks[1], adjwgt
 
 
-def _warn(xadj, adjncy, drop: np.ndarray, where: _Where, warnings: list[str],
+def _warn(xadj, adjncy, drop: np.ndarray, where: Where, warnings: list[str],
           summed: bool = False) -> None:
     """Warnings for the self loops and repeated neighbours marked in ``drop`` (file order;
     ``summed``: the repeats' weights went to the first of each)."""
@@ -490,7 +490,7 @@ class _Scan:
         self.nlow[i] = nlo
         return (e1 - e0) - nup - nlo
 
-    def first_asymmetry(self) -> tuple[int, Callable[[_Where], str]] | None:
+    def first_asymmetry(self) -> tuple[int, Callable[[Where], str]] | None:
         """None when the graph is symmetric, else (first offending vertex, message maker)."""
         nb = len(self.nlow)
         same = _each(self._same, nb)
@@ -542,18 +542,18 @@ class _Scan:
         miss = np.flatnonzero(~np.isin(up_key, low_key))
         if len(miss):
             k = miss[np.argmin(src[miss])]
-            found.append((int(src[k]), int(dst[k]), _missing(int(src[k]), int(dst[k]))))
+            found.append((int(src[k]), int(dst[k]), missing_message(int(src[k]), int(dst[k]))))
         miss = np.flatnonzero(~np.isin(low_key, up_key))
         if len(miss):
             v, u = int(low_key[miss[0]] >> 32), int(low_key[miss[0]] & 0xFFFFFFFF)
-            found.append((v, u, _missing(v, u)))
+            found.append((v, u, missing_message(v, u)))
         if w is not None:
             _, iu, il = np.intersect1d(up_key, low_key, assume_unique=True, return_indices=True)
             diff = np.flatnonzero(w[iu] != low_w[il])
             if len(diff):
                 k = diff[np.argmin(src[iu[diff]])]
                 u, v = int(src[iu[k]]), int(dst[iu[k]])
-                found.append((u, v, _mismatch(u, v, int(w[iu[k]]), int(low_w[il[k]]))))
+                found.append((u, v, mismatch_message(u, v, int(w[iu[k]]), int(low_w[il[k]]))))
         return min(found, key=lambda f: f[:2])
 
 
@@ -568,21 +568,21 @@ def _each(function: Callable[[int], Any], count: int) -> list:
         return list(pool.map(function, range(count)))
 
 
-def _missing(u: int, v: int) -> Callable[[_Where], str]:
+def missing_message(u: int, v: int) -> Callable[[Where], str]:
     return lambda where: (
         f"{where.vertex(u)} lists neighbour {where.id(v)}, but {where.vertex(v)} does not "
         f"list {where.id(u)} (the graph must be symmetric)"
     )
 
 
-def _mismatch(u: int, v: int, wu: int, wv: int) -> Callable[[_Where], str]:
+def mismatch_message(u: int, v: int, wu: int, wv: int) -> Callable[[Where], str]:
     return lambda where: (
         f"edge {where.id(u)}-{where.id(v)} has weight {wu} but edge {where.id(v)}-{where.id(u)} "
         f"has weight {wv} (the graph must be symmetric)"
     )
 
 
-def _symmetrized(xadj, adjncy, adjwgt, where: _Where, warnings: list[str]):
+def _symmetrized(xadj, adjncy, adjwgt, where: Where, warnings: list[str]):
     """Add the missing reverse entries at the end of their rows (ordered by neighbour) and give
     both directions of an edge the larger weight. Exact and sort-based; asymmetric input only."""
     n, nnz = len(xadj) - 1, len(adjncy)

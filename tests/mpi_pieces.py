@@ -20,6 +20,7 @@ piece on every rank and exits 1 (with the failing check on stderr) when one fail
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import sys
@@ -41,6 +42,7 @@ from gpmetis.distributed.clustering import LocalGraph, lp_clustering  # noqa: E4
 from gpmetis.distributed.contraction import contract  # noqa: E402
 from gpmetis.distributed.dgraph import block_bounds  # noqa: E402
 from gpmetis.distributed.halo import Halo  # noqa: E402
+from gpmetis.distributed.validation import validate  # noqa: E402
 from gpmetis.errors import GpmetisError  # noqa: E402
 from gpmetis.graph import Graph  # noqa: E402
 
@@ -250,6 +252,12 @@ def no_upload() -> None:
         whole = comm.gatherv(result.part)
         if comm.root:
             check(bool(calls) == uploads, f"{name}: the whole graph uploaded: {bool(calls)}")
+            check(result.graph.gathered == uploads, f"{name}: the whole graph gathered")
+            if not uploads:  # the ranks no longer serve rank 0: its arrays are refused
+                try:
+                    check(result.graph.xadj is None, f"{name}: the arrays after the run")
+                except GpmetisError as exc:
+                    check("the run has ended" in str(exc), str(exc))
             sizes = np.concatenate([np.arange(n) % 3 + 1 for n in np.diff(piece.vtxdist)])
             one = gpmetis.partition(dataclasses.replace(graph, vsize=sizes), 16, engine="cpu")
             check(np.array_equal(whole, one.part) and result.result.metrics == one.metrics,
@@ -323,26 +331,39 @@ def read(*paths: str, mtx: bool = False, mtx_weights: bool = False) -> None:
 
     comm = Comm.world()
     for path in paths:
-        try:
-            piece = (read_mtx_pieces(comm, path, mtx_weights=mtx_weights) if mtx
-                     else read_pieces(comm, path))
-            graph, error = piece.gather(comm), None
-        except GpmetisError as exc:
-            graph, error = None, str(exc)
-        if not comm.root:
-            continue
-        try:
-            one, one_error = read_graph(path, mtx_weights=mtx_weights), None
-        except GpmetisError as exc:
-            one, one_error = None, str(exc)
-        check(error == one_error, f"{path}: {error} (one process: {one_error})")
-        if one is not None:
-            for a in ("xadj", "adjncy", "vwgt", "adjwgt", "vsize"):
-                x, y = getattr(graph, a), getattr(one, a)
-                check((x is None) == (y is None) and (x is None or np.array_equal(x, y)),
-                      f"{path}: {a}")
-            check((graph.has_vwgt, graph.has_adjwgt) == (one.has_vwgt, one.has_adjwgt),
-                  f"{path}: which weights")
+        pieces = (functools.partial(read_mtx_pieces, comm, path, mtx_weights=mtx_weights)
+                  if mtx else functools.partial(read_pieces, comm, path))
+        same_as_one(comm, path, pieces, functools.partial(read_graph, path,
+                                                          mtx_weights=mtx_weights))
+
+
+def same_as_one(comm: Comm, what: str, piece_of, one_of) -> None:
+    """The pieces ``piece_of()`` makes, validated and gathered, are the graph ``one_of()``
+    makes, with its warnings and totals, or fail with its message."""
+    try:
+        piece, shape = validate(comm, piece_of())
+        graph, error = piece.gather(comm), None
+    except GpmetisError as exc:
+        graph, error = None, str(exc)
+    if not comm.root:
+        return
+    try:
+        one, one_error = one_of(), None
+    except GpmetisError as exc:
+        one, one_error = None, str(exc)
+    check(error == one_error, f"{what}: {error} (one process: {one_error})")
+    if one is None:
+        return
+    for a in ("xadj", "adjncy", "vwgt", "adjwgt", "vsize"):
+        x, y = getattr(graph, a), getattr(one, a)
+        check((x is None) == (y is None) and (x is None or np.array_equal(x, y)),
+              f"{what}: {a}")
+    check((graph.has_vwgt, graph.has_adjwgt) == (one.has_vwgt, one.has_adjwgt),
+          f"{what}: which weights")
+    check(list(shape.warnings) == one.warnings, f"{what}: {shape.warnings}")
+    check((shape.weight_totals, shape.heaviest_vertex, shape.heaviest_degree, shape.nnz)
+          == (one.weight_totals, one.heaviest_vertex, one.heaviest_degree, len(one.adjncy)),
+          f"{what}: totals")
 
 
 def nccl(name: str) -> None:
@@ -376,6 +397,53 @@ def bad_piece() -> None:
     check(False, "no rank may go on")
 
 
+def validate_pieces() -> None:
+    """Pieces with each fault ``Graph.from_csr`` names, and self loops and repeats: one
+    process's message, warnings, canonical graph and totals."""
+    comm = Comm.world()
+    path = ([0, 1, 3, 5, 7, 9, 10], [1, 0, 2, 1, 3, 2, 4, 3, 5, 4])  # 0-1-2-3-4-5
+    weights = [1, 1, 2, 2, 3, 3, 4, 4, 5, 5]
+    cases = [
+        (path, {}), (path, {"adjwgt": weights, "vwgt": [[1], [2], [3], [4], [5], [6]]}),
+        (path, {"adjwgt": weights[:7] + [5, 5, 5]}),  # edge 3-4 weighs 4 one way, 5 the other
+        ((path[0], path[1][:-1] + [3]), {}),  # 5 lists 3, which does not list 5
+        ((path[0], path[1][:-1] + [9]), {}),  # out of range
+        ((path[0], [1, 0, 2, 1, 3, 2, 4, -3, 5, 4]), {}),
+        (([0, 1, 3, 2, 7, 9, 10], path[1]), {}),  # xadj decreases
+        (path, {"vwgt": [[1], [2], [3], [-4], [5], [6]]}),
+        (path, {"adjwgt": weights[:6] + [0] + weights[7:]}),
+        (path, {"vsize": [1, 1, 1, 1, -2, 1]}),
+        (([0, 2, 5, 7, 10, 12, 13], [1, 0, 0, 2, 0, 1, 3, 2, 4, 4, 3, 5, 4]), {}),
+        (([0, 3, 5, 7, 10, 12, 13], [1, 1, 0, 0, 2, 1, 3, 2, 4, 4, 3, 5, 4]),
+         {"adjwgt": [2, 2, 7, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1]}),
+    ]
+    rng = np.random.default_rng(7)
+    for k in range(4):  # a weighted random graph; a changed weight; a moved entry
+        graph = random_graph(400, 6, seed=k, weighted=True)
+        adjncy, adjwgt = graph.adjncy.astype(np.int64), graph.adjwgt.copy()
+        if k == 1:
+            adjwgt[rng.integers(len(adjwgt))] += 1
+        if k >= 2:
+            e = rng.integers(len(adjncy))
+            adjncy[e] = (adjncy[e] + 1 + k) % graph.nvtxs
+        cases.append(((graph.xadj, adjncy), {"adjwgt": adjwgt,
+                                             "vwgt": rng.integers(0, 9, (graph.nvtxs, 2))}))
+    for i, ((xadj, adjncy), weights) in enumerate(cases):
+        xadj, adjncy = np.asarray(xadj), np.asarray(adjncy)
+        weights = {k: np.asarray(v) for k, v in weights.items()}
+        vtxdist = np.linspace(0, len(xadj) - 1, comm.size + 1).astype(np.int64)
+        lo, hi = vtxdist[comm.rank], vtxdist[comm.rank + 1]
+        entries = slice(xadj[lo], xadj[hi])
+        piece_of = functools.partial(
+            DistGraph.of, comm, vtxdist, xadj[lo:hi + 1] - xadj[lo], adjncy[entries],
+            weights["vwgt"][lo:hi] if "vwgt" in weights else None,
+            weights["adjwgt"][entries] if "adjwgt" in weights else None,
+            weights["vsize"][lo:hi] if "vsize" in weights else None)
+        same_as_one(comm, f"case {i}", piece_of, functools.partial(
+            Graph.from_csr, xadj, adjncy, weights.get("vwgt"), weights.get("adjwgt"),
+            vsize=weights.get("vsize")))
+
+
 def killed(graphfile: str) -> None:
     if Comm.world().rank == 1:
         os.kill(os.getpid(), signal.SIGKILL)
@@ -389,6 +457,6 @@ if __name__ == "__main__":
     {"halo": halo, "alltoallv": alltoallv, "partition": partition, "bad-piece": bad_piece,
      "killed": killed, "clustering": clustering_levels, "refinement": refinement,
      "multilevel": multilevel, "metrics": metrics, "no-upload": no_upload,
-     "read": read, "nccl": nccl,
+     "read": read, "nccl": nccl, "validate": validate_pieces,
      "read-mtx": lambda *paths: read(*paths, mtx=True),
      "read-mtx-weights": lambda *paths: read(*paths, mtx=True, mtx_weights=True)}[command](*args)

@@ -43,7 +43,7 @@ def pieces(ranks: int, *args: str):
 @pytest.mark.parametrize("ranks", [2, 3])
 @pytest.mark.parametrize("command", [["halo", "add20"], ["halo", "4elt"], ["alltoallv"],
                                      ["clustering"], ["refinement"], ["multilevel"],
-                                     ["metrics"], ["no-upload"]])
+                                     ["metrics"], ["no-upload"], ["validate"]])
 def test_halo_exchange_and_alltoallv(ranks, command):
     done = pieces(ranks, *command)
     assert done.returncode == 0, done.stderr
@@ -91,6 +91,9 @@ READ_FILES = {
     "range.graph": "3 2\n2\n1 3\n9\n",
     "count.graph": "3 5\n2\n1 3\n2\n",
     "odd.graph": "3 2 1\n2 1\n1 1 3\n2 1\n",
+    "asym.graph": "% c\n4 4\n2 3\n% x\n1 3\n1 2 4\n2\n",
+    "mismatch.graph": "3 2 001\n% c\n2 5\n1 5 3 4\n% d\n2 6\n",
+    "loops.graph": "% top\n3 4\n1 2 2\n% mid\n1 3 2\n2 2\n",
 }
 
 

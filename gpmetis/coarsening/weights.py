@@ -96,7 +96,8 @@ def upload(be: Backend, graph: Graph, nparts: int, context: CoarseningContext) -
                                  np.minimum(context.vertex_weight_limit * totals / target,
                                             INT32_MAX))
     # the graph without its weights (ones, made on the backend), then the guide as its vwgt
-    single = dataclasses.replace(graph, vwgt=graph.vwgt[:, :1], has_vwgt=False, warnings=[])
+    single = Graph(graph.xadj, graph.adjncy, graph.vwgt[:, :1], graph.adjwgt, graph.vsize,
+                   graph.name, has_adjwgt=graph.has_adjwgt, device=graph.device)
     device = DeviceGraph.upload(be, single)
     device.vwgt = guide
     return WeightedGraph(device, weights, totals, scale)

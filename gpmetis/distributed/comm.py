@@ -132,6 +132,10 @@ class Comm:
         self.mpi.Allgather(mine, out)
         return out
 
+    def allgather_objects(self, obj: Any) -> list:
+        """Every rank's ``obj`` (a small picklable value), in rank order."""
+        return [obj] if self.mpi is None else self.mpi.allgather(obj)
+
     def bcast(self, obj: Any) -> Any:
         """The root's ``obj`` (a small picklable value) on every rank."""
         return obj if self.mpi is None else self.mpi.bcast(obj, root=0)
@@ -242,7 +246,7 @@ class Comm:
                 raise error
             return
         mine = None if error is None else (str(error), error.exit_code)
-        failed = [(r, e) for r, e in enumerate(self.mpi.allgather(mine)) if e is not None]
+        failed = [(r, e) for r, e in enumerate(self.allgather_objects(mine)) if e is not None]
         if error is not None:
             raise error
         if failed:

@@ -10,8 +10,7 @@ import numpy as np
 
 from gpmetis.distributed.comm import Comm
 from gpmetis.errors import GpmetisError, InputError
-from gpmetis.graph import Graph, validated_graph
-from gpmetis.io.metis_format import vertex_lines
+from gpmetis.graph import Graph
 
 
 @dataclass
@@ -81,29 +80,24 @@ class DistGraph:
         return len(self.xadj) - 1
 
     def gather(self, comm: Comm) -> Graph | None:
-        """The whole graph on the root, validated as ``Graph.from_csr`` validates (InputError
-        naming the first fault, on every rank); None on the other ranks. Every rank must hold
-        the same kind of weights. Collective."""
+        """The whole graph on the root (None on the other ranks), from pieces that meet
+        ``Graph``'s guarantees (``distributed.validation.validate``'s, or a run's levels).
+        Collective."""
         degrees = comm.gatherv(np.diff(self.xadj))
         adjncy = comm.gatherv(self.adjncy)
         vwgt = None if self.vwgt is None else comm.gatherv(self.vwgt.ravel())
         adjwgt = None if self.adjwgt is None else comm.gatherv(self.adjwgt)
         vsize = None if self.vsize is None else comm.gatherv(self.vsize)
         ncon = 1 if self.vwgt is None else self.vwgt.shape[1]
-        comments = None if self.lines is None else comm.gatherv(self.lines[1])
-
-        def whole() -> Graph:
-            xadj = np.concatenate(([0], np.cumsum(degrees))).astype(np.int64)
-            weights = None if vwgt is None else vwgt.reshape(-1, ncon)
-            if comments is None:
-                return Graph.from_csr(xadj, adjncy, weights, adjwgt, vsize=vsize,
-                                      name=self.name)
-            # errors name the file's lines, as its reader's do
-            return validated_graph(xadj, adjncy, weights, adjwgt, vsize=vsize, name=self.name,
-                                   path=self.name,
-                                   vertex_line=vertex_lines(self.lines[0], comments))
-
-        return comm.on_root(whole)
+        if not comm.root:
+            return None
+        n = len(degrees)
+        xadj = np.zeros(n + 1, np.int64)
+        np.cumsum(degrees, out=xadj[1:])
+        return Graph(xadj, adjncy.astype(np.int32),
+                     np.ones((n, 1), np.int64) if vwgt is None else vwgt.reshape(n, ncon),
+                     np.ones(len(adjncy), np.int64) if adjwgt is None else adjwgt, vsize,
+                     self.name, has_vwgt=vwgt is not None, has_adjwgt=adjwgt is not None)
 
     @classmethod
     def scatter(cls, comm: Comm, graph: Graph | None) -> DistGraph:

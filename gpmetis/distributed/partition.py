@@ -1,14 +1,17 @@
 """The distributed entry point: a graph held in pieces by the ranks (ParMETIS's shape) is
 partitioned and each rank gets its own vertices' parts back.
 
-Rank 0 gathers the whole graph and runs the engine on it; the multilevel runs of one
-constraint, k-way and the cut (cpu or gpu engine) coarsen and refine on the pieces
-(``distributed.multilevel``), and the runs of one constraint count their states, components
-and metrics there (``distributed.metrics``); the modes that read the whole graph run at rank 0.
-Every rank count gives one process's partition, bit for bit."""
+The ranks validate their pieces where they lie (``distributed.validation``); rank 0 runs the
+engine on a ``PiecesGraph``: the graph's shape and totals, its arrays gathered only where a
+mode reads them. The multilevel runs of one constraint, k-way and the cut (cpu or gpu engine)
+coarsen and refine on the pieces (``distributed.multilevel``), and the runs of one constraint
+count their states, components and metrics there (``distributed.metrics``); the modes that
+read the whole graph run at rank 0. Every rank count gives one process's partition, bit for
+bit."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +23,8 @@ from gpmetis.distributed.clustering import LocalGraph
 from gpmetis.distributed.comm import Comm
 from gpmetis.distributed.dgraph import DistGraph
 from gpmetis.distributed.multilevel import multilevel_partition
+from gpmetis.distributed.validation import Shape, validate
+from gpmetis.errors import GpmetisError
 from gpmetis.graph import Graph
 from gpmetis.metrics import PartitionMetrics
 from gpmetis.partitioning.driver import Result
@@ -41,6 +46,44 @@ class DistResult:
     distributed: dict = field(default_factory=dict)
     result: Result | None = None
     graph: Graph | None = None
+
+
+class PiecesGraph(Graph):
+    """The graph the ranks hold in pieces, as rank 0's run reads it: its shape, kinds of
+    weights, exact totals, heaviest vertex and degree, and warnings are the whole graph's;
+    its arrays are gathered at their first read (``gather``, a collective that the ranks
+    serve during the run), for the modes that read the whole graph."""
+
+    def __init__(self, shape: Shape, name: str, gather: Callable[[], Graph]) -> None:
+        self.shape, self.name, self._gather, self._whole = shape, name, gather, None
+        self.has_vwgt, self.has_adjwgt = shape.has_vwgt, shape.has_adjwgt
+        self.warnings, self.device = list(shape.warnings), None
+        # Graph's cached properties, known without the arrays
+        self.weight_totals = shape.weight_totals
+        self.heaviest_vertex, self.heaviest_degree = shape.heaviest_vertex, shape.heaviest_degree
+
+    def __repr__(self) -> str:
+        return (f"PiecesGraph({self.name!r}, nvtxs={self.nvtxs}, nedges={self.nedges}, "
+                f"ncon={self.ncon})")
+
+    @property
+    def gathered(self) -> bool:
+        """Whether a mode read the arrays (and rank 0 gathered them)."""
+        return self._whole is not None
+
+    def _arrays(self) -> Graph:
+        if self._whole is None:
+            self._whole = self._gather()
+        return self._whole
+
+    nvtxs = property(lambda self: self.shape.nvtxs)
+    nedges = property(lambda self: self.shape.nnz // 2)
+    ncon = property(lambda self: self.shape.ncon)
+    xadj = property(lambda self: self._arrays().xadj)
+    adjncy = property(lambda self: self._arrays().adjncy)
+    vwgt = property(lambda self: self._arrays().vwgt)
+    adjwgt = property(lambda self: self._arrays().adjwgt)
+    vsize = property(lambda self: self._arrays().vsize if self.shape.has_vsize else None)
 
 
 def as_comm(comm: Any) -> Comm:
@@ -74,8 +117,9 @@ class DistributedRun:
 
     def __init__(self, comm: Comm, piece: DistGraph) -> None:
         self.comm, self.piece = comm, piece
+        self.running = True  # the ranks serve rank 0's calls until the run ends
         self._views: dict[str, LocalGraph] = {}
-        self.handlers = {"multilevel": self.serve, "state": self._state,
+        self.handlers = {"whole": self._whole, "multilevel": self.serve, "state": self._state,
                          "metrics": self._metrics, "ncomponents": self._ncomponents,
                          "components": self._components}
 
@@ -86,6 +130,17 @@ class DistributedRun:
                 self.comm.use_gpus()
             self._views = {engine: LocalGraph.of(self.comm, self.piece, get_backend(engine))}
         return self._views[engine]
+
+    def whole(self) -> Graph:
+        """The whole graph, gathered at rank 0 (which calls) during the run."""
+        if not self.running:
+            raise GpmetisError(f"{self.piece.name}: the run has ended; the ranks no longer "
+                               "hold the graph for rank 0 to gather")
+        self.comm.call("whole")
+        return self._on_root(self._whole)
+
+    def _whole(self) -> Graph | None:
+        return self.piece.gather(self.comm)
 
     def multilevel(self, balance, options, tpwgts, seed: int, engine: str) -> np.ndarray:
         """The whole partition (host) of a multilevel run on the pieces, each rank on the
@@ -159,17 +214,18 @@ def partition_pieces(comm: Comm, piece: DistGraph, nparts: int, options: Any = N
     from gpmetis.api import partition_inputs
     from gpmetis.partitioning.driver import partition
 
-    graph = piece.gather(comm)
-    # the runs take the ranks' own pieces where validation kept the graph as given, else the
-    # validated graph's (self loops and repeated neighbours dropped, missing entries added)
-    kept = comm.bcast(None if graph is None else not graph.warnings)
-    run = DistributedRun(comm, piece if kept else DistGraph.scatter(comm, graph))
+    piece, shape = validate(comm, piece)
+    run = DistributedRun(comm, piece)
+    graph = PiecesGraph(shape, piece.name, run.whole) if comm.root else None
 
     def engine() -> Result:
         _, _, opts = partition_inputs(graph, options)
         return partition(graph, nparts, opts, pieces=run, **kwargs)
 
-    result = comm.root_driven(engine, run.handlers)
+    try:
+        result = comm.root_driven(engine, run.handlers)
+    finally:
+        run.running = False
     numbers = comm.bcast(None if result is None else (
         result.nparts, result.edgecut, result.volume, result.imbalance, result.engine,
         result.seconds, int(result.stats.get("peak_gpu_bytes", 0))))

@@ -1,7 +1,7 @@
 """A METIS graph file read by every rank at once: rank 0 parses the header, each rank the
 whole lines that start in its share of the body's bytes, and the ranks number their vertex
 lines by counting the lines and comment lines before them (an exclusive scan). The pieces are
-``gpmetis.io``'s rows of the same lines; the whole graph is validated where it is gathered."""
+``gpmetis.io``'s rows of the same lines, validated where they lie (``distributed.validation``)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from functools import cached_property
 
 import numpy as np
 
-from gpmetis.balance import column_sums, max_part_weights, uniform_tpwgts
+from gpmetis.balance import max_part_weights, uniform_tpwgts
 from gpmetis.errors import OptionError
 from gpmetis.graph import Graph
 from gpmetis.io import read_tpwgts
@@ -55,10 +55,7 @@ class PartitionProblem:
     @cached_property
     def totals(self) -> np.ndarray:
         """Each constraint's total vertex weight (int64)."""
-        graph = self.graph
-        if not graph.has_vwgt:
-            return np.full(graph.ncon, graph.nvtxs, dtype=np.int64)
-        return column_sums(graph.vwgt)
+        return np.array(self.graph.weight_totals.vwgt, dtype=np.int64)
 
     @cached_property
     def limits(self) -> np.ndarray:

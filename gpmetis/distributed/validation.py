@@ -1,0 +1,334 @@
+"""A graph held in pieces, checked and made canonical where it lies: ``validated_csr``'s checks
+(without ``symmetrize``) in its order on each rank's rows, each agreed on by every rank, so a
+fault gives one process's message, the warnings are one process's, and each rank keeps the
+rows one process keeps. No rank holds more than its piece and the reverse of its cut entries.
+
+The symmetry check: each rank sends the reverse (v, u) of every entry u -> v whose v another
+rank owns to that owner, which compares, as sorted keys u * n + v, its own entries with the
+reverses of the entries that name its vertices (its own and those it received). The first
+fault is the least (vertex, neighbour) over the ranks, as the single-process check reports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from gpmetis.distributed.comm import Comm
+from gpmetis.distributed.dgraph import DistGraph
+from gpmetis.errors import InputError
+from gpmetis.validation import (
+    WeightTotals,
+    Where,
+    check_weight_totals,
+    exact_total,
+    mismatch_message,
+    missing_message,
+)
+
+INT32_MAX = np.iinfo(np.int32).max
+_CHUNK = 1 << 22  # entries whose rows are sorted at a time
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What rank 0's run reads of a graph held in pieces, the same as of the whole graph:
+    its size, the kinds of its weights, its exact totals, its heaviest vertex and weighted
+    degree (first of the heaviest, global id) and the validation's warnings."""
+
+    nvtxs: int
+    nnz: int
+    ncon: int
+    has_vwgt: bool
+    has_adjwgt: bool
+    has_vsize: bool
+    weight_totals: WeightTotals
+    heaviest_vertex: tuple[int, int]
+    heaviest_degree: tuple[int, int]
+    warnings: tuple[str, ...]
+
+
+def validate(comm: Comm, piece: DistGraph) -> tuple[DistGraph, Shape]:
+    """(this rank's canonical piece, the whole graph's ``Shape``) of the pieces ``DistGraph.of``
+    checked: InputError on every rank naming the first fault that ``Graph.from_csr`` (or, for
+    a piece read from a METIS file, its reader) names in the whole graph. Collective."""
+    where, first, n = _where(comm, piece), int(piece.vtxdist[comm.rank]), int(piece.vtxdist[-1])
+    degrees = np.diff(piece.xadj)
+    comm.agree(_at_first(where, first, degrees < 0, lambda v: f"xadj decreases at "
+                                                              f"{where.vertex(v)}"))
+    if n > INT32_MAX:
+        raise where.error(None, f"{n} vertices: at most {INT32_MAX} are supported")
+    comm.agree(_out_of_range(where, piece, first, n))
+    ncons = {int(c) for c, k in zip(comm.allgather(_ncon(piece)), np.diff(piece.vtxdist),
+                                    strict=True) if k}
+    if len(ncons) > 1:
+        raise where.error(None, f"vwgt must have shape (n, ncon) with n = {n}: the ranks give "
+                                f"{sorted(ncons)} constraints")
+    _check_signs(comm, where, piece, first)
+    piece, warnings = _canonical(comm, where, piece, first)
+    comm.agree(_asymmetry(comm, where, piece, n))
+    shape = _shape(comm, piece, n, ncons.pop() if ncons else 1, tuple(warnings))
+    check_weight_totals(shape.weight_totals, where.path)
+    return piece, shape
+
+
+def _where(comm: Comm, piece: DistGraph) -> Where:
+    """How messages name this rank's vertices (global ids): as ``Graph.from_csr`` does, or,
+    for a piece read from a METIS file, by its file lines, as its reader does."""
+    if piece.lines is None:  # the same on every rank: the pieces come from one reader
+        return Where(None, None)
+    h, comments = piece.lines
+    before = int(np.cumsum(comm.allgather(len(comments)))[comm.rank]) - len(comments)
+    # vertex v is on line h + 2 + v + the comment lines before it, as io.vertex_lines counts
+    shifted = comments - (before + np.arange(len(comments)))
+
+    def vertex_line(v: int) -> int:
+        return h + 2 + v + before + int(np.searchsorted(shifted, h + 1 + v, side="right"))
+
+    return Where(piece.name, vertex_line)
+
+
+def _at_first(where: Where, first: int, bad: np.ndarray,
+              message: Callable[[int], str]) -> InputError | None:
+    """The error at the first own vertex marked in ``bad``, or None."""
+    hits = np.flatnonzero(bad)
+    if not len(hits):
+        return None
+    v = first + int(hits[0])
+    return where.error(v, message(v))
+
+
+def _row_of(piece: DistGraph, e: int) -> int:
+    return int(np.searchsorted(piece.xadj, e, side="right")) - 1
+
+
+def _out_of_range(where: Where, piece: DistGraph, first: int, n: int) -> InputError | None:
+    a = piece.adjncy
+    if not len(a) or (a.min() >= 0 and a.max() < n):
+        return None
+    e = int(np.flatnonzero((a < 0) | (a >= n))[0])
+    v = first + _row_of(piece, e)
+    return where.error(v, f"{where.vertex(v)}: neighbour {where.id(a[e])} is out of range "
+                          f"[{where.id(0)}, {where.id(n - 1)}]")
+
+
+def _ncon(piece: DistGraph) -> int:
+    return 1 if piece.vwgt is None else piece.vwgt.shape[1]
+
+
+def _check_signs(comm: Comm, where: Where, piece: DistGraph, first: int) -> None:
+    """Vertex weights, edge weights and vertex sizes: the first negative (edge weight: not
+    positive) one, in that order, as ``validated_csr`` checks them."""
+    w = piece.vwgt
+    if w is not None:
+        comm.agree(_at_first(where, first, (w < 0).any(axis=1), lambda v: (
+            f"{where.vertex(v)}: negative vertex weight {w[v - first].min()}")))
+    a = piece.adjwgt
+    if a is not None:
+        error = None
+        if len(a) and a.min() <= 0:
+            e = int(np.flatnonzero(a <= 0)[0])
+            v = first + _row_of(piece, e)
+            error = where.error(v, f"{where.vertex(v)}: edge weight {a[e]} is not positive")
+        comm.agree(error)
+    s = piece.vsize
+    if s is not None:
+        comm.agree(_at_first(where, first, s < 0, lambda v: (
+            f"{where.vertex(v)}: negative vertex size {s[v - first]}")))
+
+
+def _canonical(comm: Comm, where: Where, piece: DistGraph, first: int
+               ) -> tuple[DistGraph, list[str]]:
+    """The piece without self loops and repeated neighbours (the first of each kept), and one
+    process's warnings about them."""
+    drop = _drops(piece, first)
+    found = _first_drops(where, piece, first, drop)
+    found = comm.allgather_objects(found)
+    warnings = []
+    loops = [f[0] for f in found if f[0] is not None]
+    if loops:
+        v, line, _ = loops[0]
+        k = sum(f[0][2] for f in found if f[0] is not None)
+        warnings.append(_warning(where, line, f"{where.vertex(v)} lists itself as a neighbour; "
+                                              f"dropped {k} self loop{'s' if k > 1 else ''}"))
+    repeats = [f[1] for f in found if f[1] is not None]
+    if repeats:
+        v, line, u = repeats[0][:3]
+        k = sum(f[1][3] for f in found if f[1] is not None)
+        warnings.append(_warning(
+            where, line, f"{where.vertex(v)} lists neighbour {where.id(u)} more than once; "
+                         f"dropped {k} repeated entr{'ies' if k > 1 else 'y'} (kept the first "
+                         "of each)"))
+    if drop is None:
+        return piece, warnings
+    keep = ~drop
+    rows = np.searchsorted(piece.xadj, np.flatnonzero(drop), side="right") - 1
+    xadj = np.zeros(len(piece.xadj), np.int64)
+    np.cumsum(np.diff(piece.xadj) - np.bincount(rows, minlength=piece.nlocal), out=xadj[1:])
+    return replace(piece, xadj=xadj, adjncy=piece.adjncy[keep],
+                   adjwgt=None if piece.adjwgt is None else piece.adjwgt[keep]), warnings
+
+
+def _drops(piece: DistGraph, first: int) -> np.ndarray | None:
+    """The entries to drop (file order): self loops and each repeated neighbour but the first
+    in its row; None where there are none. Rows are sorted (stably) a chunk at a time."""
+    xadj, a, n = piece.xadj, piece.adjncy, int(piece.vtxdist[-1])
+    cuts = np.unique(np.concatenate([np.searchsorted(xadj, np.arange(0, len(a), _CHUNK),
+                                                     side="right") - 1, [0, piece.nlocal]]))
+    found = []
+    for r0, r1 in zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True):
+        e0, e1 = int(xadj[r0]), int(xadj[r1])
+        rows = np.repeat(np.arange(r1 - r0, dtype=np.int64), np.diff(xadj[r0:r1 + 1]))
+        s = a[e0:e1]
+        loops = s == rows + (first + r0)
+        order = np.argsort(rows * n + s, kind="stable")
+        key = (rows * n + s)[order]
+        repeats = np.zeros(len(s), bool)
+        repeats[order[1:]] = key[1:] == key[:-1]
+        hits = np.flatnonzero(loops | repeats)
+        if len(hits):
+            found.append(hits + e0)
+    if not found:
+        return None
+    drop = np.zeros(len(a), bool)
+    drop[np.concatenate(found)] = True
+    return drop
+
+
+def _first_drops(where: Where, piece: DistGraph, first: int, drop: np.ndarray | None):
+    """((first loop's vertex, its line, loops), (first repeat's vertex, its line, neighbour,
+    repeats)) of this rank, each None where there is none."""
+    if drop is None:
+        return None, None
+    pos = np.flatnonzero(drop)
+    rows = first + np.searchsorted(piece.xadj, pos, side="right") - 1
+    loop = piece.adjncy[pos] == rows
+    loops = repeats = None
+    if loop.any():
+        v = int(rows[loop][0])
+        loops = (v, where.line(v), int(np.count_nonzero(loop)))
+    if not loop.all():
+        k = int(np.flatnonzero(~loop)[0])
+        v = int(rows[k])
+        repeats = (v, where.line(v), int(piece.adjncy[pos[k]]), int(np.count_nonzero(~loop)))
+    return loops, repeats
+
+
+def _warning(where: Where, line: int | None, message: str) -> str:
+    return f"{where.path}:{line}: {message}" if line is not None else f"{where.path}: {message}"
+
+
+def _asymmetry(comm: Comm, where: Where, piece: DistGraph, n: int) -> InputError | None:
+    """The error at the least (vertex, neighbour) where an entry lacks its reverse or the two
+    weigh differently, raised by the rank owning that vertex; None elsewhere."""
+    reports = [r for r in comm.allgather_objects(_first_asymmetry(comm, piece, n))
+               if r is not None]
+    if not reports:
+        return None
+    v, u, wv, wu = min(reports, key=lambda r: r[:2])
+    if not piece.vtxdist[comm.rank] <= v < piece.vtxdist[comm.rank + 1]:
+        return None
+    message = missing_message(v, u) if wv is None else mismatch_message(v, u, wv, wu)
+    return where.error(v, message(where))
+
+
+def _first_asymmetry(comm: Comm, piece: DistGraph, n: int
+                     ) -> tuple[int, int, int | None, int | None] | None:
+    """This rank's least report: (u, v, None, None) where u lists v but v does not list u, or
+    (u, v, w(u, v), w(v, u)), u < v, where the two entries weigh differently."""
+    vtxdist, first, nlocal = piece.vtxdist, int(piece.vtxdist[comm.rank]), piece.nlocal
+    a, w = piece.adjncy, piece.adjwgt
+    src = np.repeat(np.arange(first, first + nlocal, dtype=np.int64), np.diff(piece.xadj))
+    own = src * n + a
+    local = (a >= first) & (a < first + nlocal)
+    cut = np.flatnonzero(~local)
+    owner = np.searchsorted(vtxdist, a[cut], side="right") - 1
+    cut = cut[np.argsort(owner, kind="stable")]
+    counts = np.bincount(owner, minlength=comm.size)
+    reverse = a * n + src
+    del src
+    splits = np.cumsum(counts)[:-1]
+    got = comm.alltoallv(np.split(reverse[cut], splits))
+    rev = np.concatenate([reverse[local], *got])
+    del reverse
+    rev_w = None
+    if w is not None:
+        rev_w = np.concatenate([w[local], *comm.alltoallv(np.split(w[cut], splits))])
+    order, rev_order = np.argsort(own), np.argsort(rev)
+    own, rev = own[order], rev[rev_order]
+    own_w = None if w is None else w[order]
+    rev_w = None if w is None else rev_w[rev_order]
+    if np.array_equal(own, rev) and (w is None or np.array_equal(own_w, rev_w)):
+        return None
+    keys = []  # (the report's key, its weights)
+    at = np.minimum(np.searchsorted(rev, own), max(len(rev) - 1, 0))
+    found = (rev[at] == own) if len(rev) else np.zeros(len(own), bool)
+    if not found.all():  # v lists u, u does not list v
+        keys.append((int(own[~found][0]), None, None))
+    back = np.minimum(np.searchsorted(own, rev), max(len(own) - 1, 0))
+    listed = (own[back] == rev) if len(own) else np.zeros(len(rev), bool)
+    if not listed.all():  # u lists v (reverse (v, u)), v does not list u: report (u, v)
+        k = rev[~listed]
+        keys.append((int(((k % n) * n + k // n).min()), None, None))
+    if w is not None and found.any():
+        both = np.flatnonzero(found)
+        differ = both[own_w[both] != rev_w[at[both]]]
+        if len(differ):
+            k = own[differ]
+            v, u = k // n, k % n
+            low = np.minimum(v, u) * n + np.maximum(v, u)
+            i = int(np.argmin(low))
+            wv, wu = int(own_w[differ[i]]), int(rev_w[at[differ[i]]])
+            keys.append((int(low[i]), *((wv, wu) if v[i] < u[i] else (wu, wv))))
+    key, w1, w2 = min(keys, key=lambda k: k[0])
+    return key // n, key % n, w1, w2
+
+
+def _shape(comm: Comm, piece: DistGraph, n: int, ncon: int,
+           warnings: tuple[str, ...]) -> Shape:
+    """The whole graph's ``Shape`` from the canonical pieces."""
+    first = int(piece.vtxdist[comm.rank])
+    vwgt, adjwgt, vsize = piece.vwgt, piece.adjwgt, piece.vsize
+    degrees = np.diff(piece.xadj)
+    mine = {
+        "vwgt": ((piece.nlocal,) if vwgt is None
+                 else tuple(exact_total(vwgt[:, c]) for c in range(vwgt.shape[1]))),
+        "adjwgt": len(piece.adjncy) if adjwgt is None else exact_total(adjwgt),
+        "volume": len(piece.adjncy) if vsize is None else exact_total(vsize, degrees),
+        "heaviest_vertex": _heaviest(first, None if vwgt is None else vwgt.max(axis=1),
+                                     piece.nlocal),
+        "heaviest_degree": _heaviest(first, degrees if adjwgt is None else np.diff(
+            np.concatenate(([0], np.cumsum(adjwgt, dtype=np.int64)))[piece.xadj]),
+            piece.nlocal),
+    }
+    ranks = comm.allgather_objects(mine)
+    vtotals = tuple(sum(r["vwgt"][c] for r in ranks if len(r["vwgt"]) > c)
+                    for c in range(ncon))
+    heaviest_vertex = _first_max(r["heaviest_vertex"] for r in ranks)
+    totals = WeightTotals(vtotals, sum(r["adjwgt"] for r in ranks),
+                          sum(r["volume"] for r in ranks), heaviest_vertex[1])
+    nnz = int(comm.allreduce_sum(np.array([len(piece.adjncy)], np.int64))[0])
+    return Shape(n, nnz, ncon, vwgt is not None, adjwgt is not None, vsize is not None, totals,
+                 heaviest_vertex, _first_max(r["heaviest_degree"] for r in ranks), warnings)
+
+
+def _heaviest(first: int, values: np.ndarray | None, nlocal: int) -> tuple[int, int] | None:
+    """(global id, value) of this rank's first largest value (ones where None); None where the
+    rank has no vertex."""
+    if nlocal == 0:
+        return None
+    if values is None:
+        return first, 1
+    v = int(np.argmax(values))
+    return first + v, int(values[v])
+
+
+def _first_max(found) -> tuple[int, int]:
+    """The first (lowest rank's) of the ranks' largest values; (0, 0) where no rank has one."""
+    best = None
+    for f in found:
+        if f is not None and (best is None or f[1] > best[1]):
+            best = f
+    return best or (0, 0)
