@@ -62,11 +62,13 @@ def instrument(sync: Callable[[], None]) -> None:
     import gpmetis.distributed.clustering as clustering
     import gpmetis.distributed.metrics as metrics
     import gpmetis.distributed.multilevel as multilevel
+    import gpmetis.distributed.partition as partition
     import gpmetis.distributed.refinement as refinement
     from gpmetis.distributed.comm import Comm
     from gpmetis.distributed.halo import Halo
 
     phases = (
+        (partition, "validate", "validation of the pieces"),
         (multilevel, "_coarsen_pieces", "coarsening on the pieces"),
         (multilevel, "lp_clustering", "  clustering"),
         (clustering, "best_cluster", "    best_cluster"),
