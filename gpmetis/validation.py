@@ -309,27 +309,26 @@ def _canonical(xadj, adjncy, adjwgt, where: Where, warnings: list[str], symmetri
                sum_repeats: bool = False):
     """Drop self loops and duplicates (``sum_repeats``: their weights added to the first),
     then check (or restore) symmetry."""
-    scan = _Scan(xadj, adjncy, adjwgt)
+    scan = RowScan(xadj, adjncy, adjwgt)
     if scan.unsorted:  # check a sorted copy
         del scan
-        sorted_adj, sorted_w, drop, drop_sorted, adjwgt = _sorted_rows(xadj, adjncy, adjwgt,
+        sorted_adj, sorted_w, drop, drop_sorted, adjwgt = sorted_rows(xadj, adjncy, adjwgt,
                                                                        sum_repeats)
         if drop is not None:
             _warn(xadj, adjncy, drop, where, warnings, sum_repeats)
             _, sorted_adj, sorted_w = _compact(xadj, sorted_adj, sorted_w, drop_sorted)
             xadj, adjncy, adjwgt = _compact(xadj, adjncy, adjwgt, drop)
-        scan = _Scan(xadj, sorted_adj, sorted_w)
+        scan = RowScan(xadj, sorted_adj, sorted_w)
         del sorted_adj, sorted_w
     elif scan.nloops:
         drop = adjncy == _sources(xadj, 0, len(xadj) - 1)
         _warn(xadj, adjncy, drop, where, warnings)
         xadj, adjncy, adjwgt = _compact(xadj, adjncy, adjwgt, drop)
-    bad = scan.first_asymmetry()
+    bad = scan.first_asymmetric_entry()
     del scan
     if bad is not None:
         if not symmetrize:
-            v, message = bad
-            raise where.error(v, message(where))
+            raise where.error(bad[0], asymmetry_message(*bad)(where))
         xadj, adjncy, adjwgt = _symmetrized(xadj, adjncy, adjwgt, where, warnings)
     return xadj, adjncy, adjwgt
 
@@ -339,7 +338,7 @@ def _sources(xadj: np.ndarray, r0: int, r1: int) -> np.ndarray:
     return np.repeat(np.arange(r0, r1, dtype=np.int32), np.diff(xadj[r0 : r1 + 1]))
 
 
-def _sorted_rows(xadj, adjncy, adjwgt, sum_repeats: bool = False):
+def sorted_rows(xadj, adjncy, adjwgt, sum_repeats: bool = False):
     """Copies of adjncy (and adjwgt) with every row sorted, stably, the entries to drop: self
     loops and repeated neighbours but the first of each, as masks in file order and in sorted
     order (both None when there are none), and adjwgt (with ``sum_repeats`` and repeats: a
@@ -375,7 +374,7 @@ def _sorted_rows(xadj, adjncy, adjwgt, sum_repeats: bool = False):
         return (order[drop] + e0, drop + e0, rep + e0, first[rep] + e0, order[rep] + e0,
                 order[first[rep]] + e0)
 
-    drops = [d for d in _each(piece, len(cuts) - 1) if len(d[0])]
+    drops = [d for d in in_threads(piece, len(cuts) - 1) if len(d[0])]
     if not drops:
         return sorted_adj, sorted_w, None, None, adjwgt
     masks = []
@@ -433,7 +432,7 @@ def _compact(xadj, adjncy, adjwgt, drop: np.ndarray):
     return new_xadj, adjncy[keep], None if adjwgt is None else adjwgt[keep]
 
 
-class _Scan:
+class RowScan:
     """One pass over the rows: whether they are sorted (it stops at the first that is not),
     self loops, and the lower/upper split of the entries that ``first_asymmetry`` compares
     block by block (see the module docstring)."""
@@ -457,7 +456,7 @@ class _Scan:
         self.count = np.zeros((nb, nb), np.int64)  # [i, j]: upper entries of block i into j
         self.nlow = np.zeros(nb, np.int64)
         self.unsorted = False
-        self.nloops = sum(_each(self._split, nb))
+        self.nloops = sum(in_threads(self._split, nb))
         self.start = np.zeros((nb, nb), np.int64)  # [i, j]: where block (i, j) starts
         np.cumsum(self.count[:, :-1], axis=1, out=self.start[:, 1:])
         self.start += self.e0[:-1, None]
@@ -490,12 +489,14 @@ class _Scan:
         self.nlow[i] = nlo
         return (e1 - e0) - nup - nlo
 
-    def first_asymmetry(self) -> tuple[int, Callable[[Where], str]] | None:
-        """None when the graph is symmetric, else (first offending vertex, message maker)."""
+    def first_asymmetric_entry(self) -> tuple[int, int, int | None, int | None] | None:
+        """None when the graph is symmetric, else the least (u, v) of the entries u -> v
+        without v -> u, and of the edges u < v whose two entries weigh differently: (u, v,
+        None, None) or (u, v, w(u, v), w(v, u)), as ``asymmetry_message`` takes them."""
         nb = len(self.nlow)
-        same = _each(self._same, nb)
+        same = in_threads(self._same, nb)
         bad = [self._differences(j) for j in range(nb) if not same[j]]
-        return min(bad, key=lambda b: b[:2])[::2] if bad else None
+        return min(bad, key=lambda b: b[:2]) if bad else None
 
     def _lower(self, j: int):
         """Targets (and weights) of the lower entries of block j's rows, in row order."""
@@ -526,7 +527,7 @@ class _Scan:
         return low_w is None or np.array_equal(self.up_w[idx], low_w)
 
     def _differences(self, j: int):
-        """(vertex, neighbour, message maker) of the first asymmetric entry among the lower
+        """The least asymmetric entry (``first_asymmetric_entry``'s tuple) among the lower
         entries of block j and the upper entries into it, by exact key comparison."""
         r0, r1 = int(self.row0[j]), int(self.row0[j + 1])
         a = self.adj[self.xadj[r0] : self.xadj[r1]]
@@ -542,22 +543,22 @@ class _Scan:
         miss = np.flatnonzero(~np.isin(up_key, low_key))
         if len(miss):
             k = miss[np.argmin(src[miss])]
-            found.append((int(src[k]), int(dst[k]), missing_message(int(src[k]), int(dst[k]))))
+            found.append((int(src[k]), int(dst[k]), None, None))
         miss = np.flatnonzero(~np.isin(low_key, up_key))
         if len(miss):
             v, u = int(low_key[miss[0]] >> 32), int(low_key[miss[0]] & 0xFFFFFFFF)
-            found.append((v, u, missing_message(v, u)))
+            found.append((v, u, None, None))
         if w is not None:
             _, iu, il = np.intersect1d(up_key, low_key, assume_unique=True, return_indices=True)
             diff = np.flatnonzero(w[iu] != low_w[il])
             if len(diff):
                 k = diff[np.argmin(src[iu[diff]])]
                 u, v = int(src[iu[k]]), int(dst[iu[k]])
-                found.append((u, v, mismatch_message(u, v, int(w[iu[k]]), int(low_w[il[k]]))))
+                found.append((u, v, int(w[iu[k]]), int(low_w[il[k]])))
         return min(found, key=lambda f: f[:2])
 
 
-def _each(function: Callable[[int], Any], count: int) -> list:
+def in_threads(function: Callable[[int], Any], count: int) -> list:
     """``function`` of 0..count-1, on the threads when there are more than two (fewer run
     sooner here than the threads' import and start-up)."""
     if count <= 2:
@@ -568,18 +569,16 @@ def _each(function: Callable[[int], Any], count: int) -> list:
         return list(pool.map(function, range(count)))
 
 
-def missing_message(u: int, v: int) -> Callable[[Where], str]:
-    return lambda where: (
-        f"{where.vertex(u)} lists neighbour {where.id(v)}, but {where.vertex(v)} does not "
-        f"list {where.id(u)} (the graph must be symmetric)"
-    )
-
-
-def mismatch_message(u: int, v: int, wu: int, wv: int) -> Callable[[Where], str]:
+def asymmetry_message(u: int, v: int, wu: int | None, wv: int | None
+                      ) -> Callable[[Where], str]:
+    """The message of ``RowScan.first_asymmetric_entry``'s (u, v, wu, wv)."""
+    if wu is None:
+        return lambda where: (
+            f"{where.vertex(u)} lists neighbour {where.id(v)}, but {where.vertex(v)} does not "
+            f"list {where.id(u)} (the graph must be symmetric)")
     return lambda where: (
         f"edge {where.id(u)}-{where.id(v)} has weight {wu} but edge {where.id(v)}-{where.id(u)} "
-        f"has weight {wv} (the graph must be symmetric)"
-    )
+        f"has weight {wv} (the graph must be symmetric)")
 
 
 def _symmetrized(xadj, adjncy, adjwgt, where: Where, warnings: list[str]):

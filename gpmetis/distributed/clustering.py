@@ -113,16 +113,43 @@ def by_owner(dest, size: int):
 def send_to_owners(comm: Comm, vtxdist: np.ndarray, keys, *columns, order=None):
     """The (key, columns...) rows sent to the owner of each key (a global id), in rank order
     of the senders and each sender's order; returns (keys, columns..., the row counts per
-    sender, host) at this rank (collective). ``order``: the rows by owner, stably (the
-    caller's, where it keeps it)."""
+    sender, host) at this rank (collective: one all-to-all of the rows packed as bytes).
+    ``order``: the rows by owner, stably (the caller's, where it keeps it)."""
     be = backend_of(keys)
+    xp = be.xp
     dest = owners(vtxdist, keys)
     order = by_owner(dest, comm.size) if order is None else order
     counts = be.asnumpy(be.counts(dest, comm.size))
-    got = [comm.alltoallv(be.split(keys[order], counts))]
-    received = np.array([len(x) for x in got[0]])
-    got += [comm.alltoallv(be.split(a[order], counts), received) for a in columns]
-    return (*(be.xp.concatenate(g) for g in got), received)
+    arrays = (keys, *columns)
+    rows = _packed_rows(xp, arrays, order)
+    width = rows.shape[1]
+    got = comm.alltoallv(be.split(rows.reshape(-1), counts * width))
+    del rows
+    received = np.array([len(x) // width for x in got])
+    got = got[0] if len(got) == 1 else xp.concatenate(got)
+    return (*_unpacked_rows(xp, got.reshape(-1, width), [a.dtype for a in arrays]), received)
+
+
+def _packed_rows(xp, arrays: tuple, order):
+    """The 1-D ``arrays`` (one length), taken in ``order``, as the rows of one uint8 matrix:
+    column after column of their bytes."""
+    sizes = [a.dtype.itemsize for a in arrays]
+    rows = xp.empty((len(order), sum(sizes)), dtype=np.uint8)
+    at = 0
+    for a, size in zip(arrays, sizes, strict=True):
+        rows[:, at:at + size] = a[order].view(np.uint8).reshape(len(order), size)
+        at += size
+    return rows
+
+
+def _unpacked_rows(xp, rows, dtypes: list) -> list:
+    """The arrays ``_packed_rows`` packed into ``rows``, of ``dtypes``."""
+    out, at = [], 0
+    for dtype in dtypes:
+        size = np.dtype(dtype).itemsize
+        out.append(xp.ascontiguousarray(rows[:, at:at + size]).view(dtype).reshape(-1))
+        at += size
+    return out
 
 
 def lp_clustering(comm: Comm, lg: LocalGraph, maxvwgt: int, seed: int,

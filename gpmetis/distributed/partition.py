@@ -131,6 +131,12 @@ class DistributedRun:
             self._views = {engine: LocalGraph.of(self.comm, self.piece, get_backend(engine))}
         return self._views[engine]
 
+    def close(self) -> None:
+        """The run has ended: the local views go (the result's graph keeps this run), and
+        rank 0 may gather no more."""
+        self.running = False
+        self._views = {}
+
     def whole(self) -> Graph:
         """The whole graph, gathered at rank 0 (which calls) during the run."""
         if not self.running:
@@ -225,7 +231,7 @@ def partition_pieces(comm: Comm, piece: DistGraph, nparts: int, options: Any = N
     try:
         result = comm.root_driven(engine, run.handlers)
     finally:
-        run.running = False
+        run.close()
     numbers = comm.bcast(None if result is None else (
         result.nparts, result.edgecut, result.volume, result.imbalance, result.engine,
         result.seconds, int(result.stats.get("peak_gpu_bytes", 0))))

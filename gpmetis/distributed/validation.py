@@ -3,9 +3,9 @@
 fault gives one process's message, the warnings are one process's, and each rank keeps the
 rows one process keeps. No rank holds more than its piece and the reverse of its cut entries.
 
-The symmetry check: each rank sends the reverse (v, u) of every entry u -> v whose v another
-rank owns to that owner, which compares, as sorted keys u * n + v, its own entries with the
-reverses of the entries that name its vertices (its own and those it received). The first
+The symmetry check: a rank's entries between its own vertices are checked by one process's
+scan (``validation.RowScan``, threaded); each cut entry u -> v is sent, reversed, to the rank
+owning v, which compares them with its own cut entries as sorted keys u * n + v. The first
 fault is the least (vertex, neighbour) over the ranks, as the single-process check reports it.
 """
 
@@ -20,12 +20,14 @@ from gpmetis.distributed.comm import Comm
 from gpmetis.distributed.dgraph import DistGraph
 from gpmetis.errors import InputError
 from gpmetis.validation import (
+    RowScan,
     WeightTotals,
     Where,
+    asymmetry_message,
     check_weight_totals,
     exact_total,
-    mismatch_message,
-    missing_message,
+    in_threads,
+    sorted_rows,
 )
 
 INT32_MAX = np.iinfo(np.int32).max
@@ -173,23 +175,28 @@ def _canonical(comm: Comm, where: Where, piece: DistGraph, first: int
 
 def _drops(piece: DistGraph, first: int) -> np.ndarray | None:
     """The entries to drop (file order): self loops and each repeated neighbour but the first
-    in its row; None where there are none. Rows are sorted (stably) a chunk at a time."""
+    in its row; None where there are none. A chunk of rows at a time, on threads; a chunk
+    whose rows are sorted and loop-free is only read."""
     xadj, a, n = piece.xadj, piece.adjncy, int(piece.vtxdist[-1])
     cuts = np.unique(np.concatenate([np.searchsorted(xadj, np.arange(0, len(a), _CHUNK),
                                                      side="right") - 1, [0, piece.nlocal]]))
-    found = []
-    for r0, r1 in zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True):
+
+    def chunk(k: int) -> np.ndarray | None:
+        r0, r1 = int(cuts[k]), int(cuts[k + 1])
         e0, e1 = int(xadj[r0]), int(xadj[r1])
         rows = np.repeat(np.arange(r1 - r0, dtype=np.int64), np.diff(xadj[r0:r1 + 1]))
         s = a[e0:e1]
         loops = s == rows + (first + r0)
-        order = np.argsort(rows * n + s, kind="stable")
-        key = (rows * n + s)[order]
+        if not loops.any() and not ((s[1:] <= s[:-1]) & (rows[1:] == rows[:-1])).any():
+            return None
+        key = rows * n + s
+        order = np.argsort(key, kind="stable")
+        key = key[order]
         repeats = np.zeros(len(s), bool)
         repeats[order[1:]] = key[1:] == key[:-1]
-        hits = np.flatnonzero(loops | repeats)
-        if len(hits):
-            found.append(hits + e0)
+        return np.flatnonzero(loops | repeats) + e0
+
+    found = [h for h in in_threads(chunk, len(cuts) - 1) if h is not None and len(h)]
     if not found:
         return None
     drop = np.zeros(len(a), bool)
@@ -227,42 +234,70 @@ def _asymmetry(comm: Comm, where: Where, piece: DistGraph, n: int) -> InputError
                if r is not None]
     if not reports:
         return None
-    v, u, wv, wu = min(reports, key=lambda r: r[:2])
-    if not piece.vtxdist[comm.rank] <= v < piece.vtxdist[comm.rank + 1]:
+    bad = min(reports, key=lambda r: r[:2])
+    if not piece.vtxdist[comm.rank] <= bad[0] < piece.vtxdist[comm.rank + 1]:
         return None
-    message = missing_message(v, u) if wv is None else mismatch_message(v, u, wv, wu)
-    return where.error(v, message(where))
+    return where.error(bad[0], asymmetry_message(*bad)(where))
 
 
-def _first_asymmetry(comm: Comm, piece: DistGraph, n: int
-                     ) -> tuple[int, int, int | None, int | None] | None:
-    """This rank's least report: (u, v, None, None) where u lists v but v does not list u, or
-    (u, v, w(u, v), w(v, u)), u < v, where the two entries weigh differently."""
-    vtxdist, first, nlocal = piece.vtxdist, int(piece.vtxdist[comm.rank]), piece.nlocal
+Report = tuple[int, int, int | None, int | None]  # RowScan.first_asymmetric_entry's
+
+
+def _first_asymmetry(comm: Comm, piece: DistGraph, n: int) -> Report | None:
+    """This rank's least report (global ids): among the entries between its own vertices and
+    among its cut entries and those naming its vertices. Collective."""
+    first, nlocal, a = int(piece.vtxdist[comm.rank]), piece.nlocal, piece.adjncy
+    cut = np.flatnonzero((a < first) | (a >= first + nlocal))
+    rows = np.searchsorted(piece.xadj, cut, side="right") - 1  # the cut entries' rows
+    found = [r for r in (_inner_asymmetry(piece, cut, rows, first),
+                         _cut_asymmetry(comm, piece, cut, first + rows, n)) if r is not None]
+    return min(found, key=lambda r: r[:2]) if found else None
+
+
+def _inner_asymmetry(piece: DistGraph, cut: np.ndarray, rows: np.ndarray,
+                     first: int) -> Report | None:
+    """One process's scan of the entries between the rank's own vertices (all but the
+    ``cut`` entries, of ``rows``)."""
+    xadj = np.zeros(len(piece.xadj), np.int64)
+    np.cumsum(np.diff(piece.xadj) - np.bincount(rows, minlength=piece.nlocal), out=xadj[1:])
     a, w = piece.adjncy, piece.adjwgt
-    src = np.repeat(np.arange(first, first + nlocal, dtype=np.int64), np.diff(piece.xadj))
-    own = src * n + a
-    local = (a >= first) & (a < first + nlocal)
-    cut = np.flatnonzero(~local)
-    owner = np.searchsorted(vtxdist, a[cut], side="right") - 1
-    cut = cut[np.argsort(owner, kind="stable")]
-    counts = np.bincount(owner, minlength=comm.size)
-    reverse = a * n + src
-    del src
-    splits = np.cumsum(counts)[:-1]
-    got = comm.alltoallv(np.split(reverse[cut], splits))
-    rev = np.concatenate([reverse[local], *got])
-    del reverse
-    rev_w = None
+    if len(cut):
+        keep = np.ones(len(a), bool)
+        keep[cut] = False
+        a, w = a[keep], None if w is None else w[keep]
+    adj = (a - first).astype(np.int32)
+    scan = RowScan(xadj, adj, w)
+    if scan.unsorted:  # scan a copy whose rows are sorted
+        del scan
+        adj, w = sorted_rows(xadj, adj, w)[:2]
+        scan = RowScan(xadj, adj, w)
+    bad = scan.first_asymmetric_entry()
+    return None if bad is None else (bad[0] + first, bad[1] + first, *bad[2:])
+
+
+def _cut_asymmetry(comm: Comm, piece: DistGraph, cut: np.ndarray, src: np.ndarray,
+                   n: int) -> Report | None:
+    """The least report among the rank's ``cut`` entries (from the vertices ``src``) and the
+    reverses of the cut entries that name its vertices, which their ranks send
+    (collective)."""
+    w = piece.adjwgt
+    dst = piece.adjncy[cut]
+    owner = np.searchsorted(piece.vtxdist, dst, side="right") - 1
+    by_owner = np.argsort(owner, kind="stable")
+    splits = np.cumsum(np.bincount(owner, minlength=comm.size))[:-1]
+    rev = np.concatenate(comm.alltoallv(np.split((dst * n + src)[by_owner], splits)))
+    own = src * n + dst
+    own_w = rev_w = None
     if w is not None:
-        rev_w = np.concatenate([w[local], *comm.alltoallv(np.split(w[cut], splits))])
+        own_w = w[cut]
+        rev_w = np.concatenate(comm.alltoallv(np.split(own_w[by_owner], splits)))
     order, rev_order = np.argsort(own), np.argsort(rev)
     own, rev = own[order], rev[rev_order]
-    own_w = None if w is None else w[order]
-    rev_w = None if w is None else rev_w[rev_order]
+    if w is not None:
+        own_w, rev_w = own_w[order], rev_w[rev_order]
     if np.array_equal(own, rev) and (w is None or np.array_equal(own_w, rev_w)):
         return None
-    keys = []  # (the report's key, its weights)
+    keys = []  # (the report's key u * n + v, w(u, v), w(v, u))
     at = np.minimum(np.searchsorted(rev, own), max(len(rev) - 1, 0))
     found = (rev[at] == own) if len(rev) else np.zeros(len(own), bool)
     if not found.all():  # v lists u, u does not list v
