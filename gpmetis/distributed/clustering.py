@@ -79,29 +79,21 @@ def ask_owners(comm: Comm, vtxdist: np.ndarray, ids, values, *, ascending: bool 
     be = backend_of(ids)
     xp = be.xp
     ids = ids.astype(np.int64, copy=False)
-    if ascending:
-        order, grouped = None, ids
-        bounds = be.asnumpy(xp.searchsorted(ids, xp.asarray(vtxdist[1:-1])))
-        counts = np.diff(np.concatenate(([0], bounds, [len(ids)])))
-    else:
-        dest = owners(vtxdist, ids)
-        order = by_owner(dest, comm.size)
-        grouped = ids[order]
-        counts = be.asnumpy(be.counts(dest, comm.size))
     first = int(vtxdist[comm.rank])
-    pieces = be.split(grouped, counts)
-    mine, pieces[comm.rank] = pieces[comm.rank], grouped[:0]
+    if not ascending:
+        to = ToOwners(comm, vtxdist, ids)
+        (asked,) = to.send(ids)
+        return to.reply(values[asked - first])
+    bounds = be.asnumpy(xp.searchsorted(ids, xp.asarray(vtxdist[1:-1])))
+    counts = np.diff(np.concatenate(([0], bounds, [len(ids)])))
+    pieces = be.split(ids, counts)
+    mine, pieces[comm.rank] = pieces[comm.rank], ids[:0]
     asked_counts = counts.copy()
     asked_counts[comm.rank] = 0
     asked = comm.alltoallv(pieces)
     answers = comm.alltoallv([values[a - first] for a in asked], asked_counts)
     answers[comm.rank] = values[mine - first]
-    got = xp.concatenate(answers)
-    if ascending:
-        return got
-    out = xp.empty(len(ids), dtype=values.dtype)
-    out[order] = got
-    return out
+    return xp.concatenate(answers)
 
 
 def by_owner(dest, size: int):
@@ -110,24 +102,60 @@ def by_owner(dest, size: int):
     return backend_of(dest).argsort_stable(dest.astype(np.uint8 if size <= 256 else np.int32))
 
 
-def send_to_owners(comm: Comm, vtxdist: np.ndarray, keys, *columns, order=None):
+def send_to_owners(comm: Comm, vtxdist: np.ndarray, keys, *columns):
     """The (key, columns...) rows sent to the owner of each key (a global id), in rank order
     of the senders and each sender's order; returns (keys, columns..., the row counts per
-    sender, host) at this rank (collective: one all-to-all of the rows packed as bytes).
-    ``order``: the rows by owner, stably (the caller's, where it keeps it)."""
-    be = backend_of(keys)
-    xp = be.xp
-    dest = owners(vtxdist, keys)
-    order = by_owner(dest, comm.size) if order is None else order
-    counts = be.asnumpy(be.counts(dest, comm.size))
-    arrays = (keys, *columns)
-    rows = _packed_rows(xp, arrays, order)
-    width = rows.shape[1]
-    got = comm.alltoallv(be.split(rows.reshape(-1), counts * width))
-    del rows
-    received = np.array([len(x) // width for x in got])
-    got = got[0] if len(got) == 1 else xp.concatenate(got)
-    return (*_unpacked_rows(xp, got.reshape(-1, width), [a.dtype for a in arrays]), received)
+    sender, host) at this rank (collective)."""
+    to = ToOwners(comm, vtxdist, keys)
+    return (*to.send(keys, *columns), to.received)
+
+
+class ToOwners:
+    """Rows sent to the ranks owning their keys (global ids), which may reply one value per
+    row. A rank's rows for itself stay where they are; the others go in one all-to-all, their
+    bytes packed row by row."""
+
+    def __init__(self, comm: Comm, vtxdist: np.ndarray, keys) -> None:
+        self.comm, self.be = comm, backend_of(keys)
+        dest = owners(vtxdist, keys)
+        self.mine = dest == comm.rank
+        away = self.be.xp.flatnonzero(~self.mine)
+        self.order = away[by_owner(dest[away], comm.size)]  # the others' rows, by owner
+        self.counts = self.be.asnumpy(self.be.counts(dest[away], comm.size))
+        self.received = None  # rows per sender, host, once sent
+
+    def send(self, *arrays) -> list:
+        """``arrays`` (one row each per key) at the keys' owners: the rows from every sender,
+        in rank order of the senders and each sender's order (collective)."""
+        comm, xp = self.comm, self.be.xp
+        rows = _packed_rows(xp, arrays, self.order)
+        width = rows.shape[1]
+        got = comm.alltoallv(self.be.split(rows.reshape(-1), self.counts * width))
+        del rows
+        own = [a[self.mine] for a in arrays]
+        self.received = np.array([len(x) // width for x in got], dtype=np.int64)
+        self.received[comm.rank] = len(own[0])
+        if not int(self.received.sum()) - len(own[0]):
+            return own
+        lower = int(self.received[:comm.rank].sum())
+        others = _unpacked_rows(xp, xp.concatenate(got).reshape(-1, width),
+                                [a.dtype for a in arrays])
+        return [xp.concatenate((o[:lower], m, o[lower:])) for o, m in zip(others, own,
+                                                                          strict=True)]
+
+    def reply(self, values):
+        """At each sender, the owners' ``values`` (one per row ``send`` delivered here, in
+        its order) for its own rows, in their order (collective)."""
+        comm, xp, received = self.comm, self.be.xp, self.received
+        lower = int(received[:comm.rank].sum())
+        wire = values.view(np.uint8) if values.dtype == np.bool_ else values
+        pieces = self.be.split(wire, received)
+        pieces[comm.rank] = wire[:0]
+        back = comm.alltoallv(pieces, self.counts)
+        out = xp.empty(len(self.mine), dtype=values.dtype)
+        out[self.mine] = values[lower:lower + int(received[comm.rank])]
+        out[self.order] = xp.concatenate(back).view(values.dtype)
+        return out
 
 
 def _packed_rows(xp, arrays: tuple, order):
@@ -203,16 +231,12 @@ def _sub_round(comm: Comm, lg: LocalGraph, g: DeviceGraph, cluster, cw, maxvwgt:
     bc = chosen.astype(np.int64) + first
     away = xp.flatnonzero(chosen >= n)
     bc[away] = others[chosen[away] - n]
-    # proposals to the targets' owners, approved there in id order, answered back in the
-    # order they were sent (by owner)
-    order = by_owner(owners(vtxdist, bc), comm.size)
-    target, ids, rating, w, counts = send_to_owners(comm, vtxdist, bc, bv + first, br,
-                                                    lg.vwgt[bv], order=order)
+    # proposals to the targets' owners, approved there in id order, answered back
+    proposals = ToOwners(comm, vtxdist, bc)
+    target, rating, w = proposals.send(bc, br, lg.vwgt[bv])
     accepted = approve_proposals(target, rating, w, cw[target - first], maxvwgt)
     xp.add.at(cw, target[accepted] - first, w[accepted])
-    answers = comm.alltoallv(be.split(accepted.astype(np.int64), counts))
-    ok = xp.empty(len(bv), dtype=bool)
-    ok[order] = xp.concatenate(answers).astype(bool) if answers else ok[:0]
+    ok = proposals.reply(accepted)
     movers, dest = bv[ok], bc[ok]
     old, _, left, _ = send_to_owners(comm, vtxdist, cluster[movers], movers,
                                      lg.vwgt[movers])
