@@ -41,8 +41,10 @@ def components(comm: Comm, lg: LocalGraph, part=None):
     at = xp.flatnonzero(lg.adjncy >= n)
     src = xp.searchsorted(lg.xadj, at, side="right") - 1
     ghost = lg.adjncy[at] - n
-    keep = own[src] == halo.exchange(comm, own)[ghost]
-    a, b = label[src[keep]], halo.exchange(comm, label)[ghost[keep]]
+    if part is not None:  # the cut entries within a part
+        keep = own[src] == halo.exchange(comm, own)[ghost]
+        src, ghost = src[keep], ghost[keep]
+    a, b = label[src], halo.exchange(comm, label)[ghost]
     others, b = be.unique_inverse(b)
     pairs = be.unique((a - halo.first) * len(others) + b)
     a = be.asnumpy(pairs // max(len(others), 1) + halo.first)

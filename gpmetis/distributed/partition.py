@@ -119,6 +119,9 @@ class DistributedRun:
         self.comm, self.piece = comm, piece
         self.running = True  # the ranks serve rank 0's calls until the run ends
         self._views: dict[str, LocalGraph] = {}
+        # the last multilevel run's part: this rank's share (the engine's backend), and the
+        # whole one at rank 0 (host), so that asking for its state or metrics sends nothing
+        self._last: tuple = (None, None)
         self.handlers = {"whole": self._whole, "multilevel": self.serve, "state": self._state,
                          "metrics": self._metrics, "ncomponents": self._ncomponents,
                          "components": self._components}
@@ -135,7 +138,7 @@ class DistributedRun:
         """The run has ended: the local views go (the result's graph keeps this run), and
         rank 0 may gather no more."""
         self.running = False
-        self._views = {}
+        self._views, self._last = {}, (None, None)
 
     def whole(self) -> Graph:
         """The whole graph, gathered at rank 0 (which calls) during the run."""
@@ -159,7 +162,9 @@ class DistributedRun:
         local = self.local(engine)
         part = multilevel_partition(self.comm, self.piece, balance, options, tpwgts, seed,
                                     engine, local=local)
-        return self.comm.gatherv(part)
+        whole = self.comm.gatherv(part)
+        self._last = (part, whole)
+        return whole
 
     def state(self, part, nparts: int, engine: str) -> tuple[int, np.ndarray]:
         """(edgecut, part weights) of the whole ``part`` (rank 0's, which calls)."""
@@ -189,7 +194,13 @@ class DistributedRun:
             self.comm.abort(f"gpmetis: error: {exc}", error=exc)
 
     def _share(self, part, be) -> object:
-        """This rank's vertices' parts of rank 0's whole ``part`` (None elsewhere)."""
+        """This rank's vertices' parts of rank 0's whole ``part`` (None elsewhere): the last
+        multilevel run's share where ``part`` is that run's partition, else scattered."""
+        mine, whole = self._last
+        last = self.comm.bcast(None if part is None else (
+            whole is not None and np.array_equal(be.asnumpy(part), whole)))
+        if last:
+            return mine
         whole = None if part is None else be.asnumpy(part)
         return be.upload(self.comm.scatterv(whole, np.diff(self.piece.vtxdist), np.int32),
                          np.int32)
