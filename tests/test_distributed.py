@@ -220,15 +220,31 @@ def test_gpmetis_under_mpiexec_reads_matrix_market_in_byte_ranges(tmp_path):
     assert np.array_equal(part, partition(read_graph(graph), 8, engine="cpu").part)
 
 
-def test_bad_input_under_mpiexec_one_message_exit_1(tmp_path):
+@pytest.mark.parametrize(("text", "message"), [
+    ("3 2\n2\n1 3\n9\n", ":4: vertex 3: neighbour 9 is out of range"),
+    (READ_FILES["asym.graph"], ":6: vertex 3 lists neighbour 4, but vertex 4 does not list 3"),
+    (READ_FILES["mismatch.graph"], ":4: edge 2-3 has weight 4 but edge 3-2 has weight 6"),
+])
+def test_bad_input_under_mpiexec_one_message_exit_1(tmp_path, text, message):
     graph = tmp_path / "bad.graph"
-    graph.write_text("3 2\n2\n1 3\n9\n")
+    graph.write_text(text)
     done = mpiexec(3, sys.executable, "-m", "cli.main", str(graph), "2", "-engine=cpu",
                    cwd=HERE.parent)
     assert done.returncode == 1
     assert done.stderr.count("gpmetis: error:") == 1
-    assert f"{graph}:4: vertex 3: neighbour 9 is out of range" in done.stderr
+    assert f"{graph}{message}" in done.stderr
     assert not list(tmp_path.glob("bad.graph.part.*"))
+
+
+def test_warnings_under_mpiexec_come_once_with_their_lines(tmp_path):
+    graph = tmp_path / "loops.graph"
+    graph.write_text(READ_FILES["loops.graph"])
+    done = mpiexec(2, sys.executable, "-m", "cli.main", str(graph), "2", "-engine=cpu",
+                   cwd=HERE.parent)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("gpmetis: warning:") == 2
+    assert f"{graph}:3: vertex 1 lists itself as a neighbour; dropped 2 self loops" in done.stderr
+    assert "#Vertices: 3, #Edges: 2" in done.stdout
 
 
 def test_a_killed_rank_ends_the_run_without_a_part_file(tmp_path):

@@ -261,11 +261,19 @@ def _inner_asymmetry(piece: DistGraph, cut: np.ndarray, rows: np.ndarray,
     xadj = np.zeros(len(piece.xadj), np.int64)
     np.cumsum(np.diff(piece.xadj) - np.bincount(rows, minlength=piece.nlocal), out=xadj[1:])
     a, w = piece.adjncy, piece.adjwgt
+    keep = None
     if len(cut):
         keep = np.ones(len(a), bool)
         keep[cut] = False
-        a, w = a[keep], None if w is None else w[keep]
-    adj = (a - first).astype(np.int32)
+        w = None if w is None else w[keep]
+    # the inner entries' local ids, a chunk at a time: no int64 copy of the adjacency
+    adj = np.empty(len(a) - len(cut), np.int32)
+    at = 0
+    for e0 in range(0, len(a), _CHUNK):
+        inner = a[e0:e0 + _CHUNK] if keep is None else a[e0:e0 + _CHUNK][keep[e0:e0 + _CHUNK]]
+        adj[at:at + len(inner)] = inner - first
+        at += len(inner)
+    del keep
     scan = RowScan(xadj, adj, w)
     if scan.unsorted:  # scan a copy whose rows are sorted
         del scan
