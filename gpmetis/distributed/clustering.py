@@ -22,7 +22,7 @@ from gpmetis.context import CoarseningContext
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.distributed.comm import Comm
 from gpmetis.distributed.dgraph import DistGraph
-from gpmetis.distributed.halo import Halo, owners
+from gpmetis.distributed.halo import Halo, owners, packed_rows, unpacked_rows
 
 
 @dataclass
@@ -128,7 +128,7 @@ class ToOwners:
         """``arrays`` (one row each per key) at the keys' owners: the rows from every sender,
         in rank order of the senders and each sender's order (collective)."""
         comm, xp = self.comm, self.be.xp
-        rows = _packed_rows(xp, arrays, self.order)
+        rows = packed_rows(xp, arrays, self.order)
         width = rows.shape[1]
         got = comm.alltoallv(self.be.split(rows.reshape(-1), self.counts * width))
         del rows
@@ -138,7 +138,7 @@ class ToOwners:
         if not int(self.received.sum()) - len(own[0]):
             return own
         lower = int(self.received[:comm.rank].sum())
-        others = _unpacked_rows(xp, xp.concatenate(got).reshape(-1, width),
+        others = unpacked_rows(xp, xp.concatenate(got).reshape(-1, width),
                                 [a.dtype for a in arrays])
         return [xp.concatenate((o[:lower], m, o[lower:])) for o, m in zip(others, own,
                                                                           strict=True)]
@@ -156,28 +156,6 @@ class ToOwners:
         out[self.mine] = values[lower:lower + int(received[comm.rank])]
         out[self.order] = xp.concatenate(back).view(values.dtype)
         return out
-
-
-def _packed_rows(xp, arrays: tuple, order):
-    """The 1-D ``arrays`` (one length), taken in ``order``, as the rows of one uint8 matrix:
-    column after column of their bytes."""
-    sizes = [a.dtype.itemsize for a in arrays]
-    rows = xp.empty((len(order), sum(sizes)), dtype=np.uint8)
-    at = 0
-    for a, size in zip(arrays, sizes, strict=True):
-        rows[:, at:at + size] = a[order].view(np.uint8).reshape(len(order), size)
-        at += size
-    return rows
-
-
-def _unpacked_rows(xp, rows, dtypes: list) -> list:
-    """The arrays ``_packed_rows`` packed into ``rows``, of ``dtypes``."""
-    out, at = [], 0
-    for dtype in dtypes:
-        size = np.dtype(dtype).itemsize
-        out.append(xp.ascontiguousarray(rows[:, at:at + size]).view(dtype).reshape(-1))
-        at += size
-    return out
 
 
 def lp_clustering(comm: Comm, lg: LocalGraph, maxvwgt: int, seed: int,

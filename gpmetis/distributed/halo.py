@@ -98,6 +98,19 @@ class Halo:
         ghosts, low = self.exchange(comm, values), self.nlow
         return backend_of(values).xp.concatenate((ghosts[:low], values, ghosts[low:]))
 
+    def laid_out_columns(self, comm: Comm, *columns) -> list:
+        """``laid_out`` of each of ``columns`` (one value per local vertex each, any dtypes),
+        in one exchange: their bytes travel packed row by row."""
+        xp, low = backend_of(columns[0]).xp, self.nlow
+        rows = packed_rows(xp, columns)
+        width = rows.shape[1]
+        got = comm.alltoallv([rows[ids].reshape(-1) for ids in self.send],
+                             self.ghost_counts * width)
+        ghosts = unpacked_rows(xp, (xp.concatenate(got) if got else rows[:0]).reshape(-1, width),
+                               [c.dtype for c in columns])
+        return [xp.concatenate((g[:low], c, g[low:])) for g, c in zip(ghosts, columns,
+                                                                      strict=True)]
+
     def ordered_ids(self, adjncy):
         """The local adjacency ``adjncy`` (``build``'s ids, int32) renumbered into
         ``laid_out``'s layout, where comparing two ids compares the global ones (int32;
@@ -111,3 +124,27 @@ class Halo:
         ghost = adjncy[at]
         ordered[at] = xp.where(ghost < n + low, ghost - np.int32(n), ghost)
         return ordered
+
+
+def packed_rows(xp, arrays, order=None):
+    """The 1-D ``arrays`` (one length; taken in ``order`` where given) as the rows of one
+    uint8 matrix: column after column of their bytes."""
+    n = len(arrays[0]) if order is None else len(order)
+    sizes = [a.dtype.itemsize for a in arrays]
+    rows = xp.empty((n, sum(sizes)), dtype=np.uint8)
+    at = 0
+    for a, size in zip(arrays, sizes, strict=True):
+        column = xp.ascontiguousarray(a if order is None else a[order])
+        rows[:, at:at + size] = column.view(np.uint8).reshape(n, size)
+        at += size
+    return rows
+
+
+def unpacked_rows(xp, rows, dtypes: list) -> list:
+    """The arrays ``packed_rows`` packed into ``rows``, of ``dtypes``."""
+    out, at = [], 0
+    for dtype in dtypes:
+        size = np.dtype(dtype).itemsize
+        out.append(xp.ascontiguousarray(rows[:, at:at + size]).view(dtype).reshape(-1))
+        at += size
+    return out

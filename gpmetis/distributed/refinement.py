@@ -5,8 +5,9 @@ The host loop (``refinement/loop.py``) runs unchanged on every rank with these s
 scores are all-reduced, so every rank takes the same branch. A rank runs the single-process
 steps' kernels (``best_moves``, ``afterburner``, ``state_sums``) on a graph of its rows and an
 empty row per ghost, laid out in global id order (``Halo.ordered_ids``), so that their ties
-by vertex id are the global ones. Each step refreshes the ghosts' parts, and the moves'
-destinations and gains before the afterburner. The per-part selections (``cap_inflow``,
+by vertex id are the global ones. Each step refreshes the ghosts' parts (the step after a
+score takes the score's), and the moves' destinations and gains, in one exchange, before the
+afterburner. The per-part selections (``cap_inflow``,
 ``rebalance_moves``) run on the rank's vertices, which they place among all by their ids, and
 sum their histograms over the ranks (``VertexOrder``)."""
 
@@ -49,12 +50,22 @@ class DistJetSteps:
         self.rows = DeviceGraph(be, lg.xadj, g.adjncy, g.adjwgt, vwgt[self.own])  # own rows
         self.locked = xp.zeros(low + n + high, dtype=np.uint8)
         self.order = VertexOrder(int(halo.vtxdist[-1]), halo.first, comm.allreduce_sum)
+        self.scored = (None, None)  # (the part score laid out last, that layout)
 
     def _laid_out(self, values):
         return self.lg.halo.laid_out(self.comm, values)
 
+    def _laid_out_part(self, part):
+        """``part`` laid out; the step after ``score`` takes the part it laid out (the loop
+        changes no part in place)."""
+        scored, ends = self.scored
+        self.scored = (None, None)
+        return ends if scored is part else self._laid_out(part)
+
     def score(self, part):
-        sums = state_sums(self.be, self.g, self._laid_out(part), self.balance.nparts)
+        ends = self._laid_out(part)
+        self.scored = (part, ends)
+        sums = state_sums(self.be, self.g, ends, self.balance.nparts)
         total = self.comm.allreduce_sum(sums)
         pw = total[1:]
         excess = int(np.maximum(pw - self.balance.limits[0], 0).sum())
@@ -62,12 +73,12 @@ class DistJetSteps:
 
     def propagate(self, part, locked, pwgts, loose: bool):
         own, be = self.own, self.be
-        ends = self._laid_out(part)
+        ends = self._laid_out_part(part)
         self.locked[own] = locked
         request = MoveRequest(0, self.locked, self.c_num, self.c_den,
                               nparts=self.balance.nparts)
         dest, gain = best_moves(be, self.g, ends, request)
-        dest, gain = self._laid_out(dest[own]), self._laid_out(gain[own])
+        dest, gain = self.lg.halo.laid_out_columns(self.comm, dest[own], gain[own])
         _, moved = afterburner(be, self.g, ends, dest, gain, request)
         locked, part = cap_inflow(be, self.rows, part, moved[own], gain[own],
                                   self.balance.limits[0], pwgts, loose=loose,
@@ -80,7 +91,7 @@ class DistJetSteps:
         if not (room < 0).any():
             return part
         request = MoveRequest(1, room=be.asarray(room), nparts=balance.nparts)
-        dest, gain = best_moves(be, self.g, self._laid_out(part), request)
+        dest, gain = best_moves(be, self.g, self._laid_out_part(part), request)
         return rebalance_moves(be, self.rows, part, room, dest[own], gain[own],
                                balance.group_size, self.order)
 
