@@ -399,7 +399,7 @@ def bad_piece() -> None:
 
 def validate_pieces() -> None:
     """Pieces with each fault ``Graph.from_csr`` names, and self loops and repeats: one
-    process's message, warnings, canonical graph and totals."""
+    process's message, warnings, canonical graph and totals, by either symmetry check."""
     comm = Comm.world()
     path = ([0, 1, 3, 5, 7, 9, 10], [1, 0, 2, 1, 3, 2, 4, 3, 5, 4])  # 0-1-2-3-4-5
     weights = [1, 1, 2, 2, 3, 3, 4, 4, 5, 5]
@@ -428,7 +428,13 @@ def validate_pieces() -> None:
             adjncy[e] = (adjncy[e] + 1 + k) % graph.nvtxs
         cases.append(((graph.xadj, adjncy), {"adjwgt": adjwgt,
                                              "vwgt": rng.integers(0, 9, (graph.nvtxs, 2))}))
-    for i, ((xadj, adjncy), weights) in enumerate(cases):
+    import gpmetis.distributed.validation as dist_validation
+
+    memory = dist_validation.available_memory
+    # with memory to spare, one process's scan; with none, the binary searches of sorted rows
+    runs = [(scarce, i, case) for scarce in (False, True) for i, case in enumerate(cases)]
+    for scarce, i, ((xadj, adjncy), weights) in runs:
+        dist_validation.available_memory = (lambda: 0) if scarce else memory
         xadj, adjncy = np.asarray(xadj), np.asarray(adjncy)
         weights = {k: np.asarray(v) for k, v in weights.items()}
         vtxdist = np.linspace(0, len(xadj) - 1, comm.size + 1).astype(np.int64)
@@ -439,9 +445,10 @@ def validate_pieces() -> None:
             weights["vwgt"][lo:hi] if "vwgt" in weights else None,
             weights["adjwgt"][entries] if "adjwgt" in weights else None,
             weights["vsize"][lo:hi] if "vsize" in weights else None)
-        same_as_one(comm, f"case {i}", piece_of, functools.partial(
+        same_as_one(comm, f"case {i} (no memory: {scarce})", piece_of, functools.partial(
             Graph.from_csr, xadj, adjncy, weights.get("vwgt"), weights.get("adjwgt"),
             vsize=weights.get("vsize")))
+    dist_validation.available_memory = memory
 
 
 def killed(graphfile: str) -> None:

@@ -4,9 +4,11 @@ fault gives one process's message, the warnings are one process's, and each rank
 rows one process keeps. No rank holds more than its piece and the reverse of its cut entries.
 
 The symmetry check: a rank's entries between its own vertices are checked by one process's
-scan (``validation.RowScan``, threaded); each cut entry u -> v is sent, reversed, to the rank
-owning v, which compares them with its own cut entries as sorted keys u * n + v. The first
-fault is the least (vertex, neighbour) over the ranks, as the single-process check reports it.
+scan (``validation.RowScan``, threaded) where its arrays fit in memory, else (rows sorted) by
+a binary search of each entry's reverse in its neighbour's row, a chunk at a time in bounded
+memory; each cut entry u -> v is sent, reversed, to the rank owning v, which compares them
+with its own cut entries as sorted keys u * n + v. The first fault is the least (vertex,
+neighbour) over the ranks, as the single-process check reports it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import numpy as np
 from gpmetis.distributed.comm import Comm
 from gpmetis.distributed.dgraph import DistGraph
 from gpmetis.errors import InputError
+from gpmetis.io.source import available_memory
 from gpmetis.validation import (
     RowScan,
     WeightTotals,
@@ -32,6 +35,7 @@ from gpmetis.validation import (
 
 INT32_MAX = np.iinfo(np.int32).max
 _CHUNK = 1 << 22  # entries whose rows are sorted at a time
+SCAN_ENTRY_BYTES = 17  # RowScan's three int32 splits, the local id and the inner mask
 
 
 @dataclass(frozen=True)
@@ -69,8 +73,8 @@ def validate(comm: Comm, piece: DistGraph) -> tuple[DistGraph, Shape]:
         raise where.error(None, f"vwgt must have shape (n, ncon) with n = {n}: the ranks give "
                                 f"{sorted(ncons)} constraints")
     _check_signs(comm, where, piece, first)
-    piece, warnings = _canonical(comm, where, piece, first)
-    comm.agree(_asymmetry(comm, where, piece, n))
+    piece, warnings, ascending = _canonical(comm, where, piece, first)
+    comm.agree(_asymmetry(comm, where, piece, n, ascending))
     shape = _shape(comm, piece, n, ncons.pop() if ncons else 1, tuple(warnings))
     check_weight_totals(shape.weight_totals, where.path)
     return piece, shape
@@ -142,10 +146,10 @@ def _check_signs(comm: Comm, where: Where, piece: DistGraph, first: int) -> None
 
 
 def _canonical(comm: Comm, where: Where, piece: DistGraph, first: int
-               ) -> tuple[DistGraph, list[str]]:
-    """The piece without self loops and repeated neighbours (the first of each kept), and one
-    process's warnings about them."""
-    drop = _drops(piece, first)
+               ) -> tuple[DistGraph, list[str], bool]:
+    """(the piece without self loops and repeated neighbours (the first of each kept), one
+    process's warnings about them, whether its rows are sorted)."""
+    drop, ascending = _drops(piece, first)
     found = _first_drops(where, piece, first, drop)
     found = comm.allgather_objects(found)
     warnings = []
@@ -164,44 +168,57 @@ def _canonical(comm: Comm, where: Where, piece: DistGraph, first: int
                          f"dropped {k} repeated entr{'ies' if k > 1 else 'y'} (kept the first "
                          "of each)"))
     if drop is None:
-        return piece, warnings
+        return piece, warnings, ascending
     keep = ~drop
     rows = np.searchsorted(piece.xadj, np.flatnonzero(drop), side="right") - 1
     xadj = np.zeros(len(piece.xadj), np.int64)
     np.cumsum(np.diff(piece.xadj) - np.bincount(rows, minlength=piece.nlocal), out=xadj[1:])
     return replace(piece, xadj=xadj, adjncy=piece.adjncy[keep],
-                   adjwgt=None if piece.adjwgt is None else piece.adjwgt[keep]), warnings
+                   adjwgt=None if piece.adjwgt is None else piece.adjwgt[keep]), warnings, \
+        ascending
 
 
-def _drops(piece: DistGraph, first: int) -> np.ndarray | None:
-    """The entries to drop (file order): self loops and each repeated neighbour but the first
-    in its row; None where there are none. A chunk of rows at a time, on threads; a chunk
-    whose rows are sorted and loop-free is only read."""
+def _row_chunks(piece: DistGraph) -> np.ndarray:
+    """Row bounds cutting the piece into chunks of about _CHUNK entries (whole rows)."""
+    xadj = piece.xadj
+    return np.unique(np.concatenate([np.searchsorted(xadj, np.arange(0, len(piece.adjncy),
+                                                                     _CHUNK), side="right") - 1,
+                                     [0, piece.nlocal]]))
+
+
+def _drops(piece: DistGraph, first: int) -> tuple[np.ndarray | None, bool]:
+    """(the entries to drop (file order): self loops and each repeated neighbour but the first
+    in its row, None where there are none; whether every row lists its neighbours in
+    increasing order, as it will without them). A chunk of rows at a time, on threads; a
+    chunk whose rows are sorted and loop-free is only read."""
     xadj, a, n = piece.xadj, piece.adjncy, int(piece.vtxdist[-1])
-    cuts = np.unique(np.concatenate([np.searchsorted(xadj, np.arange(0, len(a), _CHUNK),
-                                                     side="right") - 1, [0, piece.nlocal]]))
+    cuts = _row_chunks(piece)
 
-    def chunk(k: int) -> np.ndarray | None:
+    def chunk(k: int) -> tuple[np.ndarray | None, bool]:
         r0, r1 = int(cuts[k]), int(cuts[k + 1])
         e0, e1 = int(xadj[r0]), int(xadj[r1])
         rows = np.repeat(np.arange(r1 - r0, dtype=np.int64), np.diff(xadj[r0:r1 + 1]))
         s = a[e0:e1]
         loops = s == rows + (first + r0)
-        if not loops.any() and not ((s[1:] <= s[:-1]) & (rows[1:] == rows[:-1])).any():
-            return None
+        same_row = rows[1:] == rows[:-1]
+        ascending = not ((s[1:] < s[:-1]) & same_row).any()
+        if not loops.any() and not ((s[1:] == s[:-1]) & same_row).any():
+            return None, ascending
         key = rows * n + s
         order = np.argsort(key, kind="stable")
         key = key[order]
         repeats = np.zeros(len(s), bool)
         repeats[order[1:]] = key[1:] == key[:-1]
-        return np.flatnonzero(loops | repeats) + e0
+        return np.flatnonzero(loops | repeats) + e0, ascending
 
-    found = [h for h in in_threads(chunk, len(cuts) - 1) if h is not None and len(h)]
+    chunks = in_threads(chunk, len(cuts) - 1)
+    ascending = all(c[1] for c in chunks)
+    found = [c[0] for c in chunks if c[0] is not None and len(c[0])]
     if not found:
-        return None
+        return None, ascending
     drop = np.zeros(len(a), bool)
     drop[np.concatenate(found)] = True
-    return drop
+    return drop, ascending
 
 
 def _first_drops(where: Where, piece: DistGraph, first: int, drop: np.ndarray | None):
@@ -227,10 +244,12 @@ def _warning(where: Where, line: int | None, message: str) -> str:
     return f"{where.path}:{line}: {message}" if line is not None else f"{where.path}: {message}"
 
 
-def _asymmetry(comm: Comm, where: Where, piece: DistGraph, n: int) -> InputError | None:
+def _asymmetry(comm: Comm, where: Where, piece: DistGraph, n: int,
+               ascending: bool) -> InputError | None:
     """The error at the least (vertex, neighbour) where an entry lacks its reverse or the two
-    weigh differently, raised by the rank owning that vertex; None elsewhere."""
-    reports = [r for r in comm.allgather_objects(_first_asymmetry(comm, piece, n))
+    weigh differently, raised by the rank owning that vertex; None elsewhere. ``ascending``:
+    this rank's rows are sorted."""
+    reports = [r for r in comm.allgather_objects(_first_asymmetry(comm, piece, n, ascending))
                if r is not None]
     if not reports:
         return None
@@ -243,14 +262,67 @@ def _asymmetry(comm: Comm, where: Where, piece: DistGraph, n: int) -> InputError
 Report = tuple[int, int, int | None, int | None]  # RowScan.first_asymmetric_entry's
 
 
-def _first_asymmetry(comm: Comm, piece: DistGraph, n: int) -> Report | None:
-    """This rank's least report (global ids): among the entries between its own vertices and
-    among its cut entries and those naming its vertices. Collective."""
+def _first_asymmetry(comm: Comm, piece: DistGraph, n: int, ascending: bool) -> Report | None:
+    """This rank's least report (global ids): among the entries between its own vertices (by
+    one process's scan where its arrays fit in memory or the rows are not sorted, else by
+    binary searches) and among its cut entries and those naming its vertices. Collective."""
     first, nlocal, a = int(piece.vtxdist[comm.rank]), piece.nlocal, piece.adjncy
     cut = np.flatnonzero((a < first) | (a >= first + nlocal))
     rows = np.searchsorted(piece.xadj, cut, side="right") - 1  # the cut entries' rows
-    found = [r for r in (_inner_asymmetry(piece, cut, rows, first),
-                         _cut_asymmetry(comm, piece, cut, first + rows, n)) if r is not None]
+    scan = not ascending or _scan_fits(comm, len(a) - len(cut), piece.adjwgt is not None)
+    inner = (_inner_asymmetry(piece, cut, rows, first) if scan
+             else _searched_asymmetry(piece, first, n))
+    found = [r for r in (inner, _cut_asymmetry(comm, piece, cut, first + rows, n))
+             if r is not None]
+    return min(found, key=lambda r: r[:2]) if found else None
+
+
+def _scan_fits(comm: Comm, inner: int, weighted: bool) -> bool:
+    """Whether ``RowScan``'s arrays for ``inner`` entries (its splits and the entries' local
+    ids; their weights twice) fit in this rank's part of the memory left (every rank counted
+    on this host)."""
+    return inner * (SCAN_ENTRY_BYTES + 24 * weighted) * comm.size <= available_memory()
+
+
+def _searched_asymmetry(piece: DistGraph, first: int, n: int) -> Report | None:
+    """The least report among the entries between the rank's own vertices, whose rows are
+    sorted: each entry u -> v finds u in row v by a binary search, and its weight there. A
+    chunk of entries at a time, on threads: nothing is held beyond a chunk's arrays."""
+    xadj, a, w, nlocal = piece.xadj, piece.adjncy, piece.adjwgt, piece.nlocal
+    cuts = _row_chunks(piece)
+    last = max(len(a) - 1, 0)
+
+    def chunk(k: int) -> Report | None:
+        r0, r1 = int(cuts[k]), int(cuts[k + 1])
+        e0, e1 = int(xadj[r0]), int(xadj[r1])
+        u = np.repeat(np.arange(first + r0, first + r1, dtype=np.int64),
+                      np.diff(xadj[r0:r1 + 1]))
+        v = a[e0:e1]
+        at = np.flatnonzero((v >= first) & (v < first + nlocal)) + e0  # inner entries
+        u, v = u[at - e0], a[at]
+        lo, end = xadj[v - first], xadj[v - first + 1]
+        hi = end.copy()
+        while (lo < hi).any():
+            mid = np.minimum((lo + hi) // 2, last)
+            less = a[mid] < u
+            lo, hi = np.where(less & (lo < hi), mid + 1, lo), np.where(less, hi, mid)
+        lo = np.minimum(lo, last)
+        found = (lo < end) & (a[lo] == u)
+        reports = []
+        if not found.all():  # u lists v, v does not list u: the first in row order
+            i = int(np.flatnonzero(~found)[0])
+            reports.append((int(u[i]), int(v[i]), None, None))
+        if w is not None:
+            differ = np.flatnonzero(found & (w[lo] != w[at]))
+            if len(differ):
+                low, high = np.minimum(u[differ], v[differ]), np.maximum(u[differ], v[differ])
+                i = int(np.argmin(low * n + high))
+                wu, wv = int(w[at[differ[i]]]), int(w[lo[differ[i]]])
+                reports.append((int(low[i]), int(high[i]),
+                                *((wu, wv) if u[differ[i]] < v[differ[i]] else (wv, wu))))
+        return min(reports, key=lambda r: r[:2]) if reports else None
+
+    found = [r for r in in_threads(chunk, len(cuts) - 1) if r is not None]
     return min(found, key=lambda r: r[:2]) if found else None
 
 
