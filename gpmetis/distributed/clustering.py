@@ -37,6 +37,7 @@ class LocalGraph:
     adjwgt: object
     vwgt: object
     halo: Halo
+    unit_adjwgt: bool = False  # every edge weight is 1: the array can be dropped and rebuilt
 
     @classmethod
     def of(cls, comm: Comm, piece: DistGraph, be: Backend | None = None) -> LocalGraph:
@@ -49,7 +50,18 @@ class LocalGraph:
                   else be.array(piece.adjwgt, np.int32))
         vwgt = (xp.ones(piece.nlocal, np.int32) if piece.vwgt is None
                 else be.array(piece.vwgt[:, 0], np.int32))
-        return cls(be.array(piece.xadj, np.int64), adjncy, adjwgt, vwgt, halo)
+        return cls(be.array(piece.xadj, np.int64), adjncy, adjwgt, vwgt, halo,
+                   unit_adjwgt=piece.adjwgt is None)
+
+    def drop_unit_adjwgt(self) -> None:
+        """Free the edge weights where they are all ones (``reload`` makes them again)."""
+        if self.unit_adjwgt:
+            self.adjwgt = None
+
+    def reload(self) -> None:
+        """The unit edge weights ``drop_unit_adjwgt`` freed, made again."""
+        if self.adjwgt is None:
+            self.adjwgt = self.be.xp.ones(len(self.adjncy), dtype=np.int32)
 
     def with_ghost_rows(self) -> DeviceGraph:
         """One process's graph of the rank's rows plus an empty, weightless row per ghost:

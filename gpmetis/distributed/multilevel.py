@@ -72,6 +72,7 @@ def multilevel_partition(comm: Comm, piece: DistGraph, balance: Balance, options
         levels[depth + 1].local = level.cmap = None
         if depth == 0:
             be.release_free_memory()  # the finest level's arrays from fresh blocks, not fragments
+        level.local.reload()
         part, _ = refine(comm, level.local, part, balance, context=context.refinement,
                          finest=depth == 0, patience=patience)
     return _fill_empty(comm, be, piece, part, nparts)
@@ -105,6 +106,8 @@ def _coarsen_pieces(comm: Comm, be: Backend, piece: DistGraph, target: int, seed
         levels[-1].cmap = cmap
         levels.append(DistLevel(np.asarray(cvtxdist, dtype=np.int64),
                                 contract(comm, levels[-1].local, cmap, cvtxdist)))
+        # the finer level's unit edge weights are read again by its refinement only
+        levels[-2].local.drop_unit_adjwgt()
     return levels, piece if len(levels) == 1 else levels[-1].local.piece(), maxvwgt
 
 

@@ -156,13 +156,13 @@ def _canonical(comm: Comm, where: Where, piece: DistGraph, first: int
     loops = [f[0] for f in found if f[0] is not None]
     if loops:
         v, line, _ = loops[0]
-        k = sum(f[0][2] for f in found if f[0] is not None)
+        k = sum(f[2] for f in loops)
         warnings.append(_warning(where, line, f"{where.vertex(v)} lists itself as a neighbour; "
                                               f"dropped {k} self loop{'s' if k > 1 else ''}"))
     repeats = [f[1] for f in found if f[1] is not None]
     if repeats:
         v, line, u = repeats[0][:3]
-        k = sum(f[1][3] for f in found if f[1] is not None)
+        k = sum(f[3] for f in repeats)
         warnings.append(_warning(
             where, line, f"{where.vertex(v)} lists neighbour {where.id(u)} more than once; "
                          f"dropped {k} repeated entr{'ies' if k > 1 else 'y'} (kept the first "
@@ -173,9 +173,9 @@ def _canonical(comm: Comm, where: Where, piece: DistGraph, first: int
     rows = np.searchsorted(piece.xadj, np.flatnonzero(drop), side="right") - 1
     xadj = np.zeros(len(piece.xadj), np.int64)
     np.cumsum(np.diff(piece.xadj) - np.bincount(rows, minlength=piece.nlocal), out=xadj[1:])
-    return replace(piece, xadj=xadj, adjncy=piece.adjncy[keep],
-                   adjwgt=None if piece.adjwgt is None else piece.adjwgt[keep]), warnings, \
-        ascending
+    kept = replace(piece, xadj=xadj, adjncy=piece.adjncy[keep],
+                   adjwgt=None if piece.adjwgt is None else piece.adjwgt[keep])
+    return kept, warnings, ascending
 
 
 def _row_chunks(piece: DistGraph) -> np.ndarray:
