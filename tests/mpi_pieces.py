@@ -45,6 +45,7 @@ from gpmetis.distributed.halo import Halo  # noqa: E402
 from gpmetis.distributed.validation import validate  # noqa: E402
 from gpmetis.errors import GpmetisError  # noqa: E402
 from gpmetis.graph import Graph  # noqa: E402
+from gpmetis.partitioning.driver import partition as gpmetis_partition  # noqa: E402
 
 # (graph, nparts, options): modes and constraint counts whose part must not depend on the ranks
 CASES = [
@@ -386,15 +387,24 @@ def nccl(name: str) -> None:
 
 
 def bad_piece() -> None:
+    """A piece of the wrong shape or type at rank 1: every rank ends with its message."""
     comm = Comm.world()
     piece = DistGraph.scatter(comm, load_fixture("add20") if comm.root else None)
-    xadj = piece.xadj[:-1] if comm.rank == 1 else piece.xadj
-    try:
-        partition_distributed(piece.vtxdist, xadj, piece.adjncy, 4, comm=comm, engine="cpu")
-    except GpmetisError as exc:
-        check("(rank 1): xadj must hold" in str(exc), f"message {exc}")
-        return
-    check(False, "no rank may go on")
+    ones = np.ones((piece.nlocal + (comm.rank == 1), 1), np.int64)
+    faults = [({"xadj": piece.xadj[:-1]}, "(rank 1): xadj must hold"),
+              ({"vwgt": ones}, "(rank 1): vwgt must have shape"),
+              ({"adjncy": piece.adjncy.astype(np.float64)}, "(rank 1): adjncy must hold integers")]
+    for fault, message in faults:
+        arrays = {"xadj": piece.xadj, "adjncy": piece.adjncy,
+                  "vwgt": ones[:piece.nlocal] if "vwgt" in fault else None}
+        if comm.rank == 1:
+            arrays.update(fault)
+        try:
+            partition_distributed(piece.vtxdist, arrays["xadj"], arrays["adjncy"], 4,
+                                  vwgt=arrays["vwgt"], comm=comm, engine="cpu")
+            check(False, "no rank may go on")
+        except GpmetisError as exc:
+            check(message in str(exc), f"message {exc}")
 
 
 def validate_pieces() -> None:
@@ -416,6 +426,8 @@ def validate_pieces() -> None:
         (([0, 2, 5, 7, 10, 12, 13], [1, 0, 0, 2, 0, 1, 3, 2, 4, 4, 3, 5, 4]), {}),
         (([0, 3, 5, 7, 10, 12, 13], [1, 1, 0, 0, 2, 1, 3, 2, 4, 4, 3, 5, 4]),
          {"adjwgt": [2, 2, 7, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1]}),
+        (([0, 3, 4, 4], [1, 2, 1, 0]), {}),  # a repeat apart in its row; 0 -> 2 one way
+        (([0, 3, 4, 5], [1, 2, 1, 0, 0]), {}),  # the repeat another rank's vertex
     ]
     rng = np.random.default_rng(7)
     for k in range(4):  # a weighted random graph; a changed weight; a moved entry
@@ -449,6 +461,19 @@ def validate_pieces() -> None:
             Graph.from_csr, xadj, adjncy, weights.get("vwgt"), weights.get("adjwgt"),
             vsize=weights.get("vsize")))
     dist_validation.available_memory = memory
+    if comm.size > 1:  # rank 0 without vertices, its weights flat (ParMETIS's): ncon 2
+        path = case_graph("add20")
+        vwgt = np.arange(2 * path.nvtxs, dtype=np.int64).reshape(-1, 2) % 5
+        vtxdist = np.linspace(0, path.nvtxs, comm.size).astype(np.int64)
+        vtxdist = np.concatenate(([0], vtxdist))
+        lo, hi = vtxdist[comm.rank], vtxdist[comm.rank + 1]
+        out = partition_distributed(vtxdist, path.xadj[lo:hi + 1] - path.xadj[lo],
+                                    path.adjncy[path.xadj[lo]:path.xadj[hi]], 4,
+                                    vwgt=vwgt[lo:hi].ravel(), comm=comm, engine="cpu")
+        if comm.root:
+            one = gpmetis_partition(Graph.from_csr(path.xadj, path.adjncy, vwgt), 4,
+                                    engine="cpu")
+            check(np.array_equal(out.result.part, one.part), "an empty rank's flat vwgt")
 
 
 def killed(graphfile: str) -> None:

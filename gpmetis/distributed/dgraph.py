@@ -56,24 +56,29 @@ class DistGraph:
         if vtxdist.shape != (comm.size + 1,) or vtxdist[0] != 0 or (np.diff(vtxdist) < 0).any():
             raise InputError(where, f"vtxdist must be {comm.size + 1} increasing offsets from 0")
         nlocal = int(vtxdist[comm.rank + 1] - vtxdist[comm.rank])
-        xadj = np.asarray(xadj, dtype=np.int64)
+        xadj = _integers(xadj, "xadj", where)
         if xadj.shape != (nlocal + 1,) or xadj[0] != 0:
             raise InputError(where, f"xadj must hold {nlocal + 1} offsets from 0 (the rank's "
                                     f"{nlocal} vertices)")
-        adjncy = np.asarray(adjncy, dtype=np.int64)
-        if len(adjncy) != xadj[-1]:
-            raise InputError(where, f"adjncy has {len(adjncy)} entries; xadj says {xadj[-1]}")
+        adjncy = _integers(adjncy, "adjncy", where)
+        if adjncy.shape != (xadj[-1],):
+            raise InputError(where, f"adjncy has {adjncy.size} entries; xadj says {xadj[-1]}")
         if vwgt is not None:
-            vwgt = np.asarray(vwgt, dtype=np.int64)
-            if vwgt.ndim != 2:  # flat: ncon per vertex, one where the rank has no vertex
-                vwgt = vwgt.reshape(nlocal, -1) if nlocal else vwgt.reshape(0, 1)
+            vwgt = _integers(vwgt, "vwgt", where)
+            if vwgt.ndim == 1 and nlocal and vwgt.size and vwgt.size % nlocal == 0:
+                vwgt = vwgt.reshape(nlocal, -1)  # flat: ncon per vertex
+            elif vwgt.ndim == 1 and not vwgt.size and not nlocal:
+                vwgt = vwgt.reshape(0, 0)  # no vertex: the ranks with vertices say ncon
+            if vwgt.ndim != 2 or vwgt.shape[0] != nlocal or (nlocal and vwgt.shape[1] < 1):
+                raise InputError(where, f"vwgt must have shape ({nlocal}, ncon) for the "
+                                        f"rank's {nlocal} vertices, not {vwgt.shape}")
         arrays = {"adjwgt": (adjwgt, len(adjncy)), "vsize": (vsize, nlocal)}
         for what, (a, length) in arrays.items():
-            if a is not None and len(a) != length:
-                raise InputError(where, f"{what} has {len(a)} entries, not {length}")
+            if a is not None and np.shape(a) != (length,):
+                raise InputError(where, f"{what} has shape {np.shape(a)}, not ({length},)")
         return cls(vtxdist, xadj, adjncy, vwgt,
-                   None if adjwgt is None else np.asarray(adjwgt, dtype=np.int64),
-                   None if vsize is None else np.asarray(vsize, dtype=np.int64), name)
+                   None if adjwgt is None else _integers(adjwgt, "adjwgt", where),
+                   None if vsize is None else _integers(vsize, "vsize", where), name)
 
     @property
     def nlocal(self) -> int:
@@ -135,3 +140,12 @@ def block_bounds(xadj: np.ndarray, size: int) -> np.ndarray:
     bounds = np.searchsorted(work, goals, side="left").astype(np.int64)
     bounds[0], bounds[-1] = 0, n
     return np.maximum.accumulate(bounds)
+
+
+def _integers(a, what: str, where: str) -> np.ndarray:
+    """``a`` as int64, InputError where it holds other than integers (an empty array may be
+    of any type)."""
+    arr = np.asarray(a)
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        raise InputError(where, f"{what} must hold integers, not {arr.dtype}")
+    return arr.astype(np.int64, copy=False)

@@ -62,6 +62,11 @@ class PiecesGraph(Graph):
         self.weight_totals = shape.weight_totals
         self.heaviest_vertex, self.heaviest_degree = shape.heaviest_vertex, shape.heaviest_degree
 
+    def __eq__(self, other: object) -> bool:  # the same graph: comparing arrays would gather
+        return self is other
+
+    __hash__ = object.__hash__
+
     def __repr__(self) -> str:
         return (f"PiecesGraph({self.name!r}, nvtxs={self.nvtxs}, nedges={self.nedges}, "
                 f"ncon={self.ncon})")
@@ -163,7 +168,8 @@ class DistributedRun:
         part = multilevel_partition(self.comm, self.piece, balance, options, tpwgts, seed,
                                     engine, local=local)
         whole = self.comm.gatherv(part)
-        self._last = (part, whole)
+        # (a copy at rank 0: the driver may change the part it is handed)
+        self._last = (part, None if whole is None else whole.copy())
         return whole
 
     def state(self, part, nparts: int, engine: str) -> tuple[int, np.ndarray]:
@@ -231,7 +237,14 @@ def partition_pieces(comm: Comm, piece: DistGraph, nparts: int, options: Any = N
     from gpmetis.api import partition_inputs
     from gpmetis.partitioning.driver import partition
 
-    piece, shape = validate(comm, piece)
+    try:
+        piece, shape = validate(comm, piece)
+    except GpmetisError:  # every rank raises it
+        raise
+    except Exception as exc:  # this rank's alone: the others may wait in a collective
+        if comm.size == 1:
+            raise
+        comm.abort(f"gpmetis: error: rank {comm.rank}: {type(exc).__name__}: {exc}", error=exc)
     run = DistributedRun(comm, piece)
     graph = PiecesGraph(shape, piece.name, run.whole) if comm.root else None
 

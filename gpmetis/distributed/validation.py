@@ -67,15 +67,13 @@ def validate(comm: Comm, piece: DistGraph) -> tuple[DistGraph, Shape]:
     if n > INT32_MAX:
         raise where.error(None, f"{n} vertices: at most {INT32_MAX} are supported")
     comm.agree(_out_of_range(where, piece, first, n))
-    ncons = {int(c) for c, k in zip(comm.allgather(_ncon(piece)), np.diff(piece.vtxdist),
-                                    strict=True) if k}
-    if len(ncons) > 1:
-        raise where.error(None, f"vwgt must have shape (n, ncon) with n = {n}: the ranks give "
-                                f"{sorted(ncons)} constraints")
+    ncon = _agreed_ncon(comm, where, piece, n)
+    if piece.vwgt is not None and not piece.nlocal:
+        piece = replace(piece, vwgt=np.zeros((0, ncon), np.int64))
     _check_signs(comm, where, piece, first)
     piece, warnings, ascending = _canonical(comm, where, piece, first)
     comm.agree(_asymmetry(comm, where, piece, n, ascending))
-    shape = _shape(comm, piece, n, ncons.pop() if ncons else 1, tuple(warnings))
+    shape = _shape(comm, piece, n, ncon, tuple(warnings))
     check_weight_totals(shape.weight_totals, where.path)
     return piece, shape
 
@@ -120,8 +118,15 @@ def _out_of_range(where: Where, piece: DistGraph, first: int, n: int) -> InputEr
                           f"[{where.id(0)}, {where.id(n - 1)}]")
 
 
-def _ncon(piece: DistGraph) -> int:
-    return 1 if piece.vwgt is None else piece.vwgt.shape[1]
+def _agreed_ncon(comm: Comm, where: Where, piece: DistGraph, n: int) -> int:
+    """The constraints the ranks with vertices give (InputError where they differ); where no
+    rank has a vertex, the most any rank's vwgt has, at least one."""
+    given = comm.allgather(1 if piece.vwgt is None else piece.vwgt.shape[1])
+    ncons = {int(c) for c, k in zip(given, np.diff(piece.vtxdist), strict=True) if k}
+    if len(ncons) > 1:
+        raise where.error(None, f"vwgt must have shape (n, ncon) with n = {n}: the ranks give "
+                                f"{sorted(ncons)} constraints")
+    return ncons.pop() if ncons else max(int(given.max()), 1)
 
 
 def _check_signs(comm: Comm, where: Where, piece: DistGraph, first: int) -> None:
@@ -202,8 +207,8 @@ def _drops(piece: DistGraph, first: int) -> tuple[np.ndarray | None, bool]:
         loops = s == rows + (first + r0)
         same_row = rows[1:] == rows[:-1]
         ascending = not ((s[1:] < s[:-1]) & same_row).any()
-        if not loops.any() and not ((s[1:] == s[:-1]) & same_row).any():
-            return None, ascending
+        if ascending and not loops.any() and not ((s[1:] == s[:-1]) & same_row).any():
+            return None, True  # rows strictly increasing: nothing repeats
         key = rows * n + s
         order = np.argsort(key, kind="stable")
         key = key[order]
