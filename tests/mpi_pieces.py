@@ -306,10 +306,23 @@ def multilevel(engine: str = "cpu") -> None:
 
     comm = Comm.world()
     options = Options(engine=engine).validate()
+    # wide: totals past 2^31, each level's sums checked on the pieces; heavy: the second
+    # level's clusters pass 2^31 in their edges' sums, and coarsening ends before it
+    graphs = {"islands": lambda: random_graph(3000, 5, seed=3, weighted=True, isolated=40,
+                                              components=3),
+              "wide": lambda: wide_graph("4elt"),
+              "heavy": lambda: wide_graph("4elt", edge_scale=40_000_000)}
+    root_run, gathered = dist._root_run, []
+
+    def spied_root_run(be, graph, *rest):  # the size of the level gathered at rank 0
+        gathered.append(graph.nvtxs)
+        return root_run(be, graph, *rest)
+
+    dist._root_run = spied_root_run
     for name, nparts, gather in (("4elt", 8, 1000), ("add20", 4, 300), ("islands", 16, 500),
-                                 ("4elt", 64, 1 << 16)):
-        graph = (random_graph(3000, 5, seed=3, weighted=True, isolated=40, components=3)
-                 if name == "islands" else load_fixture(name)) if comm.root else None
+                                 ("4elt", 64, 1 << 16), ("wide", 8, 300), ("heavy", 8, 300)):
+        gathered.clear()
+        graph = graphs.get(name, functools.partial(load_fixture, name))() if comm.root else None
         piece = DistGraph.scatter(comm, graph)
         totals = comm.allreduce_sum(np.array([graph.vwgt.sum() if comm.root else 0], np.int64))
         tpwgts = uniform_tpwgts(nparts)
@@ -318,6 +331,8 @@ def multilevel(engine: str = "cpu") -> None:
                                          engine=engine, gather_vertices=gather)
         whole = comm.gatherv(part)
         if comm.root:
+            check(name not in ("wide", "heavy") or gathered[0] < graph.nvtxs,
+                  f"{name}: its finest level gathered at rank 0")
             be = get_backend(engine)
             one, _ = multilevel_partition(WeightedGraph.single(DeviceGraph.upload(be, graph)),
                                           balance, options, tpwgts, 11)

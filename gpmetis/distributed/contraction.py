@@ -13,10 +13,12 @@ import numpy as np
 
 from gpmetis.backend import Backend
 from gpmetis.coarsening.contraction import contract as contract_rows
+from gpmetis.coarsening.contraction import outside_degrees
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.distributed.clustering import LocalGraph, send_to_owners
 from gpmetis.distributed.comm import Comm
 from gpmetis.distributed.halo import Halo
+from gpmetis.limits import VERTEX_MAX
 
 
 def contract(comm: Comm, lg: LocalGraph, cmap, cvtxdist: np.ndarray) -> LocalGraph:
@@ -38,6 +40,28 @@ def contract(comm: Comm, lg: LocalGraph, cmap, cvtxdist: np.ndarray) -> LocalGra
     lo, hi = (int(x) for x in be.asnumpy(xp.searchsorted(seen, xp.asarray(
         [first, last], dtype=seen.dtype))))
     return _owned_view(comm, rows, seen, lo, hi, np.asarray(cvtxdist, dtype=np.int64))
+
+
+def coarse_sums_fit(comm: Comm, lg: LocalGraph, cmap, cvtxdist: np.ndarray) -> bool:
+    """``coarsening.coarse_sums_fit`` over the ranks: whether every coarse vertex of ``cmap``
+    (each own vertex's global coarse id) weighs at most 2^31-1, and its edges together, as
+    the local views' int32 weights need. Collective."""
+    be = lg.be
+    xp = be.xp
+    nlocal, first = lg.halo.nlocal, int(cvtxdist[comm.rank])
+    seen, local = be.unique_inverse(lg.halo.extended(comm, cmap))
+    local = local.astype(np.int32)
+    own = local[:nlocal]
+    degrees = outside_degrees(be, lg.with_ghost_rows(), local)[:nlocal]
+    # this rank's share of each of its vertices' clusters, summed at the clusters' owners
+    used = xp.flatnonzero(be.counts(own, len(seen)))
+    shares = [be.bin_sums(own, len(seen), w)[used] for w in (lg.vwgt, degrees)]
+    label, vwgt, degree, _ = send_to_owners(comm, cvtxdist, seen[used], *shares)
+    owned = (label - first).astype(np.int32)
+    n = int(cvtxdist[comm.rank + 1]) - first
+    heaviest = max((int(be.bin_sums(owned, n, w).max()) for w in (vwgt, degree)), default=0
+                   ) if n else 0
+    return comm.allreduce_max(heaviest) <= VERTEX_MAX
 
 
 def _entries_of(be: Backend, xadj, rows):

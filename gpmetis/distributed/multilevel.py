@@ -20,7 +20,7 @@ from gpmetis.coarsening.coarsen import coarsen
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.distributed.clustering import LocalGraph, ask_owners, lp_clustering
 from gpmetis.distributed.comm import Comm
-from gpmetis.distributed.contraction import contract
+from gpmetis.distributed.contraction import coarse_sums_fit, contract
 from gpmetis.distributed.dgraph import DistGraph
 from gpmetis.distributed.refinement import refine
 from gpmetis.initial_partitioning.initial import initial_partition
@@ -86,11 +86,13 @@ def _coarsen_pieces(comm: Comm, be: Backend, piece: DistGraph, target: int, seed
     local views hold what clustering, contraction and refinement read."""
     context = options.context.coarsening
     totals = comm.allreduce_sum(np.array(
-        [piece.nlocal if piece.vwgt is None else int(piece.vwgt[:, 0].sum()),
-         len(piece.adjncy) if piece.adjwgt is None else int(piece.adjwgt.sum())], np.int64))
+        [piece.nlocal if piece.vwgt is None else int(piece.vwgt[:, 0].sum(dtype=np.int64)),
+         len(piece.adjncy) if piece.adjwgt is None else int(piece.adjwgt.sum(dtype=np.int64))],
+        np.int64))
     maxvwgt = min(max(int(context.vertex_weight_limit * int(totals[0]) / target), 1), VERTEX_MAX)
-    distributable = (options.effective_ctype(be.name) == "lp" and max(totals) <= VERTEX_MAX)
-    # the local view's weights are int32: a graph whose sums do not fit goes to rank 0 whole
+    distributable = options.effective_ctype(be.name) == "lp"
+    # the local views' weights are int32: where the totals do not fit, each level is checked
+    wide = max(totals) > VERTEX_MAX
     levels = [DistLevel(piece.vtxdist, (local or LocalGraph.of(comm, piece, be))
                         if distributable else None)]
     enough = int(context.target_slack * target)
@@ -101,7 +103,8 @@ def _coarsen_pieces(comm: Comm, be: Backend, piece: DistGraph, target: int, seed
         cmap, cvtxdist = lp_clustering(comm, levels[-1].local, maxvwgt, seed + len(levels),
                                        context)
         nc = int(cvtxdist[-1])
-        if nc > max(context.cluster_max_ratio * n, enough) or nc > (1.0 - context.min_shrink) * n:
+        if (nc > max(context.cluster_max_ratio * n, enough) or nc > (1.0 - context.min_shrink) * n
+                or (wide and not coarse_sums_fit(comm, levels[-1].local, cmap, cvtxdist))):
             break  # matching takes over, or the level ends coarsening: rank 0 redoes it
         levels[-1].cmap = cmap
         levels.append(DistLevel(np.asarray(cvtxdist, dtype=np.int64),
