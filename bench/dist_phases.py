@@ -60,6 +60,7 @@ def timed(owner, name: str, label: str, sync: Callable[[], None]) -> None:
 
 def instrument(sync: Callable[[], None]) -> None:
     import gpmetis.distributed.clustering as clustering
+    import gpmetis.distributed.contraction as contraction
     import gpmetis.distributed.metrics as metrics
     import gpmetis.distributed.multilevel as multilevel
     import gpmetis.distributed.partition as partition
@@ -76,6 +77,10 @@ def instrument(sync: Callable[[], None]) -> None:
         (clustering.ToOwners, "send", "    rows to their owners (and in contraction)"),
         (clustering.ToOwners, "reply", "    the owners' replies"),
         (multilevel, "contract", "  contraction"),
+        (contraction, "_local_rows", "    the rank's rows contracted"),
+        (contraction, "_with_records", "    the records"),
+        (contraction, "contract_rows", "    contract (of the rows, then with the records)"),
+        (contraction, "_owned_view", "    the owned rows' view"),
         (multilevel, "_root_run", "rank 0's run on the gathered level"),
         (multilevel, "refine", "refinement on the pieces"),
         (refinement, "best_moves", "  best_moves"),

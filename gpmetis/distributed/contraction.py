@@ -34,9 +34,14 @@ def contract(comm: Comm, lg: LocalGraph, cmap, cvtxdist: np.ndarray) -> LocalGra
     r, ru, rw, _ = send_to_owners(comm, cvtxdist, cmap[away[member]], ends[lg.adjncy[entry]],
                                   lg.adjwgt[entry])
     seen, local = be.unique_inverse(ends)
+    del ends
     rows = _local_rows(be, lg, local.astype(np.int32), len(seen))
+    del local
     if len(c) or len(r):
-        seen, rows = _add_records(be, seen, rows, (c, cw), (r, ru, rw))
+        seen, g, merged = _with_records(be, seen, rows, (c, cw), (r, ru, rw))
+        del rows, c, cw, r, ru, rw  # the second contraction's input holds them all
+        rows = contract_rows(be, g, merged, len(seen))
+        del g, merged
     lo, hi = (int(x) for x in be.asnumpy(xp.searchsorted(seen, xp.asarray(
         [first, last], dtype=seen.dtype))))
     return _owned_view(comm, rows, seen, lo, hi, np.asarray(cvtxdist, dtype=np.int64))
@@ -81,12 +86,13 @@ def _local_rows(be: Backend, lg: LocalGraph, local, nc: int) -> DeviceGraph:
     return g if nc == 0 else contract_rows(be, g, local, nc)
 
 
-def _add_records(be: Backend, seen, rows: DeviceGraph, weights: tuple, edges: tuple):
-    """(coarse ids, rows) with the records other ranks sent merged in: ``weights`` (cluster,
-    weight) of their members, ``edges`` (cluster, coarse neighbour, weight) of their members'
-    edges. Each record becomes a vertex of ``rows``' clusters: a weight its own, an edge a
-    vertex with one entry to a weightless one in the neighbour's cluster; one process's
-    ``contract`` merges them."""
+def _with_records(be: Backend, seen, rows: DeviceGraph, weights: tuple, edges: tuple):
+    """(coarse ids, graph, cmap): the contracted ``rows`` (whose vertices are the coarse ids
+    ``seen``) with the records other ranks sent, for one process's ``contract`` to merge into
+    the coarse rows of the returned ids. ``weights``: (cluster, weight) of their members;
+    ``edges``: (cluster, coarse neighbour, weight) of their members' edges. Each record is a
+    vertex: a weight its own, an edge a vertex with one entry to a weightless one in the
+    neighbour's cluster."""
     xp = be.xp
     (c, cw), (r, ru, rw) = weights, edges
     n, nnz, nw, ne = len(seen), int(rows.xadj[-1]), len(c), len(r)
@@ -99,7 +105,7 @@ def _add_records(be: Backend, seen, rows: DeviceGraph, weights: tuple, edges: tu
                                                     dtype=np.int32)))
     vwgt = xp.concatenate((rows.vwgt, cw.astype(np.int32), xp.zeros(2 * ne, dtype=np.int32)))
     g = DeviceGraph(be, xadj, adjncy, xp.concatenate((rows.adjwgt, rw.astype(np.int32))), vwgt)
-    return merged, contract_rows(be, g, cmap, len(merged))
+    return merged, g, cmap
 
 
 def _owned_view(comm: Comm, rows: DeviceGraph, seen, lo: int, hi: int,
