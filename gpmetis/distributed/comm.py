@@ -169,9 +169,15 @@ class Comm:
     def gatherv(self, a: np.ndarray) -> np.ndarray | None:
         """Every rank's 1-D ``a`` concatenated in rank order on the root (a host array);
         None elsewhere."""
-        a = np.ascontiguousarray(a.get() if on_device(a) else a)
+        if on_device(a):  # (large arrays through pinned memory)
+            from gpmetis.backend import get_backend
+
+            a = get_backend("gpu").asnumpy(a)
+        elif self.mpi is None:
+            a = a.copy()
         if self.mpi is None:
-            return a.copy()
+            return a
+        a = np.ascontiguousarray(a)
         counts = self.allgather(len(a))
         out = np.empty(int(counts.sum()), dtype=a.dtype) if self.root else None
         spec = (out, counts, _offsets(counts), _mpi_type(a.dtype)) if self.root else None

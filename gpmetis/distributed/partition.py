@@ -124,8 +124,8 @@ class DistributedRun:
         self.comm, self.piece = comm, piece
         self.running = True  # the ranks serve rank 0's calls until the run ends
         self._views: dict[str, LocalGraph] = {}
-        # the last multilevel run's part: this rank's share (the engine's backend), and the
-        # whole one at rank 0 (host), so that asking for its state or metrics sends nothing
+        # the last multilevel run's part: this rank's share, and a copy of the whole one at
+        # rank 0 (both on the engine's backend), so that its state or metrics send nothing
         self._last: tuple = (None, None)
         self.handlers = {"whole": self._whole, "multilevel": self.serve, "state": self._state,
                          "metrics": self._metrics, "ncomponents": self._ncomponents,
@@ -156,18 +156,20 @@ class DistributedRun:
     def _whole(self) -> Graph | None:
         return self.piece.gather(self.comm)
 
-    def multilevel(self, balance, options, tpwgts, seed: int, engine: str) -> np.ndarray:
-        """The whole partition (host) of a multilevel run on the pieces, each rank on the
-        ``engine`` (on rank 0, which calls)."""
+    def multilevel(self, balance, options, tpwgts, seed: int, engine: str):
+        """The whole partition (int32, on the ``engine``'s backend) of a multilevel run on the
+        pieces, each rank on the ``engine`` (on rank 0, which calls)."""
         self.comm.call("multilevel", balance, options, tpwgts, seed, engine)
         return self._on_root(self.serve, balance, options, tpwgts, seed, engine)
 
-    def serve(self, balance, options, tpwgts, seed: int, engine: str) -> np.ndarray | None:
-        """This rank's share of the run; the whole partition on rank 0."""
+    def serve(self, balance, options, tpwgts, seed: int, engine: str):
+        """This rank's share of the run; the whole partition at rank 0."""
         local = self.local(engine)
         part = multilevel_partition(self.comm, self.piece, balance, options, tpwgts, seed,
                                     engine, local=local)
         whole = self.comm.gatherv(part)
+        if whole is not None:
+            whole = local.be.upload(whole, np.int32)
         # (a copy at rank 0: the driver may change the part it is handed)
         self._last = (part, None if whole is None else whole.copy())
         return whole
@@ -204,7 +206,7 @@ class DistributedRun:
         multilevel run's share where ``part`` is that run's partition, else scattered."""
         mine, whole = self._last
         last = self.comm.bcast(None if part is None else (
-            whole is not None and np.array_equal(be.asnumpy(part), whole)))
+            whole is not None and bool(be.xp.array_equal(be.asarray(part), whole))))
         if last:
             return mine
         whole = None if part is None else be.asnumpy(part)

@@ -22,7 +22,7 @@ class Pieces(Mode):
         problem = run.problem
         part = problem.pieces.multilevel(run.scheme.balance_for(run.options), run.options,
                                          problem.tpwgts, seed, run.be.name)
-        return run.be.asarray(part), RunStats()
+        return part, RunStats()
 
     def note(self, stats: RunStats, notes: dict) -> None:
         notes["multilevel_on_pieces"] = True
