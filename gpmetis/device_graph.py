@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpmetis.backend import Backend, get_backend
+from gpmetis.backend import NULL, Backend, get_backend
 from gpmetis.errors import PartitionError
 from gpmetis.graph import Graph
 
@@ -70,6 +70,12 @@ class DeviceGraph:
             # the work arrays go; the degree lists (small, and a sync each to make) stay
             self._scratch = {name: self._scratch[name] for name in DEGREE_LISTS
                              if name in self._scratch}
+
+    @property
+    def adjwgt_arg(self):
+        """``adjwgt`` as a kernel argument: NULL where the weights are all ones and not in
+        memory (the kernels that take it then read 1)."""
+        return NULL if self.adjwgt is None else self.adjwgt
 
     def reload(self) -> None:
         """Bring offloaded or dropped arrays back."""

@@ -250,6 +250,29 @@ def test_clustering_sub_rounds_equal_twin(name, maxvwgt):
     assert int(schedule_g.plan[0]) == len(steps)  # one step per advance, whatever the block
 
 
+@pytest.mark.parametrize("name", ["4elt", "random-iso", "random-unit-hubs"])
+@pytest.mark.parametrize("loop", [True, False])
+def test_kernels_read_ones_where_unit_weights_are_not_in_memory(name, loop, monkeypatch):
+    # a null adjwgt: the clustering's and the contraction's kernels (thread, warp and hub
+    # rows; the cooperative and the general contraction) read ones
+    if not loop:
+        monkeypatch.setattr(contraction, "by_loop", lambda g, nc: False)
+    graph = (random_graph(6000, 6, seed=5, hubs=12) if name == "random-unit-hubs"
+             else _graph(name))
+    gpu = get_backend("gpu")
+    kept, dropped = (DeviceGraph.upload(gpu, graph) for _ in range(2))
+    dropped.drop_unit_adjwgt()
+    assert kept.unit_adjwgt and kept.adjwgt is not None and dropped.adjwgt is None
+    found = []
+    for g in (kept, dropped):
+        cmap, nc = lp_clustering(gpu, g, 40, 7, DEFAULT.coarsening)
+        found.append((cmap.get(), nc, contract(gpu, g, cmap, nc).to_host()))
+    (cmap_k, nc_k, coarse_k), (cmap_d, nc_d, coarse_d) = found
+    assert nc_k == nc_d < graph.nvtxs and np.array_equal(cmap_k, cmap_d)
+    for a, b in zip(coarse_k, coarse_d, strict=True):
+        assert np.array_equal(a, b)
+
+
 @pytest.mark.parametrize("copied", [True, False])  # the buckets' priorities copied, or read
 @pytest.mark.parametrize("hub_proposals", [40, SMALL_BUCKET, SMALL_BUCKET + 1, LARGE_BUCKET,
                                            LARGE_BUCKET + 1, 5000])

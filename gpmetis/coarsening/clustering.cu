@@ -162,7 +162,7 @@ __device__ __forceinline__ void best_cluster_by_warp(
     WarpSums sums{keys, vals, 0};
     for (long long j0 = begin; j0 < end; j0 += 32) {
         const long long j = j0 + lane;
-        sums.add(j < end, j < end ? cluster[adjncy[j]] : 0, j < end ? adjwgt[j] : 0);
+        sums.add(j < end, j < end ? cluster[adjncy[j]] : 0, j < end ? edge_weight(adjwgt, j) : 0);
     }
     unsigned long long best = 0;
     unsigned int best_tie = 0;
@@ -262,7 +262,7 @@ __device__ __forceinline__ void best_cluster_by_block(
     }
     __syncthreads();
     for (long long j = xadj[v] + threadIdx.x; j < xadj[v + 1]; j += blockDim.x)
-        table_add_atomic(cluster[adjncy[j]], adjwgt[j], cap, tkeys + begin, tvals + begin);
+        table_add_atomic(cluster[adjncy[j]], edge_weight(adjwgt, j), cap, tkeys + begin, tvals + begin);
     __syncthreads();
     // key 0: no cluster; ties are distinct for distinct clusters, so the slot (below 2^32: a
     // table has twice a row's entries) never decides

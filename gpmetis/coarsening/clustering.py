@@ -109,7 +109,7 @@ def best_cluster(be: Backend, g: DeviceGraph, cluster, cw, maxvwgt: int, seed: i
         return
     max_degree, mid, heavy = g.degree_tiers()
     hoff, tkeys, tvals = _hash_tables(g)
-    head = (g.xadj, g.adjncy, g.adjwgt, g.vwgt, cluster, cw, np.int32(maxvwgt),
+    head = (g.xadj, g.adjncy, g.adjwgt_arg, g.vwgt, cluster, cw, np.int32(maxvwgt),
             np.uint32(seed), schedule.plan, np.int32(schedule.subrounds),
             np.uint32(id_base & 0xFFFFFFFF), NULL if labels is None else labels)
     be.launch(be.kernel(CU_FILE, "best_cluster"), n,
@@ -138,7 +138,8 @@ def _best_cluster_numpy(g: DeviceGraph, cluster, cw, maxvwgt: int, seed: int, rs
     n = g.nvtxs
     dest[:] = -1
     on = active(n, rseed, sub, subrounds, id_base)[g.src]
-    vs, cs, r = cluster_ratings(g.src[on], cluster[g.adjncy[on]], g.adjwgt[on], len(cw))
+    vs, cs, r = cluster_ratings(g.src[on], cluster[g.adjncy[on]],
+                                None if g.adjwgt is None else g.adjwgt[on], len(cw))
     ids = (vs + id_base, cs if labels is None else labels[cs])
     bv, bc, br = first_choices(vs, cs, r, cluster[vs], cw[cs], g.vwgt[vs], maxvwgt, seed,
                                ids)
@@ -307,7 +308,7 @@ def _cluster_loop(be: Backend, g: DeviceGraph, cluster, cw, maxvwgt: int, seed: 
     work = Approval.allocate(be.xp, n, fill=True)
     be.launch_cooperative(
         be.kernel(CU_FILE, "cluster_loop"), loop_blocks(n, BLOCK, int(mid_args[1])),
-        (np.int32(n), g.xadj, g.adjncy, g.adjwgt, g.vwgt, cluster, cw, np.int32(maxvwgt),
+        (np.int32(n), g.xadj, g.adjncy, g.adjwgt_arg, g.vwgt, cluster, cw, np.int32(maxvwgt),
          np.uint32(seed), schedule.plan, np.int32(context.lp_rounds),
          np.int32(schedule.subrounds), np.float64(context.lp_min_round_moves * n), max_degree,
          *mid_args, dest, rating,

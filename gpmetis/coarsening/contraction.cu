@@ -14,6 +14,7 @@
 
 #include "../cuda/grid_sync.cuh"
 #include "../cuda/block_reduce.cuh"
+#include "../cuda/csr.cuh"
 #include "../cuda/grid_scan.cuh"
 #include "../cuda/hash_table.cuh"
 #include "../cuda/resident_grid.cuh"
@@ -67,7 +68,7 @@ __device__ __forceinline__ int contract_row(
     warp_member_entries(mstart[c], mstart[c + 1], members, xadj, incl, first,
                         [&](const long long j) {
                             const int cu = j >= 0 ? cmap[adjncy[j]] : -1;
-                            sums.add(j >= 0 && cu != c, cu, j >= 0 ? adjwgt[j] : 0);
+                            sums.add(j >= 0 && cu != c, cu, j >= 0 ? edge_weight(adjwgt, j) : 0);
                         });
     if (sums.overflow) return 1;
     if (!fill) {
@@ -124,7 +125,7 @@ extern "C" __global__ void contract_count_heavy(
     __syncthreads();
     auto add = [&](const long long j) {
         const int cu = cmap[adjncy[j]];
-        if (cu != c && table_add_atomic(cu, adjwgt[j], cap, tkeys + base, tvals + base))
+        if (cu != c && table_add_atomic(cu, edge_weight(adjwgt, j), cap, tkeys + base, tvals + base))
             atomicAdd(&count, 1ULL);
     };
     // members with long rows (hubs) one after another, the whole block along each row; the
@@ -257,7 +258,7 @@ extern "C" __global__ void outside_degrees(
         const int c = cmap[v];
         long long sum = 0;
         for (long long j = xadj[v]; j < xadj[v + 1]; ++j)
-            if (cmap[adjncy[j]] != c) sum += adjwgt != nullptr ? adjwgt[j] : 1;
+            if (cmap[adjncy[j]] != c) sum += edge_weight(adjwgt, j);
         out[v] = sum;
     });
 }

@@ -101,7 +101,7 @@ def _contract_loop(be: Backend, g: DeviceGraph, cmap, nc: int):
     cxadj = xp.empty(nc + 1, dtype=xp.int64)
     be.launch_cooperative(
         be.kernel(CU_FILE, "contract_loop"), blocks,
-        (np.int32(n), np.int32(nc), g.xadj, g.adjncy, g.adjwgt, g.vwgt, cmap,
+        (np.int32(n), np.int32(nc), g.xadj, g.adjncy, g.adjwgt_arg, g.vwgt, cmap,
          np.int64(WARP_DEGREE), count, members, mstart, cvwgt, cdeg, cxadj, tiers, mid,
          partial, out), block=LOOP_BLOCK)
     cnnz, general, longest, shortest, nmid = (int(x) for x in out.get().view(np.uint64))
@@ -109,7 +109,7 @@ def _contract_loop(be: Backend, g: DeviceGraph, cmap, nc: int):
         return None, (members, mstart)
     cadjncy, cadjwgt = be.carve((cnnz, cnnz), xp.int32)
     be.launch_warps(be.kernel(CU_FILE, "contract_rows"), nc,
-                    (np.int32(nc), g.xadj, g.adjncy, g.adjwgt, members, mstart, cmap, NULL,
+                    (np.int32(nc), g.xadj, g.adjncy, g.adjwgt_arg, members, mstart, cmap, NULL,
                      cdeg, cxadj, cadjncy, cadjwgt, np.int32(1)))
     coarse = DeviceGraph(be, cxadj, cadjncy, cadjwgt, cvwgt)
     # no row is longer than WARP_CAP = HEAVY_DEGREE: no hubs
@@ -133,7 +133,7 @@ def _contract_cuda(be: Backend, g: DeviceGraph, cmap, nc: int, members) -> Devic
         xp.cumsum(cap[heavy], out=hoff[1:])
         tkeys = xp.empty(int(hoff[-1]), dtype=xp.int32)
         tvals = xp.empty_like(tkeys)
-    rows = (g.xadj, g.adjncy, g.adjwgt, members, mstart, cmap, cap)
+    rows = (g.xadj, g.adjncy, g.adjwgt_arg, members, mstart, cmap, cap)
     cdeg = xp.empty(nc, dtype=xp.int64)
     cxadj = xp.zeros(nc + 1, dtype=xp.int64)
     unused64, unused32 = g.scratch("dummy64", 1, xp.int64), g.scratch("dummy32", 1, xp.int32)
@@ -162,7 +162,7 @@ def _contract_numpy(g: DeviceGraph, cmap, nc: int):
     keep = cu != cv
     keys = cu[keep] * nc + cv[keep]
     uniq, inverse = np.unique(keys, return_inverse=True)
-    cadjwgt = exact_bin_sums(inverse, len(uniq), g.adjwgt[keep])
+    cadjwgt = exact_bin_sums(inverse, len(uniq), None if g.adjwgt is None else g.adjwgt[keep])
     cxadj = np.zeros(nc + 1, dtype=np.int64)
     np.cumsum(np.bincount(uniq // nc, minlength=nc), out=cxadj[1:])
     return cxadj, (uniq % nc).astype(np.int32), cadjwgt.astype(np.int32)

@@ -12,3 +12,10 @@ __device__ __forceinline__ int row_of(const int n, const long long* __restrict__
     }
     return lo;
 }
+
+// Entry j's edge weight: adjwgt[j], or 1 where adjwgt is null (a graph whose unit weights were
+// not kept in memory).
+__device__ __forceinline__ int edge_weight(const int* __restrict__ adjwgt, const long long j)
+{
+    return adjwgt != nullptr ? adjwgt[j] : 1;
+}

@@ -2,6 +2,7 @@
 // the kernels that give one thread to one vertex. Twins: the bincount/unique steps of the NumPy
 // twins that call them.
 #pragma once
+#include "csr.cuh"
 #include "hash_table.cuh"
 
 #define SCAN_DEGREE 64  // rows up to this long are rescanned instead of hashed (no scratch)
@@ -18,7 +19,7 @@ __device__ __forceinline__ void for_each_label_sum_short(
 #pragma unroll
     for (int t = 0; t < REG_DEGREE; ++t) {
         l[t] = t < degree ? label[adjncy[begin + t]] : -1;
-        w[t] = t < degree ? adjwgt[begin + t] : 0;
+        w[t] = t < degree ? edge_weight(adjwgt, begin + t) : 0;
     }
 #pragma unroll
     for (int t = 0; t < REG_DEGREE; ++t) {
@@ -55,9 +56,9 @@ __device__ __forceinline__ void for_each_label_sum(
             bool first = true;
             for (long long j2 = begin; j2 < j && first; ++j2) first = label[adjncy[j2]] != l;
             if (!first) continue;
-            long long w = adjwgt[j];
+            long long w = edge_weight(adjwgt, j);
             for (long long j2 = j + 1; j2 < end; ++j2)
-                if (label[adjncy[j2]] == l) w += adjwgt[j2];
+                if (label[adjncy[j2]] == l) w += edge_weight(adjwgt, j2);
             f(l, w);
         }
         return;
@@ -65,7 +66,7 @@ __device__ __forceinline__ void for_each_label_sum(
     const long long cap = end - begin;
     for (long long s = begin; s < end; ++s) tkeys[s] = -1;
     for (long long j = begin; j < end; ++j)
-        table_add(label[adjncy[j]], adjwgt[j], cap, tkeys + begin, tvals + begin);
+        table_add(label[adjncy[j]], edge_weight(adjwgt, j), cap, tkeys + begin, tvals + begin);
     for (long long s = begin; s < end; ++s)
         if (tkeys[s] >= 0) f(tkeys[s], (long long)tvals[s]);
 }

@@ -29,8 +29,8 @@ from gpmetis.distributed.halo import Halo, owners, packed_rows, unpacked_rows
 class LocalGraph:
     """A rank's rows with local neighbour ids (``Halo.build``'s), on the rank's backend:
     ``xadj`` int64, ``adjncy`` int32 (own vertices first, then the halo's ghosts), ``adjwgt``
-    and ``vwgt`` (int32, one constraint: the pieces coarsen and refine only graphs whose
-    weights sum below 2^31) and the halo."""
+    and ``vwgt`` (int32, one constraint; ``adjwgt`` None where every weight is 1 and not in
+    memory: the kernels read ones, and ``reload`` makes them) and the halo."""
 
     xadj: object
     adjncy: object
@@ -46,8 +46,7 @@ class LocalGraph:
         be = be or backend_of(piece.xadj)
         xp = be.xp
         halo, adjncy = Halo.build(comm, piece.vtxdist, piece.adjncy, be)
-        adjwgt = (xp.ones(len(adjncy), np.int32) if piece.adjwgt is None
-                  else be.array(piece.adjwgt, np.int32))
+        adjwgt = None if piece.adjwgt is None else be.array(piece.adjwgt, np.int32)
         vwgt = (xp.ones(piece.nlocal, np.int32) if piece.vwgt is None
                 else be.array(piece.vwgt[:, 0], np.int32))
         return cls(be.array(piece.xadj, np.int64), adjncy, adjwgt, vwgt, halo,
@@ -59,7 +58,7 @@ class LocalGraph:
             self.adjwgt = None
 
     def reload(self) -> None:
-        """The unit edge weights ``drop_unit_adjwgt`` freed, made again."""
+        """The unit edge weights made (where ``of`` or ``drop_unit_adjwgt`` left none)."""
         if self.adjwgt is None:
             self.adjwgt = self.be.xp.ones(len(self.adjncy), dtype=np.int32)
 

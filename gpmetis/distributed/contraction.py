@@ -31,8 +31,9 @@ def contract(comm: Comm, lg: LocalGraph, cmap, cvtxdist: np.ndarray) -> LocalGra
     away = xp.flatnonzero((cmap < first) | (cmap >= last))
     c, cw, _ = send_to_owners(comm, cvtxdist, cmap[away], lg.vwgt[away])
     member, entry = _entries_of(be, lg.xadj, away)
+    weights = xp.ones(len(entry), np.int32) if lg.adjwgt is None else lg.adjwgt[entry]
     r, ru, rw, _ = send_to_owners(comm, cvtxdist, cmap[away[member]], ends[lg.adjncy[entry]],
-                                  lg.adjwgt[entry])
+                                  weights)
     seen, local = be.unique_inverse(ends)
     del ends
     rows = _local_rows(be, lg, local.astype(np.int32), len(seen))

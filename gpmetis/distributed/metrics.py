@@ -78,6 +78,7 @@ def _joined(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def state(comm: Comm, lg: LocalGraph, part, nparts: int) -> tuple[int, np.ndarray]:
     """(edgecut, part weights as int64 host array) of the partition whose parts of the own
     vertices are ``part``; collective."""
+    lg.reload()
     total = comm.allreduce_sum(state_sums(lg.be, lg.with_ghost_rows(),
                                           lg.halo.extended(comm, part), nparts))
     return int(total[0]) // 2, total[1:]
@@ -89,6 +90,7 @@ def metrics(comm: Comm, lg: LocalGraph, part, nparts: int, tpwgts: np.ndarray,
     own vertices' parts, ``vsize`` their sizes. Collective."""
     be, halo = lg.be, lg.halo
     xp = be.xp
+    lg.reload()
     part = part.astype(np.int32, copy=False)
     cut, volume, pairs = boundary_pairs(be, lg.xadj, lg.adjncy, lg.adjwgt,
                                         halo.extended(comm, part), nparts, vsize)

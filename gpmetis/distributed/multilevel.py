@@ -72,7 +72,6 @@ def multilevel_partition(comm: Comm, piece: DistGraph, balance: Balance, options
         levels[depth + 1].local = level.cmap = None
         if depth == 0:
             be.release_free_memory()  # the finest level's arrays from fresh blocks, not fragments
-        level.local.reload()
         part, _ = refine(comm, level.local, part, balance, context=context.refinement,
                          finest=depth == 0, patience=patience)
     return _fill_empty(comm, be, piece, part, nparts)
@@ -95,6 +94,8 @@ def _coarsen_pieces(comm: Comm, be: Backend, piece: DistGraph, target: int, seed
     wide = max(totals) > VERTEX_MAX
     levels = [DistLevel(piece.vtxdist, (local or LocalGraph.of(comm, piece, be))
                         if distributable else None)]
+    if distributable:  # unit edge weights are read as ones until the refinement makes them
+        levels[0].local.drop_unit_adjwgt()
     enough = int(context.target_slack * target)
     while distributable and len(levels) < context.max_levels:
         n = int(levels[-1].vtxdist[-1])
@@ -109,8 +110,6 @@ def _coarsen_pieces(comm: Comm, be: Backend, piece: DistGraph, target: int, seed
         levels[-1].cmap = cmap
         levels.append(DistLevel(np.asarray(cvtxdist, dtype=np.int64),
                                 contract(comm, levels[-1].local, cmap, cvtxdist)))
-        # the finer level's unit edge weights are read again by its refinement only
-        levels[-2].local.drop_unit_adjwgt()
     return levels, piece if len(levels) == 1 else levels[-1].local.piece(), maxvwgt
 
 

@@ -101,5 +101,6 @@ def refine(comm: Comm, lg: LocalGraph, part, balance: Balance, *,
     """(this rank's vertices' part in the best partition Jet's iterations find from ``part``
     (int32 on ``lg``'s backend), iterations run), as ``jet_refiner.refine`` gives them in one
     process; collective."""
+    lg.reload()  # the unit edge weights coarsening read as ones
     steps = DistJetSteps(comm, lg, balance, context, finest)
     return loop_on_host(steps.be, steps, part.astype(np.int32, copy=False), patience)
