@@ -78,6 +78,13 @@ class Graph:
         return v, int(heaviest[v])
 
     @cached_property
+    def max_vwgt(self) -> tuple[int, ...]:
+        """Each constraint's heaviest vertex weight (zeros for a graph without vertices)."""
+        if self.nvtxs == 0:
+            return (0,) * self.ncon
+        return tuple(int(w) for w in self.vwgt.max(axis=0))
+
+    @cached_property
     def weight_totals(self) -> WeightTotals:
         """The exact totals that bound every sum of a run (``validation.weight_totals``)."""
         return weight_totals(self.xadj, self.vwgt if self.has_vwgt else None,

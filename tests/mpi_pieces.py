@@ -263,6 +263,21 @@ def no_upload() -> None:
             one = gpmetis.partition(dataclasses.replace(graph, vsize=sizes), 16, engine="cpu")
             check(np.array_equal(whole, one.part) and result.result.metrics == one.metrics,
                   f"{name}: the part and metrics of one process")
+    # a vertex heavier than a part's limit: the balance warning names its weight ungathered
+    graph = load_fixture("4elt") if comm.root else None
+    piece = DistGraph.scatter(comm, graph)
+    vwgt = np.ones(piece.nlocal, np.int64)
+    vwgt[:1] = 5000 if comm.root else 1
+    result = partition_distributed(piece.vtxdist, piece.xadj, piece.adjncy, 16, vwgt=vwgt,
+                                   comm=comm, engine="cpu")
+    if comm.root:
+        weights = np.ones(graph.nvtxs, np.int64)
+        weights[0] = 5000
+        one = gpmetis.partition(dataclasses.replace(graph, vwgt=weights[:, None],
+                                                    has_vwgt=True), 16, engine="cpu")
+        check(not result.graph.gathered and one.warnings
+              and result.result.warnings == one.warnings,
+              f"the balance warning: {result.result.warnings} (one process: {one.warnings})")
 
 
 def refinement() -> None:
@@ -377,8 +392,10 @@ def same_as_one(comm: Comm, what: str, piece_of, one_of) -> None:
     check((graph.has_vwgt, graph.has_adjwgt) == (one.has_vwgt, one.has_adjwgt),
           f"{what}: which weights")
     check(list(shape.warnings) == one.warnings, f"{what}: {shape.warnings}")
-    check((shape.weight_totals, shape.heaviest_vertex, shape.heaviest_degree, shape.nnz)
-          == (one.weight_totals, one.heaviest_vertex, one.heaviest_degree, len(one.adjncy)),
+    check((shape.weight_totals, shape.heaviest_vertex, shape.heaviest_degree, shape.max_vwgt,
+           shape.nnz)
+          == (one.weight_totals, one.heaviest_vertex, one.heaviest_degree, one.max_vwgt,
+              len(one.adjncy)),
           f"{what}: totals")
 
 

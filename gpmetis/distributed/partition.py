@@ -61,6 +61,7 @@ class PiecesGraph(Graph):
         # Graph's cached properties, known without the arrays
         self.weight_totals = shape.weight_totals
         self.heaviest_vertex, self.heaviest_degree = shape.heaviest_vertex, shape.heaviest_degree
+        self.max_vwgt = shape.max_vwgt
 
     def __eq__(self, other: object) -> bool:  # the same graph: comparing arrays would gather
         return self is other

@@ -42,7 +42,8 @@ SCAN_ENTRY_BYTES = 17  # RowScan's three int32 splits, the local id and the inne
 class Shape:
     """What rank 0's run reads of a graph held in pieces, the same as of the whole graph:
     its size, the kinds of its weights, its exact totals, its heaviest vertex and weighted
-    degree (first of the heaviest, global id) and the validation's warnings."""
+    degree (first of the heaviest, global id), each constraint's heaviest vertex weight and
+    the validation's warnings."""
 
     nvtxs: int
     nnz: int
@@ -53,6 +54,7 @@ class Shape:
     weight_totals: WeightTotals
     heaviest_vertex: tuple[int, int]
     heaviest_degree: tuple[int, int]
+    max_vwgt: tuple[int, ...]
     warnings: tuple[str, ...]
 
 
@@ -419,6 +421,8 @@ def _shape(comm: Comm, piece: DistGraph, n: int, ncon: int,
         "volume": len(piece.adjncy) if vsize is None else exact_total(vsize, degrees),
         "heaviest_vertex": _heaviest(first, None if vwgt is None else vwgt.max(axis=1),
                                      piece.nlocal),
+        "max_vwgt": ((1,) * ncon if vwgt is None else tuple(int(x) for x in vwgt.max(axis=0)))
+        if piece.nlocal else (0,) * ncon,
         "heaviest_degree": _heaviest(first, degrees if adjwgt is None else np.diff(
             np.concatenate(([0], np.cumsum(adjwgt, dtype=np.int64)))[piece.xadj]),
             piece.nlocal),
@@ -430,8 +434,10 @@ def _shape(comm: Comm, piece: DistGraph, n: int, ncon: int,
     totals = WeightTotals(vtotals, sum(r["adjwgt"] for r in ranks),
                           sum(r["volume"] for r in ranks), heaviest_vertex[1])
     nnz = int(comm.allreduce_sum(np.array([len(piece.adjncy)], np.int64))[0])
+    max_vwgt = tuple(max(r["max_vwgt"][c] for r in ranks) for c in range(ncon))
     return Shape(n, nnz, ncon, vwgt is not None, adjwgt is not None, vsize is not None, totals,
-                 heaviest_vertex, _first_max(r["heaviest_degree"] for r in ranks), warnings)
+                 heaviest_vertex, _first_max(r["heaviest_degree"] for r in ranks), max_vwgt,
+                 warnings)
 
 
 def _heaviest(first: int, values: np.ndarray | None, nlocal: int) -> tuple[int, int] | None:

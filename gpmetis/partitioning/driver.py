@@ -224,7 +224,7 @@ def balance_warnings(problem: PartitionProblem, metrics: PartitionMetrics) -> li
     lines = []
     for c in np.flatnonzero((pwgts > limits).any(axis=0)):
         p = int(np.argmax(pwgts[:, c] - limits[:, c]))
-        heaviest = int(problem.graph.vwgt[:, c].max())
+        heaviest = problem.graph.max_vwgt[c]
         lines.append(
             f"constraint {c}: part {p} weighs {pwgts[p, c]}, {pwgts[p, c] - limits[p, c]} above "
             f"its limit {limits[p, c]} (ubvec {ubfactors[c]:g}); the heaviest vertex weighs "
