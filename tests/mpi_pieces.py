@@ -460,6 +460,7 @@ def validate_pieces() -> None:
          {"adjwgt": [2, 2, 7, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1]}),
         (([0, 3, 4, 4], [1, 2, 1, 0]), {}),  # a repeat apart in its row; 0 -> 2 one way
         (([0, 3, 4, 5], [1, 2, 1, 0, 0]), {}),  # the repeat another rank's vertex
+        (([0, 1, 3, 6, 8, 10, 11], [1, 0, 2, 1, 2, 3, 2, 4, 3, 5, 4]), {}),  # a loop in order
     ]
     rng = np.random.default_rng(7)
     for k in range(4):  # a weighted random graph; a changed weight; a moved entry

@@ -73,8 +73,8 @@ def validate(comm: Comm, piece: DistGraph) -> tuple[DistGraph, Shape]:
     if piece.vwgt is not None and not piece.nlocal:
         piece = replace(piece, vwgt=np.zeros((0, ncon), np.int64))
     _check_signs(comm, where, piece, first)
-    piece, warnings, ascending = _canonical(comm, where, piece, first)
-    comm.agree(_asymmetry(comm, where, piece, n, ascending))
+    piece, warnings, ascending, split = _canonical(comm, where, piece, first)
+    comm.agree(_asymmetry(comm, where, piece, n, ascending, split))
     shape = _shape(comm, piece, n, ncon, tuple(warnings))
     check_weight_totals(shape.weight_totals, where.path)
     return piece, shape
@@ -153,10 +153,12 @@ def _check_signs(comm: Comm, where: Where, piece: DistGraph, first: int) -> None
 
 
 def _canonical(comm: Comm, where: Where, piece: DistGraph, first: int
-               ) -> tuple[DistGraph, list[str], bool]:
+               ) -> tuple[DistGraph, list[str], bool, Split | None]:
     """(the piece without self loops and repeated neighbours (the first of each kept), one
-    process's warnings about them, whether its rows are sorted)."""
-    drop, ascending = _drops(piece, first)
+    process's warnings about them, whether its rows are sorted, and the symmetry check's
+    ``Split`` of the piece where the scan that found nothing to drop made it)."""
+    split = _clean_split(comm, piece, first)
+    drop, ascending = (None, False) if split is not None else _drops(piece, first)
     found = _first_drops(where, piece, first, drop)
     found = comm.allgather_objects(found)
     warnings = []
@@ -175,14 +177,14 @@ def _canonical(comm: Comm, where: Where, piece: DistGraph, first: int
                          f"dropped {k} repeated entr{'ies' if k > 1 else 'y'} (kept the first "
                          "of each)"))
     if drop is None:
-        return piece, warnings, ascending
+        return piece, warnings, ascending, split
     keep = ~drop
     rows = np.searchsorted(piece.xadj, np.flatnonzero(drop), side="right") - 1
     xadj = np.zeros(len(piece.xadj), np.int64)
     np.cumsum(np.diff(piece.xadj) - np.bincount(rows, minlength=piece.nlocal), out=xadj[1:])
     kept = replace(piece, xadj=xadj, adjncy=piece.adjncy[keep],
                    adjwgt=None if piece.adjwgt is None else piece.adjwgt[keep])
-    return kept, warnings, ascending
+    return kept, warnings, ascending, None
 
 
 def _row_chunks(piece: DistGraph) -> np.ndarray:
@@ -251,12 +253,13 @@ def _warning(where: Where, line: int | None, message: str) -> str:
     return f"{where.path}:{line}: {message}" if line is not None else f"{where.path}: {message}"
 
 
-def _asymmetry(comm: Comm, where: Where, piece: DistGraph, n: int,
-               ascending: bool) -> InputError | None:
+def _asymmetry(comm: Comm, where: Where, piece: DistGraph, n: int, ascending: bool,
+               split: Split | None) -> InputError | None:
     """The error at the least (vertex, neighbour) where an entry lacks its reverse or the two
     weigh differently, raised by the rank owning that vertex; None elsewhere. ``ascending``:
-    this rank's rows are sorted."""
-    reports = [r for r in comm.allgather_objects(_first_asymmetry(comm, piece, n, ascending))
+    this rank's rows are sorted; ``split``: the piece's, where made already."""
+    reports = [r for r in comm.allgather_objects(_first_asymmetry(comm, piece, n, ascending,
+                                                                  split))
                if r is not None]
     if not reports:
         return None
@@ -269,17 +272,54 @@ def _asymmetry(comm: Comm, where: Where, piece: DistGraph, n: int,
 Report = tuple[int, int, int | None, int | None]  # RowScan.first_asymmetric_entry's
 
 
-def _first_asymmetry(comm: Comm, piece: DistGraph, n: int, ascending: bool) -> Report | None:
+@dataclass
+class Split:
+    """A rank's entries as the symmetry check takes them: its cut entries (positions in
+    adjncy, naming other ranks' vertices) and their rows, and one process's scan of the rest
+    (local ids; None where not made)."""
+
+    cut: np.ndarray
+    rows: np.ndarray
+    scan: RowScan | None = None
+
+    @classmethod
+    def of(cls, piece: DistGraph, first: int) -> Split:
+        a = piece.adjncy
+        cut = np.flatnonzero((a < first) | (a >= first + piece.nlocal))
+        return cls(cut, np.searchsorted(piece.xadj, cut, side="right") - 1)
+
+    def scan_fits(self, comm: Comm, piece: DistGraph) -> bool:
+        return _scan_fits(comm, len(piece.adjncy) - len(self.cut), piece.adjwgt is not None)
+
+
+def _clean_split(comm: Comm, piece: DistGraph, first: int) -> Split | None:
+    """The piece's ``Split`` with its scan, where that scan (and the cut entries' order) shows
+    every row free of self loops and repeats; None where it may hold some (``_drops``
+    finds them) or the scan does not fit in memory."""
+    split = Split.of(piece, first)
+    if not split.scan_fits(comm, piece):
+        return None
+    split.scan = _inner_scan(piece, split.cut, split.rows, first)
+    a, rows = piece.adjncy[split.cut], split.rows
+    if (split.scan.unsorted or split.scan.nloops
+            or ((a[1:] <= a[:-1]) & (rows[1:] == rows[:-1])).any()):
+        return None
+    return split
+
+
+def _first_asymmetry(comm: Comm, piece: DistGraph, n: int, ascending: bool,
+                     split: Split | None) -> Report | None:
     """This rank's least report (global ids): among the entries between its own vertices (by
     one process's scan where its arrays fit in memory or the rows are not sorted, else by
     binary searches) and among its cut entries and those naming its vertices. Collective."""
-    first, nlocal, a = int(piece.vtxdist[comm.rank]), piece.nlocal, piece.adjncy
-    cut = np.flatnonzero((a < first) | (a >= first + nlocal))
-    rows = np.searchsorted(piece.xadj, cut, side="right") - 1  # the cut entries' rows
-    scan = not ascending or _scan_fits(comm, len(a) - len(cut), piece.adjwgt is not None)
-    inner = (_inner_asymmetry(piece, cut, rows, first) if scan
-             else _searched_asymmetry(piece, first, n))
-    found = [r for r in (inner, _cut_asymmetry(comm, piece, cut, first + rows, n))
+    first = int(piece.vtxdist[comm.rank])
+    if split is None:
+        split = Split.of(piece, first)
+        if not ascending or split.scan_fits(comm, piece):
+            split.scan = _inner_scan(piece, split.cut, split.rows, first)
+    inner = (_searched_asymmetry(piece, first, n) if split.scan is None
+             else _scan_report(split, first))
+    found = [r for r in (inner, _cut_asymmetry(comm, piece, split.cut, first + split.rows, n))
              if r is not None]
     return min(found, key=lambda r: r[:2]) if found else None
 
@@ -333,10 +373,9 @@ def _searched_asymmetry(piece: DistGraph, first: int, n: int) -> Report | None:
     return min(found, key=lambda r: r[:2]) if found else None
 
 
-def _inner_asymmetry(piece: DistGraph, cut: np.ndarray, rows: np.ndarray,
-                     first: int) -> Report | None:
-    """One process's scan of the entries between the rank's own vertices (all but the
-    ``cut`` entries, of ``rows``)."""
+def _inner_scan(piece: DistGraph, cut: np.ndarray, rows: np.ndarray, first: int) -> RowScan:
+    """One process's ``RowScan`` of the entries between the rank's own vertices (all but the
+    ``cut`` entries, of ``rows``), as local ids."""
     xadj = np.zeros(len(piece.xadj), np.int64)
     np.cumsum(np.diff(piece.xadj) - np.bincount(rows, minlength=piece.nlocal), out=xadj[1:])
     a, w = piece.adjncy, piece.adjwgt
@@ -345,16 +384,28 @@ def _inner_asymmetry(piece: DistGraph, cut: np.ndarray, rows: np.ndarray,
         keep = np.ones(len(a), bool)
         keep[cut] = False
         w = None if w is None else w[keep]
-    # the inner entries' local ids, a chunk at a time: no int64 copy of the adjacency
+    # the inner entries' local ids, a chunk at a time on threads: no int64 copy of them
     adj = np.empty(len(a) - len(cut), np.int32)
-    at = 0
-    for e0 in range(0, len(a), _CHUNK):
+    starts = np.arange(0, len(a), _CHUNK)
+    at = starts if keep is None else np.concatenate(
+        ([0], np.cumsum(np.add.reduceat(keep, starts, dtype=np.int64)) if len(a) else []))
+
+    def chunk(k: int) -> None:
+        e0 = int(starts[k])
         inner = a[e0:e0 + _CHUNK] if keep is None else a[e0:e0 + _CHUNK][keep[e0:e0 + _CHUNK]]
-        adj[at:at + len(inner)] = inner - first
-        at += len(inner)
-    del keep
-    scan = RowScan(xadj, adj, w)
-    if scan.unsorted:  # scan a copy whose rows are sorted
+        np.subtract(inner, first, out=adj[int(at[k]):int(at[k]) + len(inner)],
+                    casting="unsafe")
+
+    in_threads(chunk, len(starts))
+    return RowScan(xadj, adj, w)
+
+
+def _scan_report(split: Split, first: int) -> Report | None:
+    """The least report of the entries ``split``'s scan holds (a sorted copy's where its rows
+    are not sorted), in global ids; the scan's arrays go with it."""
+    scan, split.scan = split.scan, None
+    if scan.unsorted:
+        xadj, adj, w = scan.xadj, scan.adj, scan.w
         del scan
         adj, w = sorted_rows(xadj, adj, w)[:2]
         scan = RowScan(xadj, adj, w)
