@@ -214,8 +214,11 @@ def metrics() -> None:
             cut, pw = dist.state(comm, lg, part, nparts)
             labels = comm.gatherv(dist.components(comm, lg, part))
             whole_labels = comm.gatherv(dist.components(comm, lg))
+            heaviest = dist.heaviest_component(comm, lg)
             if comm.root:
                 g = DeviceGraph.upload(cpu, graph)
+                sums = cpu.bin_sums(connected_components(cpu, g.xadj, g.adjncy), n, g.vwgt)
+                check(heaviest == int(sums.max()), f"{name}: heaviest component {heaviest}")
                 ref = compute_metrics(g.xadj, g.adjncy, g.vwgt[:, None], g.adjwgt, whole,
                                       nparts, tpwgts, vsize, cpu)
                 check(got == ref, f"{name} {nparts}: metrics {got} against {ref}")
@@ -241,9 +244,11 @@ def no_upload() -> None:
         calls.append(args)
         return real(*args)
 
-    for name, uploads in (("4elt", False), ("islands", True)):
+    # islands: three components, each heavier than a part, which are not packed; many: forty
+    # light ones, which are (the packing reads the whole graph)
+    for name, uploads in (("4elt", False), ("islands", False), ("many", True)):
         graph = (load_fixture(name) if name == "4elt" else random_graph(
-            40000, 4, seed=5, components=3)) if comm.root else None
+            40000, 4, seed=5, components=3 if name == "islands" else 40)) if comm.root else None
         piece = DistGraph.scatter(comm, graph)
         calls.clear()
         schemes.upload = upload

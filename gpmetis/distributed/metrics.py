@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpmetis.distributed.clustering import LocalGraph
+from gpmetis.distributed.clustering import LocalGraph, send_to_owners
 from gpmetis.distributed.comm import Comm
 from gpmetis.metrics import (
     PartitionMetrics,
@@ -55,6 +55,17 @@ def components(comm: Comm, lg: LocalGraph, part=None):
         return label
     at = xp.minimum(xp.searchsorted(ids, label), len(ids) - 1)
     return xp.where(ids[at] == label, roots[at], label)
+
+
+def heaviest_component(comm: Comm, lg: LocalGraph) -> int:
+    """The weight of the heaviest connected component (on every rank; collective): each
+    rank's share of its vertices' components, summed at the ranks owning their labels."""
+    be, halo = lg.be, lg.halo
+    labels, index = be.unique_inverse(components(comm, lg))
+    label, weight, _ = send_to_owners(comm, halo.vtxdist, labels,
+                                      be.bin_sums(index, len(labels), lg.vwgt))
+    sums = be.bin_sums(label - halo.first, halo.nlocal, weight)
+    return comm.allreduce_max(int(sums.max()) if halo.nlocal else 0)
 
 
 def count_components(comm: Comm, lg: LocalGraph) -> int:

@@ -130,7 +130,8 @@ class DistributedRun:
         self._last: tuple = (None, None)
         self.handlers = {"whole": self._whole, "multilevel": self.serve, "state": self._state,
                          "metrics": self._metrics, "ncomponents": self._ncomponents,
-                         "components": self._components}
+                         "components": self._components,
+                         "heaviest_component": self._heaviest_component}
 
     def local(self, engine: str) -> LocalGraph:
         """This rank's piece on the ``engine``'s backend (its GPU's with the gpu engine)."""
@@ -187,6 +188,10 @@ class DistributedRun:
         """How many connected components the graph has (on rank 0, which calls)."""
         return self._call("ncomponents", None, engine)
 
+    def heaviest_component(self, engine: str) -> int:
+        """The weight of the graph's heaviest connected component (on rank 0, which calls)."""
+        return self._call("heaviest_component", None, engine)
+
     def components(self, engine: str) -> np.ndarray:
         """Each vertex's component label (int32, host; on rank 0, which calls)."""
         return self._call("components", None, engine)
@@ -226,6 +231,9 @@ class DistributedRun:
 
     def _ncomponents(self, part, engine: str) -> int:
         return dist_metrics.count_components(self.comm, self.local(engine))
+
+    def _heaviest_component(self, part, engine: str) -> int:
+        return dist_metrics.heaviest_component(self.comm, self.local(engine))
 
     def _components(self, part, engine: str):
         return self.comm.gatherv(dist_metrics.components(self.comm, self.local(engine))

@@ -18,6 +18,12 @@ from gpmetis.context import PackingContext
 from gpmetis.device_graph import DeviceGraph
 
 
+def packs(heaviest: int, maxpwgt: np.ndarray, context: PackingContext) -> bool:
+    """Whether a graph of several components, the heaviest weighing ``heaviest``, is packed:
+    none may exceed the context's ``place_max`` times the largest part limit of ``maxpwgt``."""
+    return heaviest <= context.place_max * float(np.max(maxpwgt))
+
+
 def packed_start(g: DeviceGraph, maxpwgt: np.ndarray, tpwgts: np.ndarray, labels,
                  context: PackingContext):
     """A partition (int32 on g's backend) that places every component of ``g`` whole, or None
@@ -34,7 +40,7 @@ def packed_start(g: DeviceGraph, maxpwgt: np.ndarray, tpwgts: np.ndarray, labels
     if len(roots) < 2:
         return None
     weights = be.bin_sums(labels, n, g.vwgt)[roots]
-    if int(weights.max()) > context.place_max * float(np.max(maxpwgt)):
+    if not packs(int(weights.max()), maxpwgt, context):
         return None
     order = be.argsort_stable(-weights)  # heaviest first, equal weights by smallest vertex
     w = weights[order]

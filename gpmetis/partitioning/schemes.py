@@ -53,6 +53,12 @@ class Scheme:
         labels = self.components
         return int((labels == self.be.xp.arange(len(labels), dtype=labels.dtype)).sum())
 
+    @cached_property
+    def heaviest_component(self) -> int:
+        """The weight of the heaviest connected component (the first constraint's)."""
+        g = self.graph
+        return int(self.be.bin_sums(self.components, g.nvtxs, g.vwgt).max()) if g.nvtxs else 0
+
     def metrics(self, part) -> PartitionMetrics:
         """The report's metrics of ``part``."""
         g, p = self.graph, self.problem
@@ -117,6 +123,10 @@ class PiecesScheme(SingleConstraint):
     @cached_property
     def ncomponents(self) -> int:
         return self.problem.pieces.ncomponents(self.be.name)
+
+    @cached_property
+    def heaviest_component(self) -> int:
+        return self.problem.pieces.heaviest_component(self.be.name)
 
     @cached_property
     def components(self):

@@ -4,7 +4,7 @@ kept where it beats the run's own: a component that fits a part is not cut to ba
 
 from __future__ import annotations
 
-from gpmetis.partitioning.components import packed_start
+from gpmetis.partitioning.components import packed_start, packs
 from gpmetis.partitioning.modes import Mode
 from gpmetis.partitioning.multilevel import vcycle
 
@@ -17,10 +17,12 @@ class Packing(Mode):
 
     def __init__(self, run) -> None:
         super().__init__(run)
-        p = run.problem
-        self.packed = None if run.scheme.ncomponents < 2 else packed_start(
-            run.scheme.graph, run.scheme.balance.limits[0], p.tpwgts, run.components,
-            run.options.context.packing)
+        p, scheme, context = run.problem, run.scheme, run.options.context.packing
+        limits = scheme.balance.limits[0]
+        # (whether it packs is known without the graph's arrays, which the packing reads)
+        self.packed = None
+        if scheme.ncomponents > 1 and packs(scheme.heaviest_component, limits, context):
+            self.packed = packed_start(scheme.graph, limits, p.tpwgts, run.components, context)
 
     def candidate(self, seed: int, part, stats):
         if self.packed is None:
