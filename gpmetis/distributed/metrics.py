@@ -1,6 +1,7 @@
 """What a run reads of a whole partition, counted on the pieces: the score's state, the
-report's metrics (``metrics.compute_metrics``'s, equal for any number of ranks) and the
-connected components, so that no rank needs the whole graph for them.
+report's metrics (``metrics.compute_metrics``'s, equal for any number of ranks), the
+connected components and the heaviest one's weight, so that no rank needs the whole graph
+for them.
 
 Components: each rank labels the components of its own rows (one process's
 ``connected_components``, the ghosts left out), then the pairs of labels its cut entries join
