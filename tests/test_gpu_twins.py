@@ -40,6 +40,7 @@ from gpmetis.refinement.jet import (
     best_moves,
     launch_score,
     partition_state,
+    state_sums,
 )
 from gpmetis.refinement.jet_refiner import refine, refiner
 from gpmetis.refinement.rebalance import cap_inflow, fill_empty_parts, rebalance_step
@@ -411,6 +412,27 @@ def test_score_of_the_moves_equals_the_twin(name, nparts):
     state = out.get().astype(np.int64)
     assert state[0] == 2 * cut
     assert np.array_equal(state[1:], pw)
+
+
+@pytest.mark.parametrize("name", ["random-w", "random-hubs"])
+def test_state_change_of_some_rows_equals_the_twin(name):
+    # a rank's rows (the others' empty, as the distributed score lays them out): the change
+    # from prev to part that the score kernel reads from the moved rows, against the twin's
+    graph = _graph(name)
+    half = graph.nvtxs // 2
+    rng = np.random.default_rng(2)
+    prev = rng.integers(0, 9, graph.nvtxs).astype(np.int32)
+    part = np.where(rng.random(graph.nvtxs) < 0.2, rng.integers(0, 9, graph.nvtxs), prev)
+    found = []
+    for be in (get_backend("cpu"), get_backend("gpu")):
+        g = DeviceGraph.upload(be, graph)
+        xadj = be.xp.concatenate((g.xadj[:half + 1],
+                                  be.xp.full(graph.nvtxs - half, int(g.xadj[half]))))
+        vwgt = be.xp.where(be.xp.arange(graph.nvtxs) < half, g.vwgt, 0).astype(np.int32)
+        rows = DeviceGraph(be, xadj, g.adjncy, g.adjwgt, vwgt)
+        found.append(state_sums(be, rows, be.asarray(part.astype(np.int32)), 9,
+                                prev=be.asarray(prev)))
+    assert np.array_equal(*found)
 
 
 @pytest.mark.parametrize("name", ["delaunay_n15", "random-w"])

@@ -69,3 +69,28 @@ def test_best_moves_dense_table_equals_sorted_pairs(monkeypatch, nparts):
         assert (dense[0] >= 0).any()
         for a, b in zip(dense, pairs):
             assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("share", [0.0, 0.02, 0.3, 1.0])
+def test_state_change_from_prev_adds_up_to_the_new_state(share):
+    # the score of a move set read from its moved vertices only (an edge counted twice where
+    # its other end stayed): the previous state plus the change is the new one, also where the
+    # graph holds some rows only (the sums of disjoint row sets add up)
+    from conftest import random_graph
+
+    from gpmetis.refinement.jet import state_sums
+
+    g = DeviceGraph.upload(CPU, random_graph(3000, 6, seed=3, weighted=True))
+    rng = np.random.default_rng(5)
+    prev = rng.integers(0, 9, g.nvtxs).astype(np.int32)
+    part = np.where(rng.random(g.nvtxs) < share, rng.integers(0, 9, g.nvtxs), prev)
+    part = part.astype(np.int32)
+    change = state_sums(CPU, g, part, 9, prev=prev)
+    assert np.array_equal(state_sums(CPU, g, prev, 9) + change, state_sums(CPU, g, part, 9))
+    half = g.nvtxs // 2  # the rows 0..half-1 and the rest, as two ranks hold them
+    rows = [DeviceGraph(CPU, xadj, g.adjncy, g.adjwgt, vwgt) for xadj, vwgt in (
+        (np.concatenate((g.xadj[:half + 1], np.full(g.nvtxs - half, g.xadj[half]))),
+         np.where(np.arange(g.nvtxs) < half, g.vwgt, 0)),
+        (np.concatenate((np.full(half, g.xadj[half]), g.xadj[half:])),
+         np.where(np.arange(g.nvtxs) >= half, g.vwgt, 0)))]
+    assert np.array_equal(sum(state_sums(CPU, r, part, 9, prev=prev) for r in rows), change)

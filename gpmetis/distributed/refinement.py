@@ -51,6 +51,7 @@ class DistJetSteps:
         self.locked = xp.zeros(low + n + high, dtype=np.uint8)
         self.order = VertexOrder(int(halo.vtxdist[-1]), halo.first, comm.allreduce_sum)
         self.scored = (None, None)  # (the part score laid out last, that layout)
+        self.state = (None, None)  # (the layout score read last, its whole state, host)
 
     def _laid_out(self, values):
         return self.lg.halo.laid_out(self.comm, values)
@@ -63,10 +64,14 @@ class DistJetSteps:
         return ends if scored is part else self._laid_out(part)
 
     def score(self, part):
+        """As JetSteps.score; the state after the first is the last one's plus the change
+        its moved vertices make (each rank reads its moved rows)."""
         ends = self._laid_out(part)
         self.scored = (part, ends)
-        sums = state_sums(self.be, self.g, ends, self.balance.nparts)
-        total = self.comm.allreduce_sum(sums)
+        last, total = self.state
+        sums = state_sums(self.be, self.g, ends, self.balance.nparts, prev=last)
+        total = self.comm.allreduce_sum(sums) + (0 if total is None else total)
+        self.state = (ends, total)
         pw = total[1:]
         excess = int(np.maximum(pw - self.balance.limits[0], 0).sum())
         return (excess, int(total[0]) // 2), pw

@@ -168,17 +168,37 @@ def partition_state(be: Backend, g: DeviceGraph, part, balance: Balance
     return int(sums[0]) // 2, sums[1:]
 
 
-def state_sums(be: Backend, g: DeviceGraph, part, nparts: int) -> np.ndarray:
+def state_sums(be: Backend, g: DeviceGraph, part, nparts: int, prev=None) -> np.ndarray:
     """Host int64 [the weight of the row entries whose ends lie in different parts (2 *
     edgecut where g holds every row), each part's weight]: sums that add up over graphs
-    holding disjoint sets of rows."""
-    if not be.gpu:
-        pw = part_weights(be, g.vwgt[:, None], part, nparts)[:, 0]
-        cut = int(be.xp.sum(g.adjwgt * (part[g.src] != part[g.adjncy]), dtype=np.int64))
-        return np.concatenate(([cut], pw)).astype(np.int64)
-    out = be.xp.zeros(nparts + 1, dtype=be.xp.uint64)
-    launch_score(be, g, part, out)
-    return out.get().astype(np.int64)
+    holding disjoint sets of rows. With ``prev`` (a partition of the same vertices), their
+    change from ``prev`` to ``part`` instead, reading only the moved vertices' rows (an edge
+    of a moved vertex counts for both directions where its other end did not move), which
+    adds up over graphs holding disjoint sets of rows too."""
+    if be.gpu:
+        out = be.xp.zeros(nparts + 1, dtype=be.xp.uint64)
+        launch_score(be, g, part, out, prev=prev)
+        return out.get().view(np.int64)  # a change wraps: as int64 it is signed
+    if prev is not None:
+        return _state_change(be, g, part, prev, nparts)
+    pw = part_weights(be, g.vwgt[:, None], part, nparts)[:, 0]
+    cut = int(be.xp.sum(g.adjwgt * (part[g.src] != part[g.adjncy]), dtype=np.int64))
+    return np.concatenate(([cut], pw)).astype(np.int64)
+
+
+def _state_change(be: Backend, g: DeviceGraph, part, prev, nparts: int) -> np.ndarray:
+    """``state_sums``' change from ``prev`` to ``part`` (the score kernel's twin)."""
+    moved = np.flatnonzero(part != prev)
+    start = g.xadj[moved]
+    count = g.xadj[moved + 1] - start
+    row = np.repeat(np.arange(len(moved)), count)
+    entry = start[row] + np.arange(len(row)) - (np.cumsum(count) - count)[row]
+    v, u = moved[row], g.adjncy[entry]
+    cut = ((part[u] != part[v]).astype(np.int64) - (prev[u] != prev[v])) * np.where(
+        part[u] != prev[u], 1, 2) * g.adjwgt[entry].astype(np.int64)
+    pw = (exact_bin_sums(part[moved], nparts, g.vwgt[moved])
+          - exact_bin_sums(prev[moved], nparts, g.vwgt[moved]))
+    return np.concatenate(([int(cut.sum())], pw)).astype(np.int64)
 
 
 def launch_score(be: Backend, g: DeviceGraph, part, out, prev=None) -> None:
