@@ -2,7 +2,8 @@
 partition as one process, for any number of ranks.
 
 The host loop (``refinement/loop.py``) runs unchanged on every rank with these steps; their
-scores are all-reduced, so every rank takes the same branch. A rank runs the single-process
+scores are all-reduced, so every rank takes the same branch (a score after the first adds the
+change its moved vertices make, as the device loop's does). A rank runs the single-process
 steps' kernels (``best_moves``, ``afterburner``, ``state_sums``) on a graph of its rows and an
 empty row per ghost, laid out in global id order (``Halo.ordered_ids``), so that their ties
 by vertex id are the global ones. Each step refreshes the ghosts' parts (the step after a
