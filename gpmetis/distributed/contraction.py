@@ -84,7 +84,9 @@ def _local_rows(be: Backend, lg: LocalGraph, local, nc: int) -> DeviceGraph:
     """One process's contraction of the rank's rows plus an empty, weightless row per ghost
     into the ``nc`` clusters ``local`` (int32, one per own vertex and ghost)."""
     g = lg.with_ghost_rows()
-    return g if nc == 0 else contract_rows(be, g, local, nc)
+    if nc == 0:  # no vertex and no ghost: nothing to contract (and no weights made)
+        return DeviceGraph(be, g.xadj, g.adjncy, be.xp.zeros(0, dtype=np.int32), g.vwgt)
+    return contract_rows(be, g, local, nc)
 
 
 def _with_records(be: Backend, seen, rows: DeviceGraph, weights: tuple, edges: tuple):
