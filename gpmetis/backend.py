@@ -187,6 +187,15 @@ class Backend:
         self.launch(kernel, nnz, (np.int32(n), np.int64(nnz), xadj, src))
         return src
 
+    def row_entries(self, xadj, rows):
+        """(each entry's index among ``rows`` (int32), its index in the adjacency (int64)) of
+        the CSR rows ``rows``, row by row."""
+        xp = self.xp
+        starts = xadj[rows]
+        offsets = xp.concatenate((xp.zeros(1, dtype=np.int64), xp.cumsum(xadj[rows + 1] - starts)))
+        member = self.sources(offsets, int(offsets[-1]))
+        return member, starts[member] + xp.arange(len(member), dtype=np.int64) - offsets[member]
+
     def unique(self, a):
         """Sorted distinct values of ``a``. NumPy 2's np.unique hashes, ~20x slower than a sort
         on millions of int64 keys."""

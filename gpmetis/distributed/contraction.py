@@ -30,7 +30,7 @@ def contract(comm: Comm, lg: LocalGraph, cmap, cvtxdist: np.ndarray) -> LocalGra
     ends = lg.halo.extended(comm, cmap)  # the coarse ids of the own vertices and the ghosts
     away = xp.flatnonzero((cmap < first) | (cmap >= last))
     c, cw, _ = send_to_owners(comm, cvtxdist, cmap[away], lg.vwgt[away])
-    member, entry = _entries_of(be, lg.xadj, away)
+    member, entry = be.row_entries(lg.xadj, away)
     weights = xp.ones(len(entry), np.int32) if lg.adjwgt is None else lg.adjwgt[entry]
     r, ru, rw, _ = send_to_owners(comm, cvtxdist, cmap[away[member]], ends[lg.adjncy[entry]],
                                   weights)
@@ -68,16 +68,6 @@ def coarse_sums_fit(comm: Comm, lg: LocalGraph, cmap, cvtxdist: np.ndarray) -> b
     heaviest = max((int(be.bin_sums(owned, n, w).max()) for w in (vwgt, degree)), default=0
                    ) if n else 0
     return comm.allreduce_max(heaviest) <= VERTEX_MAX
-
-
-def _entries_of(be: Backend, xadj, rows):
-    """(each entry's index among ``rows``, its index in the adjacency) of the rows ``rows``
-    (int64), row by row."""
-    xp = be.xp
-    starts = xadj[rows]
-    offsets = xp.concatenate((xp.zeros(1, dtype=np.int64), xp.cumsum(xadj[rows + 1] - starts)))
-    member = be.sources(offsets, int(offsets[-1]))
-    return member, starts[member] + xp.arange(len(member), dtype=np.int64) - offsets[member]
 
 
 def _local_rows(be: Backend, lg: LocalGraph, local, nc: int) -> DeviceGraph:

@@ -189,10 +189,7 @@ def state_sums(be: Backend, g: DeviceGraph, part, nparts: int, prev=None) -> np.
 def _state_change(be: Backend, g: DeviceGraph, part, prev, nparts: int) -> np.ndarray:
     """``state_sums``' change from ``prev`` to ``part`` (the score kernel's twin)."""
     moved = np.flatnonzero(part != prev)
-    start = g.xadj[moved]
-    count = g.xadj[moved + 1] - start
-    row = np.repeat(np.arange(len(moved)), count)
-    entry = start[row] + np.arange(len(row)) - (np.cumsum(count) - count)[row]
+    row, entry = be.row_entries(g.xadj, moved)
     v, u = moved[row], g.adjncy[entry]
     cut = ((part[u] != part[v]).astype(np.int64) - (prev[u] != prev[v])) * np.where(
         part[u] != prev[u], 1, 2) * g.adjwgt[entry].astype(np.int64)
