@@ -76,7 +76,11 @@ def instrument(sync: Callable[[], None]) -> None:
         (partition.DistributedRun, "_share", "the part's share at each rank"),
         (multilevel, "_coarsen_pieces", "coarsening on the pieces"),
         (multilevel, "lp_clustering", "  clustering"),
+        (clustering, "_local_clusters", "    the clusters a rank sees, numbered"),
         (clustering, "best_cluster", "    best_cluster"),
+        (clustering, "approve_proposals", "    the approval at the owners"),
+        (clustering, "_group_islands", "    islands grouped"),
+        (clustering, "_number_clusters", "    clusters numbered"),
         (clustering, "ask_owners", "    the owners' weights"),
         (clustering.ToOwners, "send", "    rows to their owners (and in contraction)"),
         (clustering.ToOwners, "reply", "    the owners' replies"),
@@ -92,6 +96,8 @@ def instrument(sync: Callable[[], None]) -> None:
         (refinement, "state_sums", "  score"),
         (refinement, "cap_inflow", "  inflow cap"),
         (refinement, "rebalance_moves", "  rebalancing selection"),
+        (Halo, "laid_out", "  parts laid out in id order"),
+        (Halo, "laid_out_columns", "  moves laid out in id order"),
         (metrics, "state", "score's state on the pieces"),
         (metrics, "metrics", "metrics on the pieces"),
         (metrics, "components", "  components on the pieces"),
@@ -169,7 +175,9 @@ def main() -> None:
     if not comm.root:
         return
     print(f"grid3d {args.side}, k={args.k}, {args.engine} engine: one process "
-          f"{single.seconds:.2f} s (cut {single.edgecut}); {comm.size} rank(s) "
+          f"{single.seconds:.2f} s (cut {single.edgecut}; coarsening "
+          f"{single.stats['coarsening']:.2f} s, initial {single.stats['initial']:.2f} s, "
+          f"refinement {single.stats['refinement']:.2f} s); {comm.size} rank(s) "
           f"{out.seconds:.2f} s engine, {wall:.2f} s wall (cut {out.edgecut}); the same "
           f"part file and metrics: {np.array_equal(out.result.part, single.part)}, "
           f"{out.result.metrics == single.metrics}")
