@@ -78,7 +78,7 @@ def instrument(sync: Callable[[], None]) -> None:
         (multilevel, "lp_clustering", "  clustering"),
         (clustering, "_local_clusters", "    the clusters a rank sees, numbered"),
         (clustering, "best_cluster", "    best_cluster"),
-        (clustering, "approve_proposals", "    the approval at the owners"),
+        (clustering, "_approve_in_id_order", "    the approval at the owners"),
         (clustering, "_group_islands", "    islands grouped"),
         (clustering, "_number_clusters", "    clusters numbered"),
         (clustering, "ask_owners", "    the owners' weights"),

@@ -5,9 +5,10 @@ A cluster is labelled by a vertex id, and its weight lives at the rank that owns
 Each sub-round, a rank refreshes its ghosts' clusters, numbers the clusters its rows see
 locally, asks their owners for their weights, and picks each active vertex's first choice with
 one process's ``best_cluster`` (its kernels on a rank with a GPU), whose hashes read the
-vertices' and clusters' ids in the whole graph. The proposals go to the clusters' owners,
-which approve them as one process does (``approve_proposals``: the proposals arrive in id
-order, rank after rank). The moves then update the weights at the owners."""
+vertices' and clusters' ids in the whole graph. Only the proposals to clusters another rank
+owns travel; each rank approves those to its own clusters with one process's ``approve`` (its
+kernels on a GPU) over them laid out in the proposers' id order (the lower ranks', its own,
+the higher ranks'). The moves then update the weights at the owners."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from functools import cached_property
 import numpy as np
 
 from gpmetis.backend import Backend, backend_of
-from gpmetis.coarsening.clustering import approve_proposals, best_cluster, level_schedule
+from gpmetis.coarsening.clustering import approve, best_cluster, level_schedule
 from gpmetis.context import CoarseningContext
 from gpmetis.device_graph import DeviceGraph
 from gpmetis.distributed.comm import Comm
@@ -131,6 +132,7 @@ class ToOwners:
         dest = owners(vtxdist, keys)
         self.mine = dest == comm.rank
         away = self.be.xp.flatnonzero(~self.mine)
+        self.all_mine = len(away) == 0  # (the masks are then the identity)
         self.order = away[by_owner(dest[away], comm.size)]  # the others' rows, by owner
         self.counts = self.be.asnumpy(self.be.counts(dest[away], comm.size))
         self.received = None  # rows per sender, host, once sent
@@ -143,7 +145,7 @@ class ToOwners:
         width = rows.shape[1]
         got = comm.alltoallv(self.be.split(rows.reshape(-1), self.counts * width))
         del rows
-        own = [a[self.mine] for a in arrays]
+        own = list(arrays) if self.all_mine else [a[self.mine] for a in arrays]
         self.received = np.array([len(x) // width for x in got], dtype=np.int64)
         self.received[comm.rank] = len(own[0])
         if not int(self.received.sum()) - len(own[0]):
@@ -163,8 +165,11 @@ class ToOwners:
         pieces = self.be.split(wire, received)
         pieces[comm.rank] = wire[:0]
         back = comm.alltoallv(pieces, self.counts)
+        mine = values[lower:lower + int(received[comm.rank])]
+        if self.all_mine:
+            return mine
         out = xp.empty(len(self.mine), dtype=values.dtype)
-        out[self.mine] = values[lower:lower + int(received[comm.rank])]
+        out[self.mine] = mine
         out[self.order] = xp.concatenate(back).view(values.dtype)
         return out
 
@@ -215,23 +220,45 @@ def _sub_round(comm: Comm, lg: LocalGraph, g: DeviceGraph, cluster, cw, maxvwgt:
     best_cluster(be, g, local, weights, maxvwgt, seed, schedule, dest, rating, id_base=first,
                  labels=labels)
     del labels
-    bv = xp.flatnonzero(dest >= 0)
-    chosen, br = dest[bv], rating[bv]
-    bc = chosen.astype(np.int64) + first
-    away = xp.flatnonzero(chosen >= n)
-    bc[away] = others[chosen[away] - n]
-    # proposals to the targets' owners, approved there in id order, answered back
-    proposals = ToOwners(comm, vtxdist, bc)
-    target, rating, w = proposals.send(bc, br, lg.vwgt[bv])
-    accepted = approve_proposals(target, rating, w, cw[target - first], maxvwgt)
-    xp.add.at(cw, target[accepted] - first, w[accepted])
-    ok = proposals.reply(accepted)
-    movers, dest = bv[ok], bc[ok]
-    old, _, left, _ = send_to_owners(comm, vtxdist, cluster[movers], movers,
-                                     lg.vwgt[movers])
+    # the proposals to clusters other ranks own go to them; those to this rank's stay in place
+    away = xp.flatnonzero(dest >= n)
+    target = others[dest[away] - n]
+    proposals = ToOwners(comm, vtxdist, target)
+    got, got_rating, got_w = proposals.send(target, rating[away], lg.vwgt[away])
+    accepted, mine = _approve_in_id_order(be, comm.rank, proposals.received, dest, rating,
+                                          lg.vwgt, away, (got - first, got_rating, got_w), cw,
+                                          maxvwgt)
+    ok = proposals.reply(xp.concatenate((accepted[:mine.start], accepted[mine.stop:]))
+                         .astype(bool))
+    here = xp.flatnonzero(accepted[mine])
+    movers = xp.concatenate((here, away[ok]))
+    # the movers' weights leave their clusters, at the clusters' owners
+    old, left, _ = send_to_owners(comm, vtxdist, cluster[movers], lg.vwgt[movers])
     xp.add.at(cw, old - first, -left)
-    cluster[movers] = dest
+    cluster[movers] = xp.concatenate((dest[here].astype(np.int64) + first, target[ok]))
     return len(movers)
+
+
+def _approve_in_id_order(be: Backend, rank: int, received: np.ndarray, dest, rating, vwgt,
+                         away, delivered: tuple, cw, maxvwgt: int):
+    """(accepted, mine): one process's ``approve`` of the proposals to this rank's clusters,
+    laid out in the proposers' global id order (the lower ranks' ``delivered``, then this
+    rank's rows, those in ``away`` proposing elsewhere left out, then the higher ranks'), so
+    that its ties by position are those by id; ``mine`` the slice of the own rows. The
+    accepted proposals' weights are added to ``cw``."""
+    xp = be.xp
+    lower = int(received[:rank].sum())
+    if len(away):
+        dest = dest.copy()
+        dest[away] = -1
+    if len(delivered[0]):
+        target = delivered[0].astype(np.int32)
+        dest, rating, vwgt = (xp.concatenate((d[:lower], o, d[lower:])) for d, o in
+                              zip((target, *delivered[1:]), (dest, rating, vwgt), strict=True))
+    accepted = approve(be, dest, rating, vwgt, cw, maxvwgt)
+    hit = xp.flatnonzero(accepted)
+    xp.add.at(cw, dest[hit], vwgt[hit])
+    return accepted, slice(lower, lower + len(cw))
 
 
 def _local_clusters(comm: Comm, halo: Halo, cluster, cw):
