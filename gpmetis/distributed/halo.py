@@ -101,11 +101,12 @@ class Halo:
     def laid_out_columns(self, comm: Comm, *columns) -> list:
         """``laid_out`` of each of ``columns`` (one value per local vertex each, any dtypes),
         in one exchange: their bytes travel packed row by row."""
-        xp, low = backend_of(columns[0]).xp, self.nlow
-        rows = packed_rows(xp, columns)
+        be, low = backend_of(columns[0]), self.nlow
+        xp = be.xp
+        rows = packed_rows(xp, columns, xp.concatenate(self.send))  # the rows sent, by rank
         width = rows.shape[1]
-        got = comm.alltoallv([rows[ids].reshape(-1) for ids in self.send],
-                             self.ghost_counts * width)
+        sent = np.array([len(ids) for ids in self.send], dtype=np.int64)
+        got = comm.alltoallv(be.split(rows.reshape(-1), sent * width), self.ghost_counts * width)
         ghosts = unpacked_rows(xp, (xp.concatenate(got) if got else rows[:0]).reshape(-1, width),
                                [c.dtype for c in columns])
         return [xp.concatenate((g[:low], c, g[low:])) for g, c in zip(ghosts, columns,
