@@ -2,6 +2,7 @@
 // components. Twins: backend.sources (numpy.repeat) and metrics.py (cut_edges,
 // _boundary_by_sort, edge_list_components).
 
+#include "cuda/block_reduce.cuh"
 #include "cuda/csr.cuh"
 
 // src[j] = the row holding entry j.
@@ -83,37 +84,44 @@ extern "C" __global__ void components_compress(const int n, int* label)
     label[v] = r;
 }
 
-// Per vertex v of at most max_degree neighbours: cutw[v] = the weight of its edges into other
-// parts, nother[v] = how many distinct other parts its neighbours lie in (METIS's volume unit),
-// and adjacent[part[v] * nparts + q] = 1 for each such part q. A part counts at its first entry
-// in the row: each entry is compared with the row's earlier ones (degree^2 work, so short rows
-// only). A longer row sets *too_long and is skipped: the caller then counts by sorting.
+// Over the rows v of at most max_degree neighbours: totals[1] += the weight of v's edges into
+// other parts, totals[2] += how many distinct other parts its neighbours lie in (METIS's volume
+// unit) times vsize[v] (1 where vsize is null), and adjacent[part[v] * nparts + q] = 1 for each
+// such part q. A part counts at its first entry in the row: each entry is compared with the
+// row's earlier ones (degree^2 work, so short rows only). A longer row sets totals[0] and is
+// skipped: the caller then counts by sorting. The sums are summed per block, then added to the
+// totals (int64 atomics: exact).
 extern "C" __global__ void boundary_rows(
     const int n, const long long* __restrict__ xadj, const int* __restrict__ adjncy,
     const int* __restrict__ adjwgt, const int* __restrict__ part, const int nparts,
-    const int max_degree, long long* __restrict__ cutw, long long* __restrict__ nother,
-    unsigned char* __restrict__ adjacent, long long* __restrict__ too_long)
+    const int max_degree, const long long* __restrict__ vsize,
+    unsigned char* __restrict__ adjacent, long long* __restrict__ totals)
 {
+    __shared__ long long buf[32];
     const int v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= n) return;
-    const long long begin = xadj[v], end = xadj[v + 1];
-    if (end - begin > max_degree) {
-        *too_long = 1;
-        return;
-    }
-    const int pv = part[v];
     long long weight = 0, count = 0;
-    for (long long j = begin; j < end; ++j) {
-        const int q = part[adjncy[j]];
-        if (q == pv) continue;
-        weight += adjwgt[j];
-        bool seen = false;
-        for (long long i = begin; i < j && !seen; ++i) seen = part[adjncy[i]] == q;
-        if (!seen) {
-            ++count;
-            adjacent[(long long)pv * nparts + q] = 1;  // every writer writes 1
+    const long long begin = v < n ? xadj[v] : 0, end = v < n ? xadj[v + 1] : 0;
+    if (end - begin > max_degree) {
+        totals[0] = 1;
+    } else if (v < n) {
+        const int pv = part[v];
+        for (long long j = begin; j < end; ++j) {
+            const int q = part[adjncy[j]];
+            if (q == pv) continue;
+            weight += adjwgt[j];
+            bool seen = false;
+            for (long long i = begin; i < j && !seen; ++i) seen = part[adjncy[i]] == q;
+            if (!seen) {
+                ++count;
+                adjacent[(long long)pv * nparts + q] = 1;  // every writer writes 1
+            }
         }
+        if (vsize != nullptr) count *= vsize[v];
     }
-    cutw[v] = weight;
-    nother[v] = count;
+    weight = block_sum_i64(weight, buf);
+    count = block_sum_i64(count, buf);
+    if (threadIdx.x == 0) {
+        atomicAdd((unsigned long long*)totals + 1, (unsigned long long)weight);
+        atomicAdd((unsigned long long*)totals + 2, (unsigned long long)count);
+    }
 }

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpmetis.backend import Backend, get_backend
+from gpmetis.backend import INT32_MAX, NULL, Backend, get_backend
 
 PAIR_CHUNK = 1 << 21  # adjacency entries per row range of the boundary pairs (compute_metrics)
 
@@ -119,41 +119,36 @@ def _joined_components(be: Backend, xadj, adjncy, label, roots) -> int:
 
 ROW_SCAN_DEGREE = 64  # rows up to this long are scanned by boundary_rows (work: degree^2)
 ROW_SCAN_PARTS = 4096  # ... and nparts up to this: its (part, part) table has nparts^2 bytes
-ROW_SCAN_VERTICES = 1 << 24  # ... and graphs up to this many vertices: 16 bytes of counts each
+
+
+def boundary_counts(be: Backend, xadj, adjncy, adjwgt, part, nparts: int, vsize):
+    """``boundary_pairs``' (twice the edgecut, volume, sorted part pair keys), by the GPU's row
+    scan where it applies, else by ``boundary_pairs``' sorts."""
+    counted = _boundary_by_rows(be, xadj, adjncy, adjwgt, part, nparts, vsize) if be.gpu else None
+    return counted or boundary_pairs(be, xadj, adjncy, adjwgt, part, nparts, vsize)
 
 
 def _boundary_by_rows(be: Backend, xadj, adjncy, adjwgt, part, nparts: int, vsize):
-    """(edgecut, volume, subdomain degree per part) counted row by row on the GPU (CuPy's
-    sort, slow to load at its first use in a process, is left out), or None where a row is
-    longer than ROW_SCAN_DEGREE, nparts above ROW_SCAN_PARTS, the vertices more than
-    ROW_SCAN_VERTICES (the sort's working memory follows its ranges of rows, not the graph) or
-    a dtype not the engine's."""
+    """``boundary_pairs``' counts, row by row on the GPU in one pass with no array per vertex
+    (CuPy's sort, slow to load at its first use in a process, is left out), or None where a
+    row is longer than ROW_SCAN_DEGREE, nparts above ROW_SCAN_PARTS or a dtype not the
+    engine's."""
     xp = be.xp
     n = len(xadj) - 1
     dtypes = (xadj.dtype, adjncy.dtype, adjwgt.dtype, part.dtype)
-    if (nparts > ROW_SCAN_PARTS or n > ROW_SCAN_VERTICES
-            or dtypes != (xp.int64, xp.int32, xp.int32, xp.int32)):
+    if nparts > ROW_SCAN_PARTS or n > INT32_MAX or dtypes != (xp.int64, xp.int32, xp.int32,
+                                                               xp.int32):
         return None
-    cutw = xp.empty(n, dtype=xp.int64)
-    nother = xp.empty(n, dtype=xp.int64)
-    adjacent = xp.zeros((nparts, nparts), dtype=xp.uint8)
-    too_long = xp.zeros(1, dtype=xp.int64)
+    adjacent = xp.zeros(nparts * nparts, dtype=xp.uint8)
+    totals = xp.zeros(3, dtype=xp.int64)  # a row too long, the cut entries' weight, volume
     be.launch(be.kernel(Path(__file__).with_name("metrics.cu"), "boundary_rows"), n,
               (np.int32(n), xadj, adjncy, adjwgt, part, np.int32(nparts),
-               np.int32(ROW_SCAN_DEGREE), cutw, nother, adjacent, too_long))
-    weighted = nother if vsize is None else nother * vsize.astype(xp.int64)
-    totals = xp.concatenate((too_long, cutw.sum(keepdims=True), weighted.sum(keepdims=True),
-                             adjacent.sum(axis=1, dtype=xp.int64)))
-    totals = be.asnumpy(totals)  # one read-back for all of it
-    if totals[0]:
+               np.int32(ROW_SCAN_DEGREE), NULL if vsize is None else vsize.astype(xp.int64),
+               adjacent, totals))
+    too_long, cut, volume = (int(x) for x in be.asnumpy(totals))
+    if too_long:
         return None
-    return int(totals[1]) // 2, int(totals[2]), totals[3:]
-
-
-def _boundary_by_sort(be: Backend, xadj, adjncy, adjwgt, part, nparts: int, vsize):
-    """(edgecut, volume, subdomain degree per part) from ``boundary_pairs``."""
-    cut, volume, part_pairs = boundary_pairs(be, xadj, adjncy, adjwgt, part, nparts, vsize)
-    return cut // 2, volume, subdomain_degrees(be, part_pairs, nparts)
+    return cut, volume, xp.flatnonzero(adjacent).astype(xp.int64)
 
 
 def boundary_pairs(be: Backend, xadj, adjncy, adjwgt, part, nparts: int, vsize):
@@ -226,8 +221,9 @@ def compute_metrics(
     xp = be.xp
     n = len(xadj) - 1
     part = part.astype(xp.int32)
-    counted = _boundary_by_rows(be, xadj, adjncy, adjwgt, part, nparts, vsize) if be.gpu else None
-    cut, volume, ndom = counted or _boundary_by_sort(be, xadj, adjncy, adjwgt, part, nparts, vsize)
+    cut, volume, pairs = boundary_counts(be, xadj, adjncy, adjwgt, part, nparts, vsize)
+    cut //= 2
+    ndom = subdomain_degrees(be, pairs, nparts)
 
     pw = be.asnumpy(part_weights(be, vwgt, part, nparts))
     heaviest = be.asnumpy(vwgt.max(axis=0)) if n else np.zeros(pw.shape[1], dtype=np.int64)

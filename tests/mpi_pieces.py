@@ -187,20 +187,22 @@ def clustering_levels() -> None:
                     check(np.array_equal(a, b), f"{name} {maxvwgt} {seed}: coarse graph")
 
 
-def metrics() -> None:
+def metrics(engine: str = "cpu") -> None:
     from gpmetis.distributed import metrics as dist
     from gpmetis.metrics import compute_metrics, connected_components
     from gpmetis.refinement.jet import state_sums
 
     comm = Comm.world()
-    cpu = get_backend("cpu")
+    if engine == "gpu":
+        comm.use_gpus()
+    cpu, be = get_backend("cpu"), get_backend(engine)
     graphs = {"4elt": lambda: load_fixture("4elt"),
               "islands": lambda: random_graph(3000, 5, seed=3, weighted=True, isolated=40,
                                               components=3)}
     for name, make in graphs.items():
         graph = make() if comm.root else None
         piece = DistGraph.scatter(comm, graph)
-        lg = LocalGraph.of(comm, piece)
+        lg = LocalGraph.of(comm, piece, be)
         n = int(piece.vtxdist[-1])
         first, last = piece.vtxdist[comm.rank], piece.vtxdist[comm.rank + 1]
         rng = np.random.default_rng(7)
@@ -208,9 +210,9 @@ def metrics() -> None:
         # stripes of ids: parts of several components, and a random partition
         for nparts, whole in ((5, (np.arange(n) * 5 // n).astype(np.int32)),
                               (7, rng.integers(0, 7, n).astype(np.int32))):
-            part = whole[first:last]
+            part = be.asarray(whole[first:last])
             tpwgts = np.full((nparts, 1), 1 / nparts)
-            got = dist.metrics(comm, lg, part, nparts, tpwgts, vsize[first:last])
+            got = dist.metrics(comm, lg, part, nparts, tpwgts, be.asarray(vsize[first:last]))
             cut, pw = dist.state(comm, lg, part, nparts)
             labels = comm.gatherv(dist.components(comm, lg, part))
             whole_labels = comm.gatherv(dist.components(comm, lg))

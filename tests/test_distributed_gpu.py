@@ -42,6 +42,13 @@ def test_multilevel_on_the_ranks_gpus_gives_one_gpu_process_partition(ranks):
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_metrics_on_the_ranks_gpus_equal_one_process(ranks):
+    # the cut, volume and subdomain degrees by the GPU's row scan of each rank's rows
+    done = pieces(ranks, "metrics", "gpu")
+    assert done.returncode == 0, done.stderr
+
+
 def test_partition_with_gpus_gives_one_gpu_process_result():
     if _gpus() < 2:
         pytest.skip("needs two GPUs (the nvidia-h200-x2 kind)")

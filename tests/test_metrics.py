@@ -140,14 +140,13 @@ def test_gpu_metrics_equal_twin(monkeypatch, case):
 
 @pytest.mark.gpu
 @requires_cuda
-@pytest.mark.parametrize("hubs, nparts, max_vertices", [
-    (0, 9, 1 << 24), (2, 9, 1 << 24), (0, metrics.ROW_SCAN_PARTS + 1, 1 << 24), (0, 9, 2999)])
-def test_gpu_boundary_counts_by_rows_or_by_sort_equal_loops(monkeypatch, hubs, nparts,
-                                                             max_vertices):
-    """The row scan (short rows, few parts, not too many vertices) and the sort (a hub's row,
-    many parts, more vertices) both give the plain loops' cut, volume (with and without vertex
-    sizes) and subdomain degrees."""
-    monkeypatch.setattr(metrics, "ROW_SCAN_VERTICES", max_vertices)
+@pytest.mark.parametrize("hubs, nparts, ghosts", [
+    (0, 9, 0), (2, 9, 0), (0, metrics.ROW_SCAN_PARTS + 1, 0), (0, 9, 400)])
+def test_gpu_boundary_counts_by_rows_or_by_sort_equal_loops(hubs, nparts, ghosts):
+    """The row scan (short rows, few parts) and the sort (a hub's row, many parts) both give
+    the plain loops' cut, volume (with and without vertex sizes) and subdomain degrees; with
+    ``ghosts``, the last vertices' rows are left out (a rank's rows, its ghosts' parts read)
+    and both give the same counts."""
     gpu = get_backend("gpu")
     xp = gpu.xp
     graph = random_graph(3000, 6, seed=11, weighted=True, hubs=hubs, isolated=3)
@@ -155,21 +154,29 @@ def test_gpu_boundary_counts_by_rows_or_by_sort_equal_loops(monkeypatch, hubs, n
     vsize = np.random.default_rng(7).integers(1, 4, graph.nvtxs)
     device = (xp.asarray(graph.xadj, dtype=xp.int64), xp.asarray(graph.adjncy, dtype=xp.int32),
               xp.asarray(graph.adjwgt, dtype=xp.int32), xp.asarray(part))
-    by_rows = hubs == 0 and nparts <= metrics.ROW_SCAN_PARTS and graph.nvtxs <= max_vertices
+    by_rows = hubs == 0 and nparts <= metrics.ROW_SCAN_PARTS
     for sizes in (None, vsize):
-        counted = metrics._boundary_by_rows(gpu, *device, nparts,
-                                            None if sizes is None else xp.asarray(sizes))
+        sizes = None if sizes is None else xp.asarray(sizes)
+        if ghosts:
+            rows = graph.nvtxs - ghosts
+            args = (device[0][:rows + 1], *device[1:], nparts,
+                    None if sizes is None else sizes[:rows])
+            counted = metrics._boundary_by_rows(gpu, *args)
+            sorted_ = metrics.boundary_pairs(gpu, *args)
+            assert counted[:2] == sorted_[:2] and xp.array_equal(counted[2], sorted_[2])
+            continue
+        counted = metrics._boundary_by_rows(gpu, *device, nparts, sizes)
         assert (counted is not None) == by_rows
         m = compute_metrics(device[0], device[1], xp.asarray(graph.vwgt), device[2], device[3],
-                            nparts, uniform_tpwgts(nparts, 1),
-                            None if sizes is None else xp.asarray(sizes), gpu)
+                            nparts, uniform_tpwgts(nparts, 1), sizes, gpu)
         cut, volume, ndom = _plain_cut_volume_ndom(
-            graph, part, np.ones(graph.nvtxs, np.int64) if sizes is None else sizes)
+            graph, part, np.ones(graph.nvtxs, np.int64) if sizes is None else vsize)
         ndom += [0] * (nparts - len(ndom))
         assert (m.edgecut, m.volume) == (cut, volume)
         assert (m.maxndom, m.minndom, m.avgndom) == (max(ndom), min(ndom), np.mean(ndom))
         if counted is not None:
-            assert (counted[0], counted[1], counted[2].tolist()) == (cut, volume, ndom)
+            degrees = metrics.subdomain_degrees(gpu, counted[2], nparts).tolist()
+            assert (counted[0] // 2, counted[1], degrees) == (cut, volume, ndom)
 
 
 def _shuffled_path(n: int, seed: int) -> Graph:

@@ -17,7 +17,7 @@ from gpmetis.distributed.comm import Comm
 from gpmetis.metrics import (
     PartitionMetrics,
     assemble_metrics,
-    boundary_pairs,
+    boundary_counts,
     connected_components,
     edge_list_components,
     part_weights,
@@ -104,8 +104,8 @@ def metrics(comm: Comm, lg: LocalGraph, part, nparts: int, tpwgts: np.ndarray,
     xp = be.xp
     lg.reload()
     part = part.astype(np.int32, copy=False)
-    cut, volume, pairs = boundary_pairs(be, lg.xadj, lg.adjncy, lg.adjwgt,
-                                        halo.extended(comm, part), nparts, vsize)
+    cut, volume, pairs = boundary_counts(be, lg.xadj, lg.adjncy, lg.adjwgt,
+                                         halo.extended(comm, part), nparts, vsize)
     pw = part_weights(be, lg.vwgt[:, None], part, nparts)[:, 0]
     own = xp.arange(halo.first, halo.first + halo.nlocal, dtype=np.int64)
     comps = be.counts(part[components(comm, lg, part) == own], nparts)
