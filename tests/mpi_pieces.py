@@ -382,11 +382,24 @@ def read(*paths: str, mtx: bool = False, mtx_weights: bool = False) -> None:
                                                           mtx_weights=mtx_weights))
 
 
-def same_as_one(comm: Comm, what: str, piece_of, one_of) -> None:
-    """The pieces ``piece_of()`` makes, validated and gathered, are the graph ``one_of()``
-    makes, with its warnings and totals, or fail with its message."""
+def _clean_entries(xadj: np.ndarray, adjncy: np.ndarray, adjwgt) -> bool:
+    """Whether one process takes these rows as they are: no fault among the entries, nothing
+    dropped, every row rising strictly."""
     try:
-        piece, shape = validate(comm, piece_of())
+        graph = Graph.from_csr(xadj, adjncy, adjwgt=adjwgt)
+    except GpmetisError:
+        return False
+    rows = np.repeat(np.arange(len(xadj) - 1), np.diff(xadj))
+    rising = ((adjncy[1:] > adjncy[:-1]) | (rows[1:] != rows[:-1])).all()
+    return not graph.warnings and bool(rising)
+
+
+def same_as_one(comm: Comm, what: str, piece_of, one_of, *, gpu: bool = False) -> None:
+    """The pieces ``piece_of()`` makes, validated (``gpu``: on the ranks' GPUs first) and
+    gathered, are the graph ``one_of()`` makes, with its warnings and totals, or fail with its
+    message."""
+    try:
+        piece, shape = validate(comm, piece_of(), gpu=gpu)
         graph, error = piece.gather(comm), None
     except GpmetisError as exc:
         graph, error = None, str(exc)
@@ -453,10 +466,13 @@ def bad_piece() -> None:
             check(message in str(exc), f"message {exc}")
 
 
-def validate_pieces() -> None:
+def validate_pieces(engine: str = "cpu") -> None:
     """Pieces with each fault ``Graph.from_csr`` names, and self loops and repeats: one
-    process's message, warnings, canonical graph and totals, by either symmetry check."""
+    process's message, warnings, canonical graph and totals, by either symmetry check; with
+    the gpu engine, the GPUs' verdict first, which passes exactly the pieces whose entries
+    hold no fault and whose rows rise strictly."""
     comm = Comm.world()
+    gpu = engine == "gpu"
     path = ([0, 1, 3, 5, 7, 9, 10], [1, 0, 2, 1, 3, 2, 4, 3, 5, 4])  # 0-1-2-3-4-5
     weights = [1, 1, 2, 2, 3, 3, 4, 4, 5, 5]
     cases = [
@@ -506,7 +522,11 @@ def validate_pieces() -> None:
             weights["vsize"][lo:hi] if "vsize" in weights else None)
         same_as_one(comm, f"case {i} (no memory: {scarce})", piece_of, functools.partial(
             Graph.from_csr, xadj, adjncy, weights.get("vwgt"), weights.get("adjwgt"),
-            vsize=weights.get("vsize")))
+            vsize=weights.get("vsize")), gpu=gpu)
+        if gpu and not scarce and (np.diff(xadj) >= 0).all():
+            clean = dist_validation._clean_on_gpu(comm, piece_of(), int(lo), len(xadj) - 1)
+            check((clean is not None) == _clean_entries(xadj, adjncy, weights.get("adjwgt")),
+                  f"case {i}: the GPUs' verdict {clean}")
     dist_validation.available_memory = memory
     if comm.size > 1:  # rank 0 without vertices, its weights flat (ParMETIS's): ncon 2
         path = case_graph("add20")

@@ -49,6 +49,13 @@ def test_metrics_on_the_ranks_gpus_equal_one_process(ranks):
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.parametrize("ranks", [1, 2, 3])
+def test_validation_on_the_ranks_gpus_names_one_process_faults(ranks):
+    # the GPUs' verdict passes exactly the clean pieces; the rest get the host's message
+    done = pieces(ranks, "validate", "gpu")
+    assert done.returncode == 0, done.stderr
+
+
 def test_partition_with_gpus_gives_one_gpu_process_result():
     if _gpus() < 2:
         pytest.skip("needs two GPUs (the nvidia-h200-x2 kind)")

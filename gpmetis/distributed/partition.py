@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from gpmetis.backend import get_backend
+from gpmetis.backend import cuda_available, get_backend
 from gpmetis.distributed import metrics as dist_metrics
 from gpmetis.distributed.clustering import LocalGraph
 from gpmetis.distributed.comm import Comm
@@ -249,7 +249,7 @@ def partition_pieces(comm: Comm, piece: DistGraph, nparts: int, options: Any = N
     from gpmetis.partitioning.driver import partition
 
     try:
-        piece, shape = validate(comm, piece)
+        piece, shape = validate(comm, piece, gpu=_checks_on_gpus(comm, piece, options, kwargs))
     except GpmetisError:  # every rank raises it
         raise
     except Exception as exc:  # this rank's alone: the others may wait in a collective
@@ -279,6 +279,25 @@ def partition_pieces(comm: Comm, piece: DistGraph, nparts: int, options: Any = N
     if result is not None:
         result.stats["distributed"] = distributed
     return DistResult(part, *numbers[:6], distributed=distributed, result=result, graph=graph)
+
+
+def _checks_on_gpus(comm: Comm, piece: DistGraph, options: Any, kwargs: dict) -> bool:
+    """Whether the validation judges the entries on the ranks' GPUs: where every rank has one
+    and the run names the gpu engine, or ``auto`` with a graph it gives to a GPU (smaller ones
+    never load CUDA). Options that do not parse leave it to the host (the run names them).
+    Collective."""
+    from gpmetis.options import AUTO_GPU_MIN_SIZE
+    from gpmetis.pymetis_compat import run_options
+
+    try:
+        engine = kwargs.get("engine") or run_options(options)[0].engine
+    except Exception:
+        engine = None
+    if engine == "auto":
+        nnz = int(comm.allreduce_sum(np.array([len(piece.adjncy)], np.int64))[0])
+        engine = "gpu" if int(piece.vtxdist[-1]) + nnz // 2 >= AUTO_GPU_MIN_SIZE else None
+    gpus = comm.allreduce_sum(np.array([int(engine == "gpu" and cuda_available())], np.int64))
+    return int(gpus[0]) == comm.size
 
 
 def _peak_gpu_bytes(comm: Comm) -> int:

@@ -9,15 +9,22 @@ a binary search of each entry's reverse in its neighbour's row, a chunk at a tim
 memory; each cut entry u -> v is sent, reversed, to the rank owning v, which compares them
 with its own cut entries as sorted keys u * n + v. The first fault is the least (vertex,
 neighbour) over the ranks, as the single-process check reports it.
+
+With ``gpu``, the ranks' GPUs first judge the entries (``validation.cu``): ranges, self loops,
+rows rising strictly, edge weights, and each entry's reverse by a binary search in its
+neighbour's row (the cut entries' reverses at their owners). Where every rank's piece passes,
+the host checks only its vertices; else they run as above and name the first fault.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 
+from gpmetis.backend import Backend
 from gpmetis.distributed.comm import Comm
 from gpmetis.distributed.dgraph import DistGraph
 from gpmetis.errors import InputError
@@ -34,6 +41,7 @@ from gpmetis.validation import (
 )
 
 INT32_MAX = np.iinfo(np.int32).max
+CU_FILE = Path(__file__).with_name("validation.cu")
 _CHUNK = 1 << 22  # entries whose rows are sorted at a time
 SCAN_ENTRY_BYTES = 17  # RowScan's three int32 splits, the local id and the inner mask
 
@@ -58,26 +66,85 @@ class Shape:
     warnings: tuple[str, ...]
 
 
-def validate(comm: Comm, piece: DistGraph) -> tuple[DistGraph, Shape]:
+def validate(comm: Comm, piece: DistGraph, *, gpu: bool = False) -> tuple[DistGraph, Shape]:
     """(this rank's canonical piece, the whole graph's ``Shape``) of the pieces ``DistGraph.of``
     checked: InputError on every rank naming the first fault that ``Graph.from_csr`` (or, for
-    a piece read from a METIS file, its reader) names in the whole graph. Collective."""
+    a piece read from a METIS file, its reader) names in the whole graph. ``gpu``: the
+    entries are judged on the ranks' GPUs first. Collective."""
     where, first, n = _where(comm, piece), int(piece.vtxdist[comm.rank]), int(piece.vtxdist[-1])
     degrees = np.diff(piece.xadj)
     comm.agree(_at_first(where, first, degrees < 0, lambda v: f"xadj decreases at "
                                                               f"{where.vertex(v)}"))
     if n > INT32_MAX:
         raise where.error(None, f"{n} vertices: at most {INT32_MAX} are supported")
-    comm.agree(_out_of_range(where, piece, first, n))
+    # the entries' sums where the GPUs found them clean (the host then checks the vertices)
+    sums = _clean_on_gpu(comm, piece, first, n) if gpu else None
+    if sums is None:
+        comm.agree(_out_of_range(where, piece, first, n))
     ncon = _agreed_ncon(comm, where, piece, n)
     if piece.vwgt is not None and not piece.nlocal:
         piece = replace(piece, vwgt=np.zeros((0, ncon), np.int64))
-    _check_signs(comm, where, piece, first)
-    piece, warnings, ascending, split = _canonical(comm, where, piece, first)
-    comm.agree(_asymmetry(comm, where, piece, n, ascending, split))
-    shape = _shape(comm, piece, n, ncon, tuple(warnings))
+    _check_signs(comm, where, piece, first, edges=sums is None)
+    warnings: list[str] = []
+    if sums is None:
+        piece, warnings, ascending, split = _canonical(comm, where, piece, first)
+        comm.agree(_asymmetry(comm, where, piece, n, ascending, split))
+    shape = _shape(comm, piece, n, ncon, tuple(warnings), sums or {})
     check_weight_totals(shape.weight_totals, where.path)
     return piece, shape
+
+
+def _clean_on_gpu(comm: Comm, piece: DistGraph, first: int, n: int) -> dict | None:
+    """This rank's edge weight total and heaviest weighted degree (``_shape``'s entries; none
+    for unit weights) where the ranks' GPUs find every piece's entries clean (in range, no
+    self loops, rows rising strictly, edge weights in [1, 2^31 - 1], each entry's reverse
+    listed with its weight); None where some piece's may not be. Collective."""
+    from gpmetis.backend import get_backend
+
+    comm.use_gpus()
+    be = get_backend("gpu")
+    try:
+        return _gpu_verdict(comm, be, piece, first, n)
+    finally:
+        be.release_free_memory()  # the piece's copies: the run allocates afresh
+
+
+def _gpu_verdict(comm: Comm, be: Backend, piece: DistGraph, first: int, n: int) -> dict | None:
+    from gpmetis.backend import NULL
+    from gpmetis.distributed.clustering import ToOwners  # (its imports: the engine's modules)
+
+    xp = be.xp
+    nlocal = piece.nlocal
+    xadj, adjncy = be.array(piece.xadj, np.int64), be.array(piece.adjncy, np.int64)
+    adjwgt = None if piece.adjwgt is None else be.array(piece.adjwgt, np.int64)
+    weights = NULL if adjwgt is None else adjwgt
+    fault = xp.zeros(1, dtype=np.int32)
+    be.launch(be.kernel(CU_FILE, "piece_entries"), len(adjncy),
+              (np.int64(len(adjncy)), np.int32(nlocal), np.int64(first), np.int64(n), xadj,
+               adjncy, weights, fault))
+    if comm.allreduce_max(int(fault[0])):  # (an id out of range has no owner to ask)
+        return None
+    # each cut entry u -> v sent reversed to v's owner, which finds it in row v: with the rows
+    # rising strictly, as many found as its own cut entries are all of their reverses
+    cut = xp.flatnonzero((adjncy < first) | (adjncy >= first + nlocal))
+    src = xp.searchsorted(xadj, cut, side="right") - 1 + first
+    dst = adjncy[cut]
+    got = ToOwners(comm, piece.vtxdist, dst).send(
+        dst, src, *(() if adjwgt is None else (adjwgt[cut],)))
+    be.launch(be.kernel(CU_FILE, "piece_reverses"), len(got[0]),
+              (np.int64(len(got[0])), np.int64(first), xadj, adjncy, weights, got[0], got[1],
+               NULL if adjwgt is None else got[2], fault))
+    if comm.allreduce_max(int(fault[0]) or int(len(got[0]) != len(cut))):
+        return None
+    if adjwgt is None:
+        return {}
+    degree = xp.empty(nlocal, dtype=np.int64)
+    be.launch(be.kernel(CU_FILE, "row_weights"), nlocal, (np.int32(nlocal), xadj, adjwgt, degree))
+    heaviest = None
+    if nlocal:
+        top = int(degree.max())
+        heaviest = (first + int(xp.flatnonzero(degree == top)[0]), top)
+    return {"adjwgt": int(adjwgt.sum()), "heaviest_degree": heaviest}
 
 
 def _where(comm: Comm, piece: DistGraph) -> Where:
@@ -131,15 +198,17 @@ def _agreed_ncon(comm: Comm, where: Where, piece: DistGraph, n: int) -> int:
     return ncons.pop() if ncons else max(int(given.max()), 1)
 
 
-def _check_signs(comm: Comm, where: Where, piece: DistGraph, first: int) -> None:
-    """Vertex weights, edge weights and vertex sizes: the first negative (edge weight: not
-    positive) one, in that order, as ``validated_csr`` checks them."""
+def _check_signs(comm: Comm, where: Where, piece: DistGraph, first: int, *,
+                 edges: bool = True) -> None:
+    """Vertex weights, edge weights (unless not ``edges``: the GPUs found them positive) and
+    vertex sizes: the first negative (edge weight: not positive) one, in that order, as
+    ``validated_csr`` checks them."""
     w = piece.vwgt
     if w is not None:
         comm.agree(_at_first(where, first, (w < 0).any(axis=1), lambda v: (
             f"{where.vertex(v)}: negative vertex weight {w[v - first].min()}")))
     a = piece.adjwgt
-    if a is not None:
+    if a is not None and edges:
         error = None
         if len(a) and a.min() <= 0:
             e = int(np.flatnonzero(a <= 0)[0])
@@ -459,25 +528,30 @@ def _cut_asymmetry(comm: Comm, piece: DistGraph, cut: np.ndarray, src: np.ndarra
     return key // n, key % n, w1, w2
 
 
-def _shape(comm: Comm, piece: DistGraph, n: int, ncon: int,
-           warnings: tuple[str, ...]) -> Shape:
-    """The whole graph's ``Shape`` from the canonical pieces."""
+def _shape(comm: Comm, piece: DistGraph, n: int, ncon: int, warnings: tuple[str, ...],
+           sums: dict) -> Shape:
+    """The whole graph's ``Shape`` from the canonical pieces; ``sums``: this rank's edge
+    weight total and heaviest weighted degree where the GPU summed them."""
     first = int(piece.vtxdist[comm.rank])
     vwgt, adjwgt, vsize = piece.vwgt, piece.adjwgt, piece.vsize
     degrees = np.diff(piece.xadj)
     mine = {
         "vwgt": ((piece.nlocal,) if vwgt is None
                  else tuple(exact_total(vwgt[:, c]) for c in range(vwgt.shape[1]))),
-        "adjwgt": len(piece.adjncy) if adjwgt is None else exact_total(adjwgt),
         "volume": len(piece.adjncy) if vsize is None else exact_total(vsize, degrees),
         "heaviest_vertex": _heaviest(first, None if vwgt is None else vwgt.max(axis=1),
                                      piece.nlocal),
         "max_vwgt": ((1,) * ncon if vwgt is None else tuple(int(x) for x in vwgt.max(axis=0)))
         if piece.nlocal else (0,) * ncon,
-        "heaviest_degree": _heaviest(first, degrees if adjwgt is None else np.diff(
-            np.concatenate(([0], np.cumsum(adjwgt, dtype=np.int64)))[piece.xadj]),
-            piece.nlocal),
     }
+    if adjwgt is None:
+        mine |= {"adjwgt": len(piece.adjncy),
+                 "heaviest_degree": _heaviest(first, degrees, piece.nlocal)}
+    else:
+        mine |= sums or {
+            "adjwgt": exact_total(adjwgt),
+            "heaviest_degree": _heaviest(first, np.diff(np.concatenate((
+                [0], np.cumsum(adjwgt, dtype=np.int64)))[piece.xadj]), piece.nlocal)}
     ranks = comm.allgather_objects(mine)
     vtotals = tuple(sum(r["vwgt"][c] for r in ranks if len(r["vwgt"]) > c)
                     for c in range(ncon))
