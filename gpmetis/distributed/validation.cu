@@ -3,7 +3,7 @@
 // search finds an entry's reverse; a piece that is not clean goes through the host checks,
 // which name its first fault.
 
-#include "cuda/csr.cuh"
+#include "../cuda/csr.cuh"
 
 #define MAX_WEIGHT 2147483647LL  // the engines' int32 edge weights
 
