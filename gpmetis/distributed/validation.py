@@ -42,6 +42,8 @@ from gpmetis.validation import (
 
 INT32_MAX = np.iinfo(np.int32).max
 CU_FILE = Path(__file__).with_name("validation.cu")
+VERDICT_ENTRY_BYTES = 20  # the GPUs' verdict: adjncy as int64, the cut mask, its scan's int64
+CUT_ENTRY_BYTES = 96  # a cut entry's position, ends, owner, and its rows packed, sent and received
 _CHUNK = 1 << 22  # entries whose rows are sorted at a time
 SCAN_ENTRY_BYTES = 17  # RowScan's three int32 splits, the local id and the inner mask
 
@@ -98,11 +100,17 @@ def _clean_on_gpu(comm: Comm, piece: DistGraph, first: int, n: int) -> dict | No
     """This rank's edge weight total and heaviest weighted degree (``_shape``'s entries; none
     for unit weights) where the ranks' GPUs find every piece's entries clean (in range, no
     self loops, rows rising strictly, edge weights in [1, 2^31 - 1], each entry's reverse
-    listed with its weight); None where some piece's may not be. Collective."""
+    listed with its weight); None where some piece's may not be, or some rank's GPU has not
+    the memory its checks take. Collective."""
     from gpmetis.backend import get_backend
 
     comm.use_gpus()
     be = get_backend("gpu")
+    # the piece as int64 and the cut entries' mask and scan
+    need = 8 * (piece.nlocal + 1) + len(piece.adjncy) * (
+        VERDICT_ENTRY_BYTES + 8 * (piece.adjwgt is not None))
+    if comm.allreduce_max(int(need > be.free_memory())):
+        return None
     try:
         return _gpu_verdict(comm, be, piece, first, n)
     finally:
@@ -127,6 +135,10 @@ def _gpu_verdict(comm: Comm, be: Backend, piece: DistGraph, first: int, n: int) 
     # each cut entry u -> v sent reversed to v's owner, which finds it in row v: with the rows
     # rising strictly, as many found as its own cut entries are all of their reverses
     cut = xp.flatnonzero((adjncy < first) | (adjncy >= first + nlocal))
+    # their ends, and their rows sent and received (the weights a column more)
+    need = len(cut) * (CUT_ENTRY_BYTES + 24 * (adjwgt is not None))
+    if comm.allreduce_max(int(need > be.free_memory())):
+        return None
     src = xp.searchsorted(xadj, cut, side="right") - 1 + first
     dst = adjncy[cut]
     got = ToOwners(comm, piece.vtxdist, dst).send(
