@@ -538,7 +538,8 @@ def validate_pieces(engine: str = "cpu") -> None:
     dist_validation.available_memory = memory
     if gpu:
         device.free_memory = device_memory
-    if comm.size > 1:  # rank 0 without vertices, its weights flat (ParMETIS's): ncon 2
+    if comm.size > 1:  # rank 0 without vertices, its weights flat (ParMETIS's): ncon 2; only
+        # rank 0 names the engine (its options drive the run)
         path = case_graph("add20")
         vwgt = np.arange(2 * path.nvtxs, dtype=np.int64).reshape(-1, 2) % 5
         vtxdist = np.linspace(0, path.nvtxs, comm.size).astype(np.int64)
@@ -546,7 +547,8 @@ def validate_pieces(engine: str = "cpu") -> None:
         lo, hi = vtxdist[comm.rank], vtxdist[comm.rank + 1]
         out = partition_distributed(vtxdist, path.xadj[lo:hi + 1] - path.xadj[lo],
                                     path.adjncy[path.xadj[lo]:path.xadj[hi]], 4,
-                                    vwgt=vwgt[lo:hi].ravel(), comm=comm, engine="cpu")
+                                    vwgt=vwgt[lo:hi].ravel(), comm=comm,
+                                    **({"engine": "cpu"} if comm.root else {}))
         if comm.root:
             one = gpmetis_partition(Graph.from_csr(path.xadj, path.adjncy, vwgt), 4,
                                     engine="cpu")

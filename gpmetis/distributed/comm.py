@@ -56,6 +56,7 @@ class Comm:
         self.size = 1 if mpi is None else mpi.Get_size()
         self.device: Any = None  # the ranks' NCCL communicator, once ``use_gpus`` made it
         self.gpus = False  # whether ``use_gpus`` gave this rank a GPU
+        self.gpu_sharers = 1  # how many ranks use this rank's GPU, once ``use_gpus`` ran
         self.on_abort: Callable[[GpmetisError], None] | None = None
 
     def use_gpus(self) -> None:
@@ -73,6 +74,7 @@ class Comm:
         if self.mpi is None:
             return
         gpus = self.mpi.allgather((socket.gethostname(), cupy.cuda.Device().pci_bus_id))
+        self.gpu_sharers = gpus.count(gpus[self.rank])
         if len(set(gpus)) == self.size:
             from gpmetis.distributed.nccl import DeviceComm
 
@@ -165,6 +167,24 @@ class Comm:
         self.mpi.Alltoallv((flat, counts, _offsets(counts), _mpi_type(dtype)),
                            (out, recv_counts, _offsets(recv_counts), _mpi_type(dtype)))
         return np.split(out, np.cumsum(recv_counts)[:-1])
+
+    def gather_at_root(self, a):
+        """Every rank's 1-D ``a`` concatenated in rank order on the root, on ``a``'s backend
+        (device arrays GPU to GPU through NCCL where the ranks have it; a copy where this
+        process is alone); None elsewhere. Collective."""
+        if self.mpi is None:
+            return a.copy()
+        if not on_device(a) or self.device is None:
+            whole = self.gatherv(a)
+            if whole is None or not on_device(a):
+                return whole
+            from gpmetis.backend import get_backend
+
+            return get_backend("gpu").upload(whole, whole.dtype)
+        counts = self.allgather(len(a))
+        got = self.device.alltoallv([a if r == 0 else a[:0] for r in range(self.size)],
+                                    counts if self.root else np.zeros(self.size, np.int64))
+        return sys.modules["cupy"].concatenate(got) if self.root else None
 
     def gatherv(self, a: np.ndarray) -> np.ndarray | None:
         """Every rank's 1-D ``a`` concatenated in rank order on the root (a host array);

@@ -169,9 +169,7 @@ class DistributedRun:
         local = self.local(engine)
         part = multilevel_partition(self.comm, self.piece, balance, options, tpwgts, seed,
                                     engine, local=local)
-        whole = self.comm.gatherv(part)
-        if whole is not None:
-            whole = local.be.upload(whole, np.int32)
+        whole = self.comm.gather_at_root(part)
         # (a copy at rank 0: the driver may change the part it is handed)
         self._last = (part, None if whole is None else whole.copy())
         return whole
@@ -284,15 +282,18 @@ def partition_pieces(comm: Comm, piece: DistGraph, nparts: int, options: Any = N
 def _checks_on_gpus(comm: Comm, piece: DistGraph, options: Any, kwargs: dict) -> bool:
     """Whether the validation judges the entries on the ranks' GPUs: where every rank has one
     and the run names the gpu engine, or ``auto`` with a graph it gives to a GPU (smaller ones
-    never load CUDA). Options that do not parse leave it to the host (the run names them).
-    Collective."""
+    never load CUDA), as rank 0's options say (its driver chooses the engine). Options that do
+    not parse leave it to the host (the run names them). Collective."""
     from gpmetis.options import AUTO_GPU_MIN_SIZE
     from gpmetis.pymetis_compat import run_options
 
-    try:
-        engine = kwargs.get("engine") or run_options(options)[0].engine
-    except Exception:
-        engine = None
+    engine = None
+    if comm.root:
+        try:
+            engine = kwargs.get("engine") or run_options(options)[0].engine
+        except Exception:
+            engine = None
+    engine = comm.bcast(engine)
     if engine == "auto":
         nnz = int(comm.allreduce_sum(np.array([len(piece.adjncy)], np.int64))[0])
         engine = "gpu" if int(piece.vtxdist[-1]) + nnz // 2 >= AUTO_GPU_MIN_SIZE else None

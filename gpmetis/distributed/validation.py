@@ -42,7 +42,8 @@ from gpmetis.validation import (
 
 INT32_MAX = np.iinfo(np.int32).max
 CU_FILE = Path(__file__).with_name("validation.cu")
-VERDICT_ENTRY_BYTES = 20  # the GPUs' verdict: adjncy as int64, the cut mask, its scan's int64
+# the GPUs' verdict: adjncy as int64, the cut mask, its scan's int64 and the cut positions
+VERDICT_ENTRY_BYTES = 28
 CUT_ENTRY_BYTES = 96  # a cut entry's position, ends, owner, and its rows packed, sent and received
 _CHUNK = 1 << 22  # entries whose rows are sorted at a time
 SCAN_ENTRY_BYTES = 17  # RowScan's three int32 splits, the local id and the inner mask
@@ -106,10 +107,9 @@ def _clean_on_gpu(comm: Comm, piece: DistGraph, first: int, n: int) -> dict | No
 
     comm.use_gpus()
     be = get_backend("gpu")
-    # the piece as int64 and the cut entries' mask and scan
     need = 8 * (piece.nlocal + 1) + len(piece.adjncy) * (
         VERDICT_ENTRY_BYTES + 8 * (piece.adjwgt is not None))
-    if comm.allreduce_max(int(need > be.free_memory())):
+    if comm.allreduce_max(int(need > _device_room(comm, be))):
         return None
     try:
         return _gpu_verdict(comm, be, piece, first, n)
@@ -135,18 +135,20 @@ def _gpu_verdict(comm: Comm, be: Backend, piece: DistGraph, first: int, n: int) 
     # each cut entry u -> v sent reversed to v's owner, which finds it in row v: with the rows
     # rising strictly, as many found as its own cut entries are all of their reverses
     cut = xp.flatnonzero((adjncy < first) | (adjncy >= first + nlocal))
-    # their ends, and their rows sent and received (the weights a column more)
+    dst = adjncy[cut]
+    to = ToOwners(comm, piece.vtxdist, dst)
+    # as many reverses must arrive as there are own cut entries (else some lack theirs), and
+    # their rows, sent and received, must fit (the weights a column more)
+    incoming = int(np.sum(comm.alltoallv([np.array([c], np.int64) for c in to.counts])))
     need = len(cut) * (CUT_ENTRY_BYTES + 24 * (adjwgt is not None))
-    if comm.allreduce_max(int(need > be.free_memory())):
+    if comm.allreduce_max(int(incoming != len(cut) or need > _device_room(comm, be))):
         return None
     src = xp.searchsorted(xadj, cut, side="right") - 1 + first
-    dst = adjncy[cut]
-    got = ToOwners(comm, piece.vtxdist, dst).send(
-        dst, src, *(() if adjwgt is None else (adjwgt[cut],)))
+    got = to.send(dst, src, *(() if adjwgt is None else (adjwgt[cut],)))
     be.launch(be.kernel(CU_FILE, "piece_reverses"), len(got[0]),
               (np.int64(len(got[0])), np.int64(first), xadj, adjncy, weights, got[0], got[1],
                NULL if adjwgt is None else got[2], fault))
-    if comm.allreduce_max(int(fault[0]) or int(len(got[0]) != len(cut))):
+    if comm.allreduce_max(int(fault[0])):
         return None
     if adjwgt is None:
         return {}
@@ -156,7 +158,15 @@ def _gpu_verdict(comm: Comm, be: Backend, piece: DistGraph, first: int, n: int) 
     if nlocal:
         top = int(degree.max())
         heaviest = (first + int(xp.flatnonzero(degree == top)[0]), top)
-    return {"adjwgt": int(adjwgt.sum()), "heaviest_degree": heaviest}
+    # (an int64 sum holds 2^32 weights of at most 2^31 - 1; past that, the exact host sum)
+    total = (int(adjwgt.sum()) if len(adjwgt) <= 1 << 32 else exact_total(piece.adjwgt))
+    return {"adjwgt": total, "heaviest_degree": heaviest}
+
+
+def _device_room(comm: Comm, be: Backend) -> int:
+    """The bytes this rank may take on its GPU: its share of what the device has free, where
+    ranks share it."""
+    return be.free_memory() // comm.gpu_sharers
 
 
 def _where(comm: Comm, piece: DistGraph) -> Where:
