@@ -182,9 +182,15 @@ class Comm:
 
             return get_backend("gpu").upload(whole, whole.dtype)
         counts = self.allgather(len(a))
-        got = self.device.alltoallv([a if r == 0 else a[:0] for r in range(self.size)],
-                                    counts if self.root else np.zeros(self.size, np.int64))
-        return sys.modules["cupy"].concatenate(got) if self.root else None
+        counts[0] = 0  # (the root's own share stays where it is)
+        send = [a[:0]] * self.size
+        if not self.root:
+            send[0] = a
+        got = self.device.alltoallv(send, counts if self.root else np.zeros_like(counts))
+        if not self.root:
+            return None
+        got[0] = a
+        return sys.modules["cupy"].concatenate(got)
 
     def gatherv(self, a: np.ndarray) -> np.ndarray | None:
         """Every rank's 1-D ``a`` concatenated in rank order on the root (a host array);
