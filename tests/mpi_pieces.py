@@ -505,18 +505,16 @@ def validate_pieces(engine: str = "cpu") -> None:
                                              "vwgt": rng.integers(0, 9, (graph.nvtxs, 2))}))
     import gpmetis.distributed.validation as dist_validation
 
-    memory = dist_validation.available_memory
+    memory, device_room = dist_validation.available_memory, dist_validation._device_room
     if gpu:
         comm.use_gpus()
-        device = get_backend("gpu")
-        device_memory = device.free_memory
+        dist_validation.VERDICT_CHUNK = 64  # (the cut entries found in many chunks)
     # with memory to spare, one process's scan; with none, the binary searches of sorted rows
     # (and no GPUs' verdict: a GPU without the memory for it leaves the pieces to the host)
     runs = [(scarce, i, case) for scarce in (False, True) for i, case in enumerate(cases)]
     for scarce, i, ((xadj, adjncy), weights) in runs:
         dist_validation.available_memory = (lambda: 0) if scarce else memory
-        if gpu:
-            device.free_memory = (lambda: 0) if scarce else device_memory
+        dist_validation._device_room = (lambda comm, be: 0) if scarce else device_room
         xadj, adjncy = np.asarray(xadj), np.asarray(adjncy)
         weights = {k: np.asarray(v) for k, v in weights.items()}
         vtxdist = np.linspace(0, len(xadj) - 1, comm.size + 1).astype(np.int64)
@@ -535,9 +533,7 @@ def validate_pieces(engine: str = "cpu") -> None:
             expected = not scarce and _clean_entries(xadj, adjncy, weights.get("adjwgt"))
             check((clean is not None) == expected,
                   f"case {i} (no memory: {scarce}): the GPUs' verdict {clean}")
-    dist_validation.available_memory = memory
-    if gpu:
-        device.free_memory = device_memory
+    dist_validation.available_memory, dist_validation._device_room = memory, device_room
     if comm.size > 1:  # rank 0 without vertices, its weights flat (ParMETIS's): ncon 2; only
         # rank 0 names the engine (its options drive the run)
         path = case_graph("add20")
@@ -555,6 +551,47 @@ def validate_pieces(engine: str = "cpu") -> None:
             check(np.array_equal(out.result.part, one.part), "an empty rank's flat vwgt")
 
 
+def id_limits(engine: str = "cpu") -> None:
+    """A graph past one process's vertex ids (the limit patched down to fewer than 4elt's
+    vertices) partitions on the pieces as one process does, each rank's local ids within
+    theirs; a mode that reads the whole graph is refused on every rank, and so is a piece past
+    its rank's local ids."""
+    import gpmetis.distributed.dgraph as dgraph
+    import gpmetis.distributed.multilevel as dist_multilevel
+    import gpmetis.distributed.validation as dist_validation
+
+    comm = Comm.world()
+    dist_multilevel.GATHER_VERTICES = 1000  # (levels on the pieces down to it; 16 parts: no
+    # direct candidate, which reads the whole graph)
+    graph = case_graph("4elt")
+    one = gpmetis_partition(graph, 16, engine=engine).part if comm.root else None
+    piece = DistGraph.scatter(comm, graph if comm.root else None)
+    dgraph.INT32_MAX = graph.nvtxs - 1  # (the coarsest level's gather stays within it)
+    out = partition_distributed(piece.vtxdist, piece.xadj, piece.adjncy, 16, comm=comm,
+                                engine=engine)
+    if comm.root:
+        check(np.array_equal(out.result.part, one), "the pieces' partition")
+    try:
+        partition_distributed(piece.vtxdist, piece.xadj, piece.adjncy, 16, comm=comm,
+                              engine=engine, contig=True)
+        check(False, "-contig reads the whole graph: refused")
+    except GpmetisError as exc:
+        check(f"{graph.nvtxs} vertices: this run reads the whole graph" in str(exc),
+              f"message {exc}")
+    dgraph.INT32_MAX = np.iinfo(np.int32).max
+    # rank 1's vertices and ghosts pass its local ids
+    limit = int(np.diff(piece.vtxdist)[1]) + 1
+    if comm.rank == 1:
+        dist_validation.INT32_MAX = limit
+    try:
+        partition_distributed(piece.vtxdist, piece.xadj, piece.adjncy, 16, comm=comm,
+                              engine=engine)
+        check(False, "rank 1's local ids: refused")
+    except GpmetisError as exc:
+        check(f"rank 1 holds {int(np.diff(piece.vtxdist)[1])} vertices and" in str(exc)
+              and f"at most {limit} together" in str(exc), f"message {exc}")
+
+
 def killed(graphfile: str) -> None:
     if Comm.world().rank == 1:
         os.kill(os.getpid(), signal.SIGKILL)
@@ -569,7 +606,7 @@ if __name__ == "__main__":
         {"halo": halo, "alltoallv": alltoallv, "partition": partition, "bad-piece": bad_piece,
          "killed": killed, "clustering": clustering_levels, "refinement": refinement,
          "multilevel": multilevel, "metrics": metrics, "no-upload": no_upload,
-         "read": read, "nccl": nccl, "validate": validate_pieces,
+         "read": read, "nccl": nccl, "validate": validate_pieces, "id-limits": id_limits,
          "read-mtx": lambda *paths: read(*paths, mtx=True),
          "read-mtx-weights": lambda *paths: read(*paths, mtx=True, mtx_weights=True),
          }[command](*args)

@@ -43,7 +43,7 @@ def pieces(ranks: int, *args: str):
 @pytest.mark.parametrize("ranks", [2, 3])
 @pytest.mark.parametrize("command", [["halo", "add20"], ["halo", "4elt"], ["alltoallv"],
                                      ["clustering"], ["refinement"], ["multilevel"],
-                                     ["metrics"], ["no-upload"], ["validate"]])
+                                     ["metrics"], ["no-upload"], ["validate"], ["id-limits"]])
 def test_halo_exchange_and_alltoallv(ranks, command):
     done = pieces(ranks, *command)
     assert done.returncode == 0, done.stderr

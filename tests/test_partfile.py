@@ -39,6 +39,14 @@ def test_random_partition_round_trips(tmp_path):
     np.testing.assert_array_equal(np.loadtxt(path, dtype=np.int64), part)
 
 
+@pytest.mark.parametrize("chunk", [1, 3, 64, 1 << 22])
+def test_partition_text_is_the_same_in_any_chunks(chunk):
+    # chunks formatted on threads, each at its place: one line per id, in order
+    part = np.random.default_rng(2).integers(0, 10**np.arange(1, 8), (700, 7)).ravel()
+    text = partfile._decimal_lines(part, chunk)
+    assert bytes(text) == "".join(f"{v}\n" for v in part).encode()
+
+
 def test_empty_partition(tmp_path):
     write_partition(tmp_path / "p", np.zeros(0, np.int64))
     assert (tmp_path / "p").read_bytes() == b""

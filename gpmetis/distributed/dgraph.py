@@ -9,8 +9,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpmetis.distributed.comm import Comm
-from gpmetis.errors import GpmetisError, InputError
+from gpmetis.errors import GpmetisError, InputError, PartitionError
 from gpmetis.graph import Graph
+
+INT32_MAX = np.iinfo(np.int32).max  # one process's graph numbers its vertices in int32
 
 
 @dataclass
@@ -84,10 +86,23 @@ class DistGraph:
     def nlocal(self) -> int:
         return len(self.xadj) - 1
 
+    def check_gatherable(self) -> None:
+        """PartitionError where the whole graph has more vertices than one process's
+        ``Graph`` numbers (int32 ids): the steps that read it cannot run."""
+        n = int(self.vtxdist[-1])
+        if n > INT32_MAX:
+            raise PartitionError(
+                f"{self.name}: {n} vertices: this run reads the whole graph in one process, "
+                f"which holds at most {INT32_MAX}; past that only the multilevel run on the "
+                "pieces runs (one constraint, -ptype=kway, -objtype=cut, no -contig, one "
+                "component or components too heavy to pack)")
+
     def gather(self, comm: Comm) -> Graph | None:
         """The whole graph on the root (None on the other ranks), from pieces that meet
-        ``Graph``'s guarantees (``distributed.validation.validate``'s, or a run's levels).
+        ``Graph``'s guarantees (``distributed.validation.validate``'s, or a run's levels);
+        ``check_gatherable``'s PartitionError on every rank where it has too many vertices.
         Collective."""
+        self.check_gatherable()
         degrees = comm.gatherv(np.diff(self.xadj))
         adjncy = comm.gatherv(self.adjncy)
         vwgt = None if self.vwgt is None else comm.gatherv(self.vwgt.ravel())

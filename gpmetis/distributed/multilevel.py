@@ -46,11 +46,12 @@ class DistLevel:
 
 def multilevel_partition(comm: Comm, piece: DistGraph, balance: Balance, options: Options,
                          tpwgts: np.ndarray, seed: int, engine: str = "cpu",
-                         gather_vertices: int = GATHER_VERTICES, local: LocalGraph | None = None):
+                         gather_vertices: int | None = None, local: LocalGraph | None = None):
     """This rank's vertices' parts (int32, on the ``engine``'s backend) in the partition one
     process's ``multilevel_partition`` gives the whole graph; collective. With the gpu engine
-    each rank runs on the GPU of its local rank. ``local``: the piece's local view on that
-    backend, where the caller keeps one."""
+    each rank runs on the GPU of its local rank. ``gather_vertices``: the level size gathered
+    at rank 0 (GATHER_VERTICES where None); ``local``: the piece's local view on that backend,
+    where the caller keeps one."""
     if engine == "gpu":
         comm.use_gpus()
     be = get_backend(engine)
@@ -58,7 +59,7 @@ def multilevel_partition(comm: Comm, piece: DistGraph, balance: Balance, options
     nparts = balance.nparts
     target = context.coarsening.target(nparts)
     levels, coarsest, maxvwgt = _coarsen_pieces(comm, be, piece, target, seed, options,
-                                                gather_vertices, local)
+                                                gather_vertices or GATHER_VERTICES, local)
     coarse = coarsest.gather(comm)
     part = comm.on_root(lambda: _root_run(be, coarse, len(levels) - 1, balance, options,
                                           tpwgts, seed, target, maxvwgt,

@@ -21,7 +21,7 @@ from gpmetis.backend import cuda_available, get_backend
 from gpmetis.distributed import metrics as dist_metrics
 from gpmetis.distributed.clustering import LocalGraph
 from gpmetis.distributed.comm import Comm
-from gpmetis.distributed.dgraph import DistGraph
+from gpmetis.distributed.dgraph import INT32_MAX, DistGraph
 from gpmetis.distributed.multilevel import multilevel_partition
 from gpmetis.distributed.validation import Shape, validate
 from gpmetis.errors import GpmetisError
@@ -152,6 +152,7 @@ class DistributedRun:
         if not self.running:
             raise GpmetisError(f"{self.piece.name}: the run has ended; the ranks no longer "
                                "hold the graph for rank 0 to gather")
+        self.piece.check_gatherable()  # (before the ranks are called in)
         self.comm.call("whole")
         return self._on_root(self._whole)
 
@@ -191,7 +192,8 @@ class DistributedRun:
         return self._call("heaviest_component", None, engine)
 
     def components(self, engine: str) -> np.ndarray:
-        """Each vertex's component label (int32, host; on rank 0, which calls)."""
+        """Each vertex's component label (its smallest vertex: int32, int64 past 2^31 - 1
+        vertices; host; on rank 0, which calls)."""
         return self._call("components", None, engine)
 
     def _call(self, name: str, part, *args):
@@ -234,8 +236,9 @@ class DistributedRun:
         return dist_metrics.heaviest_component(self.comm, self.local(engine))
 
     def _components(self, part, engine: str):
-        return self.comm.gatherv(dist_metrics.components(self.comm, self.local(engine))
-                                 .astype(np.int32))
+        labels = dist_metrics.components(self.comm, self.local(engine))
+        wide = int(self.piece.vtxdist[-1]) > INT32_MAX  # (labels are vertex ids)
+        return self.comm.gatherv(labels.astype(np.int64 if wide else np.int32))
 
 
 def partition_pieces(comm: Comm, piece: DistGraph, nparts: int, options: Any = None,

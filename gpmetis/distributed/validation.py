@@ -41,9 +41,14 @@ from gpmetis.validation import (
 )
 
 INT32_MAX = np.iinfo(np.int32).max
+# the symmetry checks key an entry u -> v as u * n + v in an int64
+KEY_VERTICES_MAX = 3_037_000_499  # isqrt(2^63 - 1)
 CU_FILE = Path(__file__).with_name("validation.cu")
-# the GPUs' verdict: adjncy as int64, the cut mask, its scan's int64 and the cut positions
-VERDICT_ENTRY_BYTES = 28
+# the GPUs' verdict holds adjncy as int64, and finds the cut entries a chunk at a time (a mask,
+# its scan's int64 and the positions of a chunk's entries)
+VERDICT_ENTRY_BYTES = 8
+VERDICT_CHUNK = 1 << 26
+CHUNK_ENTRY_BYTES = 17
 CUT_ENTRY_BYTES = 96  # a cut entry's position, ends, owner, and its rows packed, sent and received
 _CHUNK = 1 << 22  # entries whose rows are sorted at a time
 SCAN_ENTRY_BYTES = 17  # RowScan's three int32 splits, the local id and the inner mask
@@ -78,8 +83,10 @@ def validate(comm: Comm, piece: DistGraph, *, gpu: bool = False) -> tuple[DistGr
     degrees = np.diff(piece.xadj)
     comm.agree(_at_first(where, first, degrees < 0, lambda v: f"xadj decreases at "
                                                               f"{where.vertex(v)}"))
-    if n > INT32_MAX:
-        raise where.error(None, f"{n} vertices: at most {INT32_MAX} are supported")
+    if n > KEY_VERTICES_MAX:
+        raise where.error(None, f"{n} vertices: at most {KEY_VERTICES_MAX} are supported (the "
+                                "symmetry check keys an entry u -> v as u * n + v in an int64)")
+    comm.agree(_local_ids_fit(where, piece, comm.rank, first))
     # the entries' sums where the GPUs found them clean (the host then checks the vertices)
     sums = _clean_on_gpu(comm, piece, first, n) if gpu else None
     if sums is None:
@@ -97,6 +104,22 @@ def validate(comm: Comm, piece: DistGraph, *, gpu: bool = False) -> tuple[DistGr
     return piece, shape
 
 
+def _local_ids_fit(where: Where, piece: DistGraph, rank: int, first: int) -> InputError | None:
+    """InputError where this rank's vertices and its ghosts (the distinct neighbours other
+    ranks own) pass the int32 local ids its run numbers them by; global ids are int64."""
+    nlocal, adjncy = piece.nlocal, piece.adjncy
+    if nlocal + len(adjncy) <= INT32_MAX:  # (never more ghosts than entries)
+        return None
+    ghosts = np.unique(np.concatenate([np.zeros(0, np.int64)] + [
+        a[(a < first) | (a >= first + nlocal)] for a in (
+            adjncy[start:start + _CHUNK] for start in range(0, len(adjncy), _CHUNK))]))
+    if nlocal + len(ghosts) <= INT32_MAX:
+        return None
+    return where.error(None, f"rank {rank} holds {nlocal} vertices and {len(ghosts)} "
+                             f"neighbours of other ranks: at most {INT32_MAX} together, which "
+                             "its int32 local ids number; spread the graph over more ranks")
+
+
 def _clean_on_gpu(comm: Comm, piece: DistGraph, first: int, n: int) -> dict | None:
     """This rank's edge weight total and heaviest weighted degree (``_shape``'s entries; none
     for unit weights) where the ranks' GPUs find every piece's entries clean (in range, no
@@ -107,8 +130,10 @@ def _clean_on_gpu(comm: Comm, piece: DistGraph, first: int, n: int) -> dict | No
 
     comm.use_gpus()
     be = get_backend("gpu")
-    need = 8 * (piece.nlocal + 1) + len(piece.adjncy) * (
-        VERDICT_ENTRY_BYTES + 8 * (piece.adjwgt is not None))
+    weighted = piece.adjwgt is not None  # (the weights, and each row's sum)
+    need = (8 * (piece.nlocal + 1) + 8 * piece.nlocal * weighted
+            + len(piece.adjncy) * (VERDICT_ENTRY_BYTES + 8 * weighted)
+            + min(len(piece.adjncy), VERDICT_CHUNK) * CHUNK_ENTRY_BYTES)
     if comm.allreduce_max(int(need > _device_room(comm, be))):
         return None
     try:
@@ -134,14 +159,24 @@ def _gpu_verdict(comm: Comm, be: Backend, piece: DistGraph, first: int, n: int) 
         return None
     # each cut entry u -> v sent reversed to v's owner, which finds it in row v: with the rows
     # rising strictly, as many found as its own cut entries are all of their reverses
-    cut = xp.flatnonzero((adjncy < first) | (adjncy >= first + nlocal))
+    chunks = [adjncy[a:a + VERDICT_CHUNK] for a in range(0, len(adjncy), VERDICT_CHUNK)]
+
+    def outside(ids):
+        return (ids < first) | (ids >= first + nlocal)
+
+    # the cut entries' rows, sent and received, must fit (the weights a column more)
+    ncut = sum(int(xp.count_nonzero(outside(ids))) for ids in chunks)
+    need = ncut * (CUT_ENTRY_BYTES + 24 * (adjwgt is not None))
+    if comm.allreduce_max(int(need > _device_room(comm, be))):
+        return None
+    cut = xp.concatenate([xp.zeros(0, np.int64)] + [
+        xp.flatnonzero(outside(ids)) + i * VERDICT_CHUNK for i, ids in enumerate(chunks)])
+    del chunks
     dst = adjncy[cut]
     to = ToOwners(comm, piece.vtxdist, dst)
-    # as many reverses must arrive as there are own cut entries (else some lack theirs), and
-    # their rows, sent and received, must fit (the weights a column more)
+    # as many reverses must arrive as there are own cut entries, else some lack theirs
     incoming = int(np.sum(comm.alltoallv([np.array([c], np.int64) for c in to.counts])))
-    need = len(cut) * (CUT_ENTRY_BYTES + 24 * (adjwgt is not None))
-    if comm.allreduce_max(int(incoming != len(cut) or need > _device_room(comm, be))):
+    if comm.allreduce_max(int(incoming != len(cut))):
         return None
     src = xp.searchsorted(xadj, cut, side="right") - 1 + first
     got = to.send(dst, src, *(() if adjwgt is None else (adjwgt[cut],)))

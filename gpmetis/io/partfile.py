@@ -21,6 +21,7 @@ TEMP_NAMES = 10_000  # temporary names tried beside a file before giving up (as 
 # signals that end a process by default (a job's timeout, a closed terminal): while files are
 # staged they first remove the temporary files, then end the process as they would have
 FATAL_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+LINES_CHUNK = 1 << 22  # part ids formatted at a time
 
 
 def write_partition(path: str | os.PathLike, part) -> None:
@@ -30,7 +31,7 @@ def write_partition(path: str | os.PathLike, part) -> None:
     atomic_write(path, partition_bytes(part))
 
 
-def partition_bytes(part) -> bytes:
+def partition_bytes(part) -> bytearray:
     """The partition file's content: one 0-based part id per line. ValueError when ``part`` is
     not a 1-D array of non-negative integers."""
     part = np.asarray(part)
@@ -41,36 +42,56 @@ def partition_bytes(part) -> bytes:
     return _decimal_lines(part)
 
 
-def _decimal_lines(values: np.ndarray) -> bytes:
-    """``'%d\\n'`` of every non-negative integer, built with NumPy (no loop per value)."""
-    v = values.astype(np.int64)
-    if len(v) == 0:
-        return b""
-    width = len(str(int(v.max())))
-    text = np.empty((len(v), width + 1), np.uint8)
-    ndigits = np.ones(len(v), np.int64)
-    for j in range(width):  # one column per digit position
-        text[:, width - 1 - j] = v // 10**j % 10 + 48
-        if j:
-            ndigits += v >= 10**j
-    text[:, width] = ord("\n")
-    keep = np.arange(width + 1) >= (width - ndigits)[:, None]  # drop the leading zeros
-    return text[keep].tobytes()
+def _decimal_lines(values: np.ndarray, chunk: int = LINES_CHUNK) -> bytearray:
+    """``'%d\\n'`` of every non-negative integer, built with NumPy (no loop per value), ``chunk``
+    values at a time on threads: beside the text, the chunks' arrays are all it holds."""
+    from gpmetis.validation import in_threads
+
+    if len(values) == 0:
+        return bytearray()
+    width = len(str(int(values.max())))
+    starts = range(0, len(values), chunk)
+
+    def digits(a: int) -> np.ndarray:  # the digit count of each value of the chunk at a
+        v = values[a:a + chunk]
+        count = np.ones(len(v), np.int8)
+        for j in range(1, width):
+            count += v >= 10**j
+        return count
+
+    # each chunk's place in the text: its values' digits and newlines
+    ends = np.cumsum([int(digits(a).sum(dtype=np.int64)) + len(values[a:a + chunk])
+                      for a in starts])
+    text = bytearray(int(ends[-1]))
+    out = np.frombuffer(text, np.uint8)
+
+    def fill(i: int) -> None:
+        a = starts[i]
+        v = values[a:a + chunk].astype(np.int64)
+        lines = np.empty((len(v), width + 1), np.uint8)
+        for j in range(width):  # one column per digit position
+            lines[:, width - 1 - j] = v // 10**j % 10 + 48
+        lines[:, width] = ord("\n")
+        keep = np.arange(width + 1) >= (width - digits(a))[:, None]  # drop the leading zeros
+        out[ends[i - 1] if i else 0:ends[i]] = lines[keep]
+
+    in_threads(fill, len(starts))
+    return text
 
 
-def atomic_write(path: str | os.PathLike, payload: bytes) -> None:
+def atomic_write(path: str | os.PathLike, payload: bytes | bytearray) -> None:
     """``write_files`` of one file."""
     write_files([(path, payload)])
 
 
-def write_files(files: list[tuple[str | os.PathLike, bytes]]) -> None:
+def write_files(files: list[tuple[str | os.PathLike, bytes | bytearray]]) -> None:
     """Write every (path, payload), all or none (see ``staged_files``)."""
     with staged_files(files):
         pass
 
 
 @contextlib.contextmanager
-def staged_files(files: list[tuple[str | os.PathLike, bytes]]) -> Iterator[None]:
+def staged_files(files: list[tuple[str | os.PathLike, bytes | bytearray]]) -> Iterator[None]:
     """Write every (path, payload) when the ``with`` body succeeds, all or none: each regular
     file goes first to a temporary file beside it, synced; only when all of them are complete
     and the body has returned are they renamed over their paths, and an existing file is left
@@ -139,7 +160,7 @@ class _Staged:
     the content of a FIFO, a device or an open descriptor's name held for ``commit`` (``tmp``
     None)."""
 
-    def __init__(self, name: str, payload: bytes) -> None:
+    def __init__(self, name: str, payload: bytes | bytearray) -> None:
         self.name, self.payload, self.tmp = name, payload, None
         self.target, self.fd = os.path.realpath(name), _descriptor(name)
         if self.fd is not None:
