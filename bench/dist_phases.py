@@ -25,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.dist import grid3d_block  # noqa: E402
+from bench.dist import grid3d_block, path_block  # noqa: E402
 from bench.largest import grid3d_csr  # noqa: E402
 
 SECONDS: defaultdict[str, float] = defaultdict(float)
@@ -137,6 +137,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--side", type=int, default=300)
+    ap.add_argument("--path", type=int, help="the path of this many vertices, not grid3d")
     ap.add_argument("--k", type=int, default=64)
     ap.add_argument("--engine", default="gpu")
     args = ap.parse_args()
@@ -145,17 +146,23 @@ def main() -> None:
     from gpmetis.distributed.comm import Comm, launched_ranks
 
     be = get_backend(args.engine)
+    name = f"path {args.path}" if args.path else f"grid3d {args.side}"
     comm = Comm.world() if launched_ranks() > 1 else Comm()
     if comm.root:
         import gpmetis
         from gpmetis.graph import Graph
 
-        graph = Graph.from_csr(*grid3d_csr(args.side), name=f"grid3d {args.side}")
+        graph = Graph.from_csr(*(path_block(args.path, 0, args.path) if args.path
+                                 else grid3d_csr(args.side)), name=name)
         single = [gpmetis.partition(graph, args.k, engine=args.engine) for _ in range(2)][-1]
         del graph
-    vtxdist = np.linspace(0, args.side, comm.size + 1).astype(np.int64) * args.side**2
-    xadj, adjncy = grid3d_block(args.side, int(vtxdist[comm.rank]),
-                                int(vtxdist[comm.rank + 1]))
+    if args.path:
+        vtxdist = np.linspace(0, args.path, comm.size + 1).astype(np.int64)
+        xadj, adjncy = path_block(args.path, int(vtxdist[comm.rank]), int(vtxdist[comm.rank + 1]))
+    else:
+        vtxdist = np.linspace(0, args.side, comm.size + 1).astype(np.int64) * args.side**2
+        xadj, adjncy = grid3d_block(args.side, int(vtxdist[comm.rank]),
+                                    int(vtxdist[comm.rank + 1]))
     instrument(be.synchronize if be.gpu else lambda: None)
     if be.gpu:
         watch_gpu_memory()
@@ -174,7 +181,7 @@ def main() -> None:
         wall = time.perf_counter() - start
     if not comm.root:
         return
-    print(f"grid3d {args.side}, k={args.k}, {args.engine} engine: one process "
+    print(f"{name}, k={args.k}, {args.engine} engine: one process "
           f"{single.seconds:.2f} s (cut {single.edgecut}; coarsening "
           f"{single.stats['coarsening']:.2f} s, initial {single.stats['initial']:.2f} s, "
           f"refinement {single.stats['refinement']:.2f} s); {comm.size} rank(s) "
