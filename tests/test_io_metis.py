@@ -456,6 +456,33 @@ def test_trailing_comments_match_a_line_cut_at_its_first_percent(monkeypatch, ch
     assert any("%" in strict.text(i) for i in range(len(strict.bad)))
 
 
+@pytest.mark.parametrize("chunk", [16, 64, 1 << 20])
+def test_a_uint8_view_tokenizes_as_its_bytes(monkeypatch, chunk):
+    """A rank's lines as a view of part of a mapped file (its newlines found by NumPy, not by
+    bytes.find) give the tokens its bytes give, whatever chunks cut them."""
+    monkeypatch.setattr(tokens, "CHUNK", chunk)
+    rng = np.random.default_rng(chunk + 1)
+    lines = [" ".join(rng.choice(TRAILING, rng.integers(0, 12))) + " " * rng.integers(0, 3)
+             for _ in range(3000)]
+    text = ("\n".join(lines) + "\n").encode()
+    view = np.frombuffer(b"1 2\n" + text + b"3 4", np.uint8)[4:4 + len(text)]
+    def tokens_of(data, trailing: bool):  # (or the message: a 42-byte token in 16-byte chunks)
+        try:
+            return tokenize(data, "t", trailing_comments=trailing)
+        except InputError as exc:
+            return str(exc)
+
+    for trailing in (False, True):
+        want, got = (tokens_of(d, trailing) for d in (text, view))
+        if isinstance(want, str):
+            assert got == want
+            continue
+        assert got.nlines == want.nlines
+        for field in ("values", "rows", "row_cnt", "comment_lines", "bad", "bad_start",
+                      "bad_end"):
+            assert np.array_equal(getattr(got, field), getattr(want, field)), field
+
+
 def test_a_percent_after_a_vertex_lines_values_starts_a_comment(tmp_path):
     """METIS 5.1 reads a vertex line up to its first text that is not an integer."""
     plain = "4 4 1\n2 5 3 2\n1 5 3 7\n1 2 2 7 4 1\n3 1\n"

@@ -18,6 +18,7 @@ from gpmetis.io.metis_format import _edge_count_message, _header, vertex_rows
 from gpmetis.io.tokens import tokenize
 
 NEWLINE = 10
+CHUNK = 1 << 22  # bytes whose newlines are counted at a time
 BLANK = bytes(range(0x21))  # the bytes the tokenizer takes for blanks
 
 
@@ -61,20 +62,23 @@ def read_pieces(comm: Comm, path: str) -> DistGraph:
                      lines=(h, first_line + tok.comment_lines.astype(np.int64)))
 
 
-def own_lines(comm: Comm, path: str, body: int) -> tuple[bytes, int]:
+def own_lines(comm: Comm, path: str, body: int) -> tuple[np.ndarray, int]:
     """(this rank's lines of the file from byte ``body`` on: those that start in its share of
-    the bytes, their count); collective (a rank that cannot read ends every rank)."""
-    error, chunk = None, b""
+    the bytes, as a uint8 view of the file's mapping, which lives while the view does; their
+    count); collective (a rank that cannot read ends every rank)."""
+    error, chunk = None, np.zeros(0, np.uint8)
     try:
-        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            lo, hi = (_line_start(mm, body, r, comm.size) for r in (comm.rank, comm.rank + 1))
-            chunk = mm[lo:hi]
+        with open(path, "rb") as f:
+            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        lo, hi = (_line_start(mm, body, r, comm.size) for r in (comm.rank, comm.rank + 1))
+        chunk = np.frombuffer(mm, np.uint8, hi - lo, lo)  # (no copy: the page cache's pages)
     except OSError as exc:
         error = InputError(path, f"cannot read: {exc.strerror or exc}")
     comm.agree(error)
-    data = np.frombuffer(chunk, np.uint8)
-    nlines = int(np.count_nonzero(data == NEWLINE)) + int(len(data) > 0 and data[-1] != NEWLINE)
-    return chunk, nlines
+    # (counted a block at a time: a mask of the whole chunk would be a copy's worth of memory)
+    newlines = sum(int(np.count_nonzero(chunk[a:a + CHUNK] == NEWLINE))
+                   for a in range(0, len(chunk), CHUNK))
+    return chunk, newlines + int(len(chunk) > 0 and chunk[-1] != NEWLINE)
 
 
 def _attempt(step, path: str, first_line: int) -> tuple[object, GpmetisError | None]:

@@ -156,14 +156,17 @@ def token_text(b: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarr
     return text.view(f"S{width}").ravel()
 
 
-def tokenize(data: bytes, path: str, *, trailing_comments: bool = False) -> Tokens:
-    """Split ``data`` (bytes, or a bytes-like object with ``find`` and ``rfind`` such as an
-    mmap) into lines and tokens and parse the integer tokens (see the module docstring)."""
+def tokenize(data, path: str, *, trailing_comments: bool = False) -> Tokens:
+    """Split ``data`` (bytes, a bytes-like object with ``find`` and ``rfind`` such as an mmap,
+    or a uint8 NumPy array, e.g. a view of part of an mmap) into lines and tokens and parse
+    the integer tokens (see the module docstring)."""
     b = np.frombuffer(data, np.uint8)
+    if isinstance(data, np.ndarray):
+        data = _NewlineFinder(b)
     nbytes = len(b)
     pos_t = np.int32 if nbytes < _INT32_MAX else np.int64
     # one unaligned little-endian 64-bit word starting at every byte (no copy)
-    win = np.ndarray((max(nbytes - 7, 0),), "<u8", buffer=data, strides=(1,))
+    win = np.ndarray((max(nbytes - 7, 0),), "<u8", buffer=b, strides=(1,))
 
     out = _Output(nbytes, path)
     if nbytes <= SERIAL_CHUNKS * CHUNK:  # at most two chunks: scanned here, sooner than the
@@ -187,6 +190,34 @@ def tokenize(data: bytes, path: str, *, trailing_comments: bool = False) -> Toke
             cont, job = pending.popleft()
             out.add(cont, job.result())
     return out.finish(b)
+
+
+class _NewlineFinder:
+    """``find`` and ``rfind`` of a newline (the one ``sub`` searched here) in a uint8 array, as
+    bytes have them: the nearest bytes first, in windows that grow, so that a search near a
+    chunk's end reads little."""
+
+    def __init__(self, b: np.ndarray) -> None:
+        self.b = b
+
+    def find(self, sub: bytes, start: int, end: int) -> int:
+        end, width = min(end, len(self.b)), 256
+        while start < end:
+            hit = np.flatnonzero(self.b[start:min(start + width, end)] == _NEWLINE)
+            if len(hit):
+                return start + int(hit[0])
+            start, width = start + width, width * 16
+        return -1
+
+    def rfind(self, sub: bytes, start: int, end: int) -> int:
+        end, width = min(end, len(self.b)), 256
+        while start < end:
+            low = max(end - width, start)
+            hit = np.flatnonzero(self.b[low:end] == _NEWLINE)
+            if len(hit):
+                return low + int(hit[-1])
+            end, width = low, width * 16
+        return -1
 
 
 def _chunks(data, b: np.ndarray, path: str, trailing: bool):
