@@ -5,7 +5,8 @@ the single-process engine's seconds on the same graph. The second of two runs is
 (the first compiles and fills caches). Rank 0 prints one row per phase: seconds, calls (nested
 phases count inside their parents; the collectives' calls say how many a run makes) and, on
 the gpu engine, the most GPU memory its arrays held above what they held when it started,
-against rank 0's share of the CSR (xadj int64, adjncy and adjwgt int32, vwgt int32).
+against rank 0's share of the CSR (xadj int64, adjncy and adjwgt int32, vwgt int32); on the
+cpu engine, the same of its host arrays (``tracemalloc``, which NumPy reports to).
 
     python bench/dist_phases.py --side 300 --k 64
     mpiexec -n 2 python bench/dist_phases.py --side 300 --k 64
@@ -17,6 +18,7 @@ import argparse
 import gc
 import sys
 import time
+import tracemalloc
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -45,6 +47,7 @@ def timed(owner, name: str, label: str, sync: Callable[[], None]) -> None:
     def wrapper(*args, **kwargs):
         sync()
         start = time.perf_counter()
+        note_host_peak()
         USED[0] = used_bytes()
         outer, USED[1] = USED[1], USED[0]
         base = USED[0]
@@ -52,6 +55,7 @@ def timed(owner, name: str, label: str, sync: Callable[[], None]) -> None:
             return fn(*args, **kwargs)
         finally:
             sync()
+            note_host_peak()
             SECONDS[label] += time.perf_counter() - start
             CALLS[label] += 1
             PEAK[label] = max(PEAK[label], USED[1] - base)
@@ -110,10 +114,22 @@ def instrument(sync: Callable[[], None]) -> None:
 
 
 def used_bytes() -> int:
-    """The bytes the GPU pool's arrays hold now (0 without CuPy in use)."""
+    """The bytes the GPU pool's arrays hold now, or, where ``tracemalloc`` traces (the cpu
+    engine), the host's (0 otherwise)."""
+    if tracemalloc.is_tracing():
+        return tracemalloc.get_traced_memory()[0]
     if "cupy" not in sys.modules:
         return 0
     return int(sys.modules["cupy"].get_default_memory_pool().used_bytes())
+
+
+def note_host_peak() -> None:
+    """Fold the host's peak since the last call (``tracemalloc``'s) into the innermost phase's
+    and the run's (the GPU's are noted at each allocation)."""
+    if tracemalloc.is_tracing():
+        USED[0], peak = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        USED[1], USED[2] = max(USED[1], peak), max(USED[2], peak)
 
 
 def watch_gpu_memory() -> None:
@@ -166,6 +182,8 @@ def main() -> None:
     instrument(be.synchronize if be.gpu else lambda: None)
     if be.gpu:
         watch_gpu_memory()
+    else:
+        tracemalloc.start()
     for _ in range(2):
         gc.collect()  # the previous run's arrays go before the base is read
         if be.gpu:  # the run's pool starts from the arrays alive, without cached blocks
@@ -179,6 +197,7 @@ def main() -> None:
         out = partition_distributed(vtxdist, xadj, adjncy, args.k, comm=comm,
                                     engine=args.engine)
         wall = time.perf_counter() - start
+        note_host_peak()
     if not comm.root:
         return
     print(f"{name}, k={args.k}, {args.engine} engine: one process "
@@ -190,12 +209,14 @@ def main() -> None:
           f"{out.result.metrics == single.metrics}")
     nlocal = len(xadj) - 1
     share = 8 * (nlocal + 1) + 8 * len(adjncy) + 4 * nlocal
+    pool = (f", CuPy's pool {(POOL[0] - base) / 1e9:.2f} GB above them "
+            f"({(POOL[0] - base) / share:.2f} x, its cached free blocks included)" if be.gpu
+            else "")
     print(f"rank 0's share of the CSR {share / 1e9:.2f} GB; in the run its arrays held at "
           f"most {(USED[2] - base) / 1e9:.2f} GB above the {base / 1e9:.2f} GB they held "
-          f"before it ({(USED[2] - base) / share:.2f} x the share), CuPy's pool "
-          f"{(POOL[0] - base) / 1e9:.2f} GB above them ({(POOL[0] - base) / share:.2f} x, "
-          "its cached free blocks included)")
-    print("| phase | seconds | calls | GPU GB above its start | / CSR share |")
+          f"before it ({(USED[2] - base) / share:.2f} x the share){pool}")
+    where = "GPU" if be.gpu else "host"
+    print(f"| phase | seconds | calls | {where} GB above its start | / CSR share |")
     print("|---|---|---|---|---|")
     for label in (x for x in LABELS if CALLS[x]):
         print(f"| {label} | {SECONDS[label]:.3f} | {CALLS[label]} | {PEAK[label] / 1e9:.2f} | "
