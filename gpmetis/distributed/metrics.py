@@ -29,15 +29,18 @@ from gpmetis.refinement.jet import state_sums
 def components(comm: Comm, lg: LocalGraph, part=None):
     """Each own vertex's component label: the smallest vertex id (global, int64) of its
     component over all edges, or with ``part`` (one per own vertex) over the edges whose ends
-    share a part. Collective."""
+    share a part. Collective. (Its arrays are made in place where it can: a few per vertex.)"""
     be, halo = lg.be, lg.halo
     xp = be.xp
     n, nghosts = halo.nlocal, len(halo.ghosts)
-    own = xp.zeros(n, dtype=np.int32) if part is None else part.astype(np.int32, copy=False)
-    # the rank's rows, each ghost a vertex of its own in a part no row is in
-    g = lg.with_ghost_rows()
-    ends = xp.concatenate((own, xp.full(nghosts, -1, dtype=np.int32)))
-    label = connected_components(be, g.xadj, g.adjncy, ends)[:n].astype(np.int64) + halo.first
+    # the rank's rows, each ghost a vertex of its own (no row) in a part no row is in
+    ends = xp.full(n + nghosts, -1, dtype=np.int32)
+    ends[:n] = 0 if part is None else part
+    xadj = xp.concatenate((lg.xadj, xp.full(nghosts, lg.xadj[-1], dtype=np.int64)))
+    label = connected_components(be, xadj, lg.adjncy, ends)[:n].astype(np.int64)
+    label += halo.first
+    del xadj
+    own = ends[:n]
     # the labels the cut entries join, each pair once
     at = xp.flatnonzero(lg.adjncy >= n)
     src = xp.searchsorted(lg.xadj, at, side="right") - 1
@@ -45,6 +48,7 @@ def components(comm: Comm, lg: LocalGraph, part=None):
     if part is not None:  # the cut entries within a part
         keep = own[src] == halo.exchange(comm, own)[ghost]
         src, ghost = src[keep], ghost[keep]
+    del ends, own
     a, b = label[src], halo.exchange(comm, label)[ghost]
     others, b = be.unique_inverse(b)
     pairs = be.unique((a - halo.first) * len(others) + b)
@@ -54,8 +58,11 @@ def components(comm: Comm, lg: LocalGraph, part=None):
     ids, roots = (be.asarray(x) for x in comm.bcast(comm.on_root(lambda: _joined(a, b))))
     if len(ids) == 0:
         return label
-    at = xp.minimum(xp.searchsorted(ids, label), len(ids) - 1)
-    return xp.where(ids[at] == label, roots[at], label)
+    at = xp.searchsorted(ids, label)
+    xp.minimum(at, len(ids) - 1, out=at)
+    joined = ids[at] == label
+    label[joined] = roots[at[joined]]
+    return label
 
 
 def heaviest_component(comm: Comm, lg: LocalGraph) -> int:
