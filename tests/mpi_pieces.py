@@ -564,6 +564,9 @@ def id_limits(engine: str = "cpu") -> None:
     dist_multilevel.GATHER_VERTICES = 1000  # (levels on the pieces down to it; 16 parts: no
     # direct candidate, which reads the whole graph)
     graph = case_graph("4elt")
+    rows = np.repeat(np.arange(graph.nvtxs), np.diff(graph.xadj))
+    graph = Graph.from_csr(graph.xadj, graph.adjncy[np.lexsort((graph.adjncy, rows))])
+    # (rows in increasing order: the GPUs check their entries)
     one = gpmetis_partition(graph, 16, engine=engine).part if comm.root else None
     piece = DistGraph.scatter(comm, graph if comm.root else None)
     dgraph.INT32_MAX = graph.nvtxs - 1  # (the coarsest level's gather stays within it)
@@ -579,6 +582,18 @@ def id_limits(engine: str = "cpu") -> None:
         check(f"{graph.nvtxs} vertices: this run reads the whole graph" in str(exc),
               f"message {exc}")
     dgraph.INT32_MAX = np.iinfo(np.int32).max
+    # past the host's symmetry keys: refused where the host checks the pieces, not where the
+    # GPUs do
+    dist_validation.KEY_VERTICES_MAX = graph.nvtxs - 1
+    try:
+        out = partition_distributed(piece.vtxdist, piece.xadj, piece.adjncy, 16, comm=comm,
+                                    engine=engine)
+        check(engine == "gpu" and (not comm.root or np.array_equal(out.result.part, one)),
+              "the GPUs' check: one process's partition")
+    except GpmetisError as exc:
+        check(engine == "cpu" and "the host's checks of the pieces take at most" in str(exc),
+              f"message {exc}")
+    dist_validation.KEY_VERTICES_MAX = 3_037_000_499
     # rank 1's vertices and ghosts pass its local ids
     limit = int(np.diff(piece.vtxdist)[1]) + 1
     if comm.rank == 1:

@@ -41,7 +41,7 @@ from gpmetis.validation import (
 )
 
 INT32_MAX = np.iinfo(np.int32).max
-# the symmetry checks key an entry u -> v as u * n + v in an int64
+# the host's symmetry checks key an entry u -> v as u * n + v in an int64
 KEY_VERTICES_MAX = 3_037_000_499  # isqrt(2^63 - 1)
 CU_FILE = Path(__file__).with_name("validation.cu")
 # the GPUs' verdict holds adjncy as int64, and finds the cut entries a chunk at a time (a mask,
@@ -83,12 +83,14 @@ def validate(comm: Comm, piece: DistGraph, *, gpu: bool = False) -> tuple[DistGr
     degrees = np.diff(piece.xadj)
     comm.agree(_at_first(where, first, degrees < 0, lambda v: f"xadj decreases at "
                                                               f"{where.vertex(v)}"))
-    if n > KEY_VERTICES_MAX:
-        raise where.error(None, f"{n} vertices: at most {KEY_VERTICES_MAX} are supported (the "
-                                "symmetry check keys an entry u -> v as u * n + v in an int64)")
     comm.agree(_local_ids_fit(where, piece, comm.rank, first))
     # the entries' sums where the GPUs found them clean (the host then checks the vertices)
     sums = _clean_on_gpu(comm, piece, first, n) if gpu else None
+    if sums is None and n > KEY_VERTICES_MAX:  # (the same on every rank)
+        raise where.error(None, f"{n} vertices: the host's checks of the pieces take at most "
+                                f"{KEY_VERTICES_MAX} (they key an entry u -> v as u * n + v in "
+                                "an int64); more need the gpu engine and rows in increasing "
+                                "order, whose entries the GPUs check")
     if sums is None:
         comm.agree(_out_of_range(where, piece, first, n))
     ncon = _agreed_ncon(comm, where, piece, n)
