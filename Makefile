@@ -65,9 +65,11 @@ bench-dist:
 		$(MPIEXEC) -n $$n $(PYTHON) bench/read_dist.py $(READ_FILE); done)
 
 # Scaling over GPUS ranks (issue: 4 and 8 GPUs): strong on grid3d 700 and SCALING_SIDE, weak
-# at about 2B edges per GPU (grid3d of 3 S^3 ~ 2e9 x ranks).
+# at about 2B edges per GPU (grid3d of 3 S^3 ~ 2e9 x ranks), and the largest, grid3d
+# LARGEST_SIDE (6.68B vertices, 20.02B edges) on the most ranks at k=1024.
 GPUS ?= 1 2 4 8
 SCALING_SIDE ?= 1300
+LARGEST_SIDE ?= 1883
 bench-scaling:
 	for n in $(GPUS); do for side in 700 $(SCALING_SIDE); do \
 		PYTHONPATH=$(CURDIR):$$PYTHONPATH $(MPIEXEC) -n $$n $(PYTHON) bench/dist.py \
@@ -75,6 +77,8 @@ bench-scaling:
 	for n in $(GPUS); do side=$$($(PYTHON) -c "print(round((2e9 * $$n / 3) ** (1 / 3)))"); \
 		PYTHONPATH=$(CURDIR):$$PYTHONPATH $(MPIEXEC) -n $$n $(PYTHON) bench/dist.py \
 			--side $$side --k 64 --json weak-$$n.json; done
+	PYTHONPATH=$(CURDIR):$$PYTHONPATH $(MPIEXEC) -n $(lastword $(GPUS)) $(PYTHON) bench/dist.py \
+		--side $(LARGEST_SIDE) --k 1024 --json largest.json
 
 quality: setup
 	$(PY) bench/quality.py
