@@ -110,7 +110,8 @@ def _local_ids_fit(where: Where, piece: DistGraph, rank: int, first: int) -> Inp
     """InputError where this rank's vertices and its ghosts (the distinct neighbours other
     ranks own) pass the int32 local ids its run numbers them by; global ids are int64."""
     nlocal, adjncy = piece.nlocal, piece.adjncy
-    if nlocal + len(adjncy) <= INT32_MAX:  # (never more ghosts than entries)
+    others = int(piece.vtxdist[-1]) - nlocal  # (never more ghosts than entries or than these)
+    if nlocal + min(len(adjncy), others) <= INT32_MAX:
         return None
     ghosts = np.unique(np.concatenate([np.zeros(0, np.int64)] + [
         a[(a < first) | (a >= first + nlocal)] for a in (
