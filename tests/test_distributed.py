@@ -86,6 +86,7 @@ READ_FILES = {
     "isolated.graph": "5 1 10\n3\n2\n1 4\n%\n1 3\n1\n\n",
     "no-weights.graph": "5 1 10\n3\n\n1 4 5\n\n1 6\n",
     "extra.graph": "3 2\n2\n1 3\n2\n1\n",
+    "extra-comments.graph": "3 2\n% a\n2\n1 3\n% b\n2\n% c\n1\n% d\n",
     "short.graph": "4 2\n2\n1 3\n2\n",
     "bad-token.graph": "3 2\n2\n1 3\nx2\n",
     "range.graph": "3 2\n2\n1 3\n9\n",

@@ -134,13 +134,19 @@ def _moved(error: GpmetisError, path: str, first_line: int) -> GpmetisError:
     return error
 
 
-def _vertex_of_rows(tok) -> np.ndarray:
-    """Each line with values: its index among the chunk's vertex lines."""
-    return tok.rows.astype(np.int64) - np.searchsorted(tok.comment_lines, tok.rows)
+def _vertex_of_rows(tok, rows: np.ndarray | None = None) -> np.ndarray:
+    """Each line with values (of ``rows``, where given): its index among the chunk's vertex
+    lines (the lines themselves where the chunk has no comment line)."""
+    rows = tok.rows if rows is None else rows
+    if len(tok.comment_lines) == 0:
+        return rows
+    return rows.astype(np.int64) - np.searchsorted(tok.comment_lines, rows)
 
 
 def _extra_lines(tok, path: str, n: int, first_vertex: int) -> None:
     """InputError at the first line with values after the n-th vertex line."""
+    if not len(tok.rows) or first_vertex + int(_vertex_of_rows(tok, tok.rows[-1:])[0]) < n:
+        return  # (the rows' vertex indices rise: the last one is below n)
     extra = np.flatnonzero(first_vertex + _vertex_of_rows(tok) >= n)
     if len(extra):
         raise InputError(path, f"more vertex lines than the {n} vertices in the header (a line "
