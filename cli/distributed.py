@@ -53,7 +53,7 @@ def run_distributed(graphfile: str, nparts: int, options, finish, c_stdout_to_st
         t0 = time.perf_counter()
         how = comm.bcast(comm.on_root(lambda: _reading(graphfile, options.symmetrize)))
         if how == "metis":
-            piece = read_pieces(comm, graphfile)
+            piece = read_pieces(comm, graphfile, options.engine)
         elif how == "mtx":
             piece = read_mtx_pieces(comm, graphfile)
         else:

@@ -382,6 +382,32 @@ def read(*paths: str, mtx: bool = False, mtx_weights: bool = False) -> None:
                                                           mtx_weights=mtx_weights))
 
 
+def read_gpu(*paths: str) -> None:
+    """``read`` of the METIS files with each rank's lines parsed on its GPU, a few bytes at a
+    time (many chunks a rank): the files named fast-* must be read there, the others may go
+    back to the host's reader, which names what is wrong."""
+    from gpmetis.distributed import read as dist_read
+    from gpmetis.io import metis_gpu, read_graph
+
+    comm = Comm.world()
+    used = []
+    gpu_piece = dist_read._gpu_piece
+
+    def recording(*args, **kwargs):
+        piece = gpu_piece(*args, **kwargs)
+        used.append(piece is not None)
+        return piece
+
+    dist_read._gpu_piece = recording
+    for path in paths:
+        used.clear()
+        metis_gpu.CHUNK_BYTES = 16 if os.path.getsize(path) < 4096 else 4096
+        same_as_one(comm, path, functools.partial(dist_read.read_pieces, comm, path, "gpu"),
+                    functools.partial(read_graph, path))
+        if Path(path).name.startswith("fast-"):
+            check(used == [True], f"{path}: parsed on the ranks' GPUs")
+
+
 def _clean_entries(xadj: np.ndarray, adjncy: np.ndarray, adjwgt) -> bool:
     """Whether one process takes these rows as they are: no fault among the entries, nothing
     dropped, every row rising strictly."""
@@ -621,7 +647,8 @@ if __name__ == "__main__":
         {"halo": halo, "alltoallv": alltoallv, "partition": partition, "bad-piece": bad_piece,
          "killed": killed, "clustering": clustering_levels, "refinement": refinement,
          "multilevel": multilevel, "metrics": metrics, "no-upload": no_upload,
-         "read": read, "nccl": nccl, "validate": validate_pieces, "id-limits": id_limits,
+         "read": read, "read-gpu": read_gpu, "nccl": nccl, "validate": validate_pieces,
+         "id-limits": id_limits,
          "read-mtx": lambda *paths: read(*paths, mtx=True),
          "read-mtx-weights": lambda *paths: read(*paths, mtx=True, mtx_weights=True),
          }[command](*args)

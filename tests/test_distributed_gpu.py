@@ -11,8 +11,8 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import random_graph, requires_cuda
-from test_distributed import HERE, MPIEXEC, mpiexec, pieces
+from conftest import FIXTURES, random_graph, requires_cuda
+from test_distributed import HERE, MPIEXEC, READ_FILES, mpiexec, pieces
 
 from gpmetis import partition
 
@@ -53,6 +53,27 @@ def test_metrics_on_the_ranks_gpus_equal_one_process(ranks):
 def test_validation_on_the_ranks_gpus_names_one_process_faults(ranks):
     # the GPUs' verdict passes exactly the clean pieces; the rest get the host's message
     done = pieces(ranks, "validate", "gpu")
+    assert done.returncode == 0, done.stderr
+
+
+# METIS files on the GPU reader's fast path: weights, blank and '\r' lines, tabs, trailing
+# blank lines, a last line without a newline
+FAST_FILES = {
+    "fast-weighted.graph": "4 4 1\n2 5 3 1\n1 5 3 2\n1 1 2 2 4 7\n3 7",
+    "fast-blank.graph": "5 2\n2\n1 3\n2\n\n\r\n\n\n",
+    "fast-tabs.graph": "3 2 001\n2\t4\n1 4  3 9\n2 9\n",
+}
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 3])
+def test_ranks_parse_their_lines_on_their_gpus(tmp_path, ranks):
+    # the shared graphs as fast-*, which must be read on the GPUs; the faults of READ_FILES
+    # get the host reader's message
+    for name, text in {**READ_FILES, **FAST_FILES}.items():
+        (tmp_path / name).write_text(text)
+    for name in ("4elt", "add20", "data"):
+        (tmp_path / f"fast-{name}.graph").write_bytes((FIXTURES / f"{name}.graph").read_bytes())
+    done = pieces(ranks, "read-gpu", *sorted(str(p) for p in tmp_path.iterdir()))
     assert done.returncode == 0, done.stderr
 
 

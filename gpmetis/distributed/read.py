@@ -22,12 +22,20 @@ CHUNK = 1 << 22  # bytes whose newlines are counted at a time
 BLANK = bytes(range(0x21))  # the bytes the tokenizer takes for blanks
 
 
-def read_pieces(comm: Comm, path: str) -> DistGraph:
-    """This rank's piece of the METIS graph file ``path`` (plain text; collective). InputError
-    naming the file and line, on every rank, where the file is malformed."""
+def read_pieces(comm: Comm, path: str, engine: str = "cpu") -> DistGraph:
+    """This rank's piece of the METIS graph file ``path`` (plain text; collective), parsed on
+    the ranks' GPUs where the run is the gpu engine's (``auto``: for a graph of at least
+    AUTO_GPU_MIN_SIZE vertices plus edges) and the file is on their reader's fast path.
+    InputError naming the file and line, on every rank, where the file is malformed."""
     head = comm.on_root(lambda: _read_header(path))
     h, body, n, m, fmt = comm.bcast(head)
-    chunk, nlines = own_lines(comm, path, body)
+    mm, lo, hi = _own_range(comm, path, body)
+    if _on_gpus(comm, engine, n, m, fmt):
+        piece = _gpu_piece(comm, path, mm, lo, hi, h, n, m, fmt[2])
+        if piece is not None:
+            return piece
+    chunk = np.frombuffer(mm, np.uint8, hi - lo, lo)  # (no copy: the page cache's pages)
+    nlines = _line_count(chunk)
     error = None
     try:
         tok = tokenize(chunk, path, trailing_comments=True)
@@ -66,19 +74,82 @@ def own_lines(comm: Comm, path: str, body: int) -> tuple[np.ndarray, int]:
     """(this rank's lines of the file from byte ``body`` on: those that start in its share of
     the bytes, as a uint8 view of the file's mapping, which lives while the view does; their
     count); collective (a rank that cannot read ends every rank)."""
-    error, chunk = None, np.zeros(0, np.uint8)
+    mm, lo, hi = _own_range(comm, path, body)
+    chunk = np.frombuffer(mm, np.uint8, hi - lo, lo)  # (no copy: the page cache's pages)
+    return chunk, _line_count(chunk)
+
+
+def _own_range(comm: Comm, path: str, body: int) -> tuple[object, int, int]:
+    """(the file's mapping, the first and the end byte of this rank's lines: those that start
+    in its share of the bytes from ``body`` on); collective (a rank that cannot read ends
+    every rank)."""
+    error, mm, lo, hi = None, b"", 0, 0
     try:
         with open(path, "rb") as f:
             mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         lo, hi = (_line_start(mm, body, r, comm.size) for r in (comm.rank, comm.rank + 1))
-        chunk = np.frombuffer(mm, np.uint8, hi - lo, lo)  # (no copy: the page cache's pages)
     except OSError as exc:
         error = InputError(path, f"cannot read: {exc.strerror or exc}")
     comm.agree(error)
+    return mm, lo, hi
+
+
+def _line_count(chunk: np.ndarray) -> int:
+    """The lines of ``chunk``: its newlines, and a last line without one."""
     # (counted a block at a time: a mask of the whole chunk would be a copy's worth of memory)
     newlines = sum(int(np.count_nonzero(chunk[a:a + CHUNK] == NEWLINE))
                    for a in range(0, len(chunk), CHUNK))
-    return chunk, newlines + int(len(chunk) > 0 and chunk[-1] != NEWLINE)
+    return newlines + int(len(chunk) > 0 and chunk[-1] != NEWLINE)
+
+
+def _on_gpus(comm: Comm, engine: str, n: int, m: int, fmt) -> bool:
+    """Whether the ranks parse their lines on their GPUs: a run of the gpu engine (``auto``:
+    of a graph its driver gives to a GPU) on ranks that all have one, of a file without
+    vertex data (the GPU reader's fast path). Collective."""
+    from gpmetis.options import AUTO_GPU_MIN_SIZE
+
+    readvs, readvw, _, ncon = fmt
+    wanted = engine == "gpu" or (engine == "auto" and n + m >= AUTO_GPU_MIN_SIZE)
+    if not wanted or readvs or readvw or ncon != 1:
+        return False  # (the same on every rank: the header is rank 0's)
+    from gpmetis.backend import cuda_available
+
+    usable = comm.allreduce_sum(np.array([int(cuda_available())], np.int64))
+    return int(usable[0]) == comm.size
+
+
+def _gpu_piece(comm: Comm, path: str, mm, lo: int, hi: int, h: int, n: int, m: int,
+               readew: int) -> DistGraph | None:
+    """This rank's piece, its lines parsed on its GPU (``io.metis_gpu.range_rows``); None on
+    every rank where a rank's lines are off that reader's fast path or the lines and entries
+    do not add up to the header's: the host's reader then reads the file and names what is
+    wrong. Collective."""
+    from gpmetis.backend import get_backend
+    from gpmetis.io.metis_gpu import range_rows
+
+    comm.use_gpus()
+    be = get_backend("gpu")
+    try:
+        rows = range_rows(be, mm, lo, hi, readew)
+    except MemoryError:  # cupy's OutOfMemoryError is one: the host's reader needs no GPU
+        rows = None
+    finally:
+        be.release_free_memory()
+    if int(comm.allreduce_sum(np.array([int(rows is None)], np.int64))[0]):
+        return None
+    cnt, adjncy, adjwgt = rows
+    first_vertex = int(_exclusive(comm, np.array([len(cnt)], np.int64))[0])
+    nvertex = max(min(len(cnt), n - first_vertex), 0)
+    # a value on a line past the n-th, too few lines, or entries other than 2m: the host's
+    totals = comm.allreduce_sum(np.array([int(cnt[nvertex:].any()), len(cnt), len(adjncy)],
+                                         np.int64))
+    if totals[0] or totals[1] < n or totals[2] != 2 * m:
+        return None
+    xadj = np.zeros(nvertex + 1, np.int64)
+    np.cumsum(cnt[:nvertex], out=xadj[1:])
+    vtxdist = np.concatenate(([0], np.cumsum(comm.allgather(nvertex)))).astype(np.int64)
+    return DistGraph(vtxdist, xadj, adjncy, None, adjwgt, None, name=path,
+                     lines=(h, np.zeros(0, np.int64)))
 
 
 def _attempt(step, path: str, first_line: int) -> tuple[object, GpmetisError | None]:

@@ -11,6 +11,7 @@ reader's. A graph it returns is the one ``read_metis`` returns (the tests compar
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -56,37 +57,19 @@ def _parse(be: Backend, data, path: str, body: int, n: int, nnz: int, readew: in
     line = xp.empty(ntok_expected, dtype=xp.int32)
     flags = xp.zeros(1, dtype=xp.int32)
     ntok = nnewlines = 0
-    for start, end in _chunks(data, body):
-        # a chunk ends after a newline, so its tokens and lines are whole; positions in it fit
-        # an int32, the line numbers are the file's (those of the chunks before added)
-        nbytes = end - start
-        if nbytes > _INT32_MAX:  # one line longer than the kernels' positions reach
+    for start, end in _chunks(data, body, len(data)):
+        # a chunk ends after a newline, so its tokens and lines are whole; the line numbers
+        # are the file's (those of the chunks before added)
+        marks = range_marks(be, data, start, end, flags)
+        if marks is None or ntok + marks.ntok > ntok_expected:
             return None
-        text = be.upload(np.frombuffer(data, np.uint8, nbytes, start), np.uint8)
-        nblocks = -(-nbytes // SPAN)
-        counts = xp.empty((nblocks, 2), dtype=xp.int32)
-        be.launch_blocks(kernel(CU_FILE, "count_marks"), nblocks,
-                         (np.int64(nbytes), text, counts, flags))
-        offsets = xp.cumsum(counts, axis=0, dtype=xp.int64)
-        chunk_tok, chunk_nl = (int(x) for x in offsets[-1].get())
-        if ntok + chunk_tok > ntok_expected:
-            return None
-        offsets -= counts
-        pos = xp.empty(chunk_tok, dtype=xp.int32)
-        newlines = xp.empty(chunk_nl, dtype=xp.int32)
-        be.launch_blocks(kernel(CU_FILE, "write_marks"), nblocks,
-                         (np.int64(nbytes), text, offsets, pos, newlines))
-        del counts, offsets
-        if chunk_tok:
-            be.launch(kernel(CU_FILE, "parse_tokens"), chunk_tok,
-                      (np.int64(chunk_tok), np.int64(nbytes), text, pos, newlines,
-                       np.int64(chunk_nl), np.int32(n - nnewlines), value[ntok:], line[ntok:],
-                       flags))
-            if nnewlines:
-                line[ntok:ntok + chunk_tok] += nnewlines
-        del text, pos, newlines
-        ntok += chunk_tok
-        nnewlines += chunk_nl
+        marks.parse(n - nnewlines, value[ntok:ntok + marks.ntok], line[ntok:ntok + marks.ntok],
+                    flags)
+        if nnewlines:
+            line[ntok:ntok + marks.ntok] += nnewlines
+        ntok += marks.ntok
+        nnewlines += marks.nnewlines
+        del marks
     nlines = nnewlines + (data[len(data) - 1] != ord("\n"))
     if ntok != ntok_expected or nlines < n:
         return None
@@ -124,17 +107,110 @@ def _parse(be: Backend, data, path: str, body: int, n: int, nnz: int, readew: in
     )
 
 
-def _chunks(data, body: int) -> list[tuple[int, int]]:
-    """(start, end) byte ranges covering ``data[body:]``, each at most CHUNK_BYTES long and,
-    but for the last, ending just after a newline (a line longer than CHUNK_BYTES: one range
-    up to its end)."""
+@dataclass
+class RangeMarks:
+    """A byte range of the file on the GPU with where its tokens start and its newlines are
+    (``count_marks`` and ``write_marks``); ``parse`` reads the tokens."""
+
+    be: Backend
+    text: object  # the range's bytes (uint8)
+    pos: object  # each token's first byte (int32)
+    newlines: object  # each newline's byte (int32)
+
+    @property
+    def ntok(self) -> int:
+        return len(self.pos)
+
+    @property
+    def nnewlines(self) -> int:
+        return len(self.newlines)
+
+    def parse(self, nvtxs: int, value, line, flags) -> None:
+        """Each token's value (int32, up to 9 digits) into ``value`` and its 0-based line in
+        the range into ``line``; longer numbers, and tokens on a line at or past ``nvtxs``,
+        set bits of ``flags``."""
+        if self.ntok:
+            self.be.launch(self.be.kernel(CU_FILE, "parse_tokens"), self.ntok,
+                           (np.int64(self.ntok), np.int64(len(self.text)), self.text, self.pos,
+                            self.newlines, np.int64(self.nnewlines), np.int32(nvtxs), value,
+                            line, flags))
+
+
+def range_marks(be: Backend, data, start: int, end: int, flags) -> RangeMarks | None:
+    """The marks of ``data[start:end]`` (a buffer's bytes) uploaded to ``be``'s GPU; None
+    where the range is too long for the kernels' int32 positions. Bytes outside the fast
+    path's alphabet set a bit of ``flags``."""
+    xp, nbytes = be.xp, end - start
+    if nbytes > _INT32_MAX:  # one line longer than the kernels' positions reach
+        return None
+    text = be.upload(np.frombuffer(data, np.uint8, nbytes, start), np.uint8)
+    nblocks = -(-nbytes // SPAN)
+    counts = xp.empty((nblocks, 2), dtype=xp.int32)
+    be.launch_blocks(be.kernel(CU_FILE, "count_marks"), nblocks,
+                     (np.int64(nbytes), text, counts, flags))
+    offsets = xp.cumsum(counts, axis=0, dtype=xp.int64)
+    ntok, nnewlines = (int(x) for x in offsets[-1].get())
+    offsets -= counts
+    pos = xp.empty(ntok, dtype=xp.int32)
+    newlines = xp.empty(nnewlines, dtype=xp.int32)
+    be.launch_blocks(be.kernel(CU_FILE, "write_marks"), nblocks,
+                     (np.int64(nbytes), text, offsets, pos, newlines))
+    return RangeMarks(be, text, pos, newlines)
+
+
+def range_rows(be: Backend, data, start: int, end: int, readew: int):
+    """The rows of the whole lines ``data[start:end]`` of a METIS body without vertex data,
+    read on ``be``'s GPU a chunk at a time: (each line's neighbour count, the neighbours'
+    0-based ids, their weights or None without ``readew``), int64 host arrays; None where a
+    byte, a number or a line's count of values is outside the fast path (see the module
+    docstring). Lines past the graph's vertices are the caller's to check."""
+    xp = be.xp
+    flags = xp.zeros(1, dtype=xp.int32)
+    odd = xp.zeros(1, dtype=xp.int64)
+    counts, adjncy, adjwgt = [], [], []
+    for a, b in _chunks(data, start, end):
+        marks = range_marks(be, data, a, b, flags)
+        if marks is None:
+            return None
+        value = xp.empty(marks.ntok, dtype=xp.int32)
+        line = xp.empty(marks.ntok, dtype=xp.int32)
+        marks.parse(_INT32_MAX, value, line, flags)
+        nlines = marks.nnewlines + (data[b - 1] != ord("\n"))
+        del marks
+        cnt = xp.bincount(line, minlength=nlines)
+        del line
+        if readew:
+            odd += xp.count_nonzero(cnt & 1)
+            cnt >>= 1
+        counts.append(be.asnumpy(cnt))
+        ids = value[::1 + readew].astype(xp.int64)
+        ids -= 1
+        adjncy.append(be.asnumpy(ids))
+        if readew:
+            adjwgt.append(be.asnumpy(value[1::2].astype(xp.int64)))
+        del value, ids
+    if int(flags.get()[0]) or int(odd.get()[0]):
+        return None
+    return (_joined(counts), _joined(adjncy), _joined(adjwgt) if readew else None)
+
+
+def _joined(arrays: list[np.ndarray]) -> np.ndarray:
+    """The arrays end to end (the one array itself, without a copy, where there is one)."""
+    if len(arrays) == 1:
+        return arrays[0]
+    return np.concatenate(arrays) if arrays else np.zeros(0, np.int64)
+
+
+def _chunks(data, start: int, size: int) -> list[tuple[int, int]]:
+    """(start, end) byte ranges covering ``data[start:size]``, each at most CHUNK_BYTES long
+    and, but for the last, ending just after a newline (a line longer than CHUNK_BYTES: one
+    range up to its end)."""
     ranges = []
-    start, size = body, len(data)
     while start < size:
         end = size if size - start <= CHUNK_BYTES else data.rfind(b"\n", start,
                                                                      start + CHUNK_BYTES) + 1
-        if end <= start:  # no newline in the window: the line's own end (or the file's)
-            end = data.find(b"\n", start + CHUNK_BYTES)
+        if end <= start:  # no newline in the window: the line's own end (or the range's)
+            end = data.find(b"\n", start + CHUNK_BYTES, size)
             end = size if end < 0 else end + 1
         ranges.append((start, end))
         start = end
