@@ -109,6 +109,7 @@ def _coarsen_pieces(comm: Comm, be: Backend, piece: DistGraph, target: int, seed
                 or (wide and not coarse_sums_fit(comm, levels[-1].local, cmap, cvtxdist))):
             break  # matching takes over, or the level ends coarsening: rank 0 redoes it
         levels[-1].cmap = cmap
+        be.release_free_memory()  # the contraction (the run's peak) from fresh blocks
         levels.append(DistLevel(np.asarray(cvtxdist, dtype=np.int64),
                                 contract(comm, levels[-1].local, cmap, cvtxdist)))
     return levels, piece if len(levels) == 1 else levels[-1].local.piece(), maxvwgt
