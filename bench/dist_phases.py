@@ -5,8 +5,10 @@ the single-process engine's seconds on the same graph. The second of two runs is
 (the first compiles and fills caches). Rank 0 prints one row per phase: seconds, calls (nested
 phases count inside their parents; the collectives' calls say how many a run makes) and, on
 the gpu engine, the most GPU memory its arrays held above what they held when it started,
-against rank 0's share of the CSR (xadj int64, adjncy and adjwgt int32, vwgt int32); on the
-cpu engine, the same of its host arrays (``tracemalloc``, which NumPy reports to).
+against rank 0's share of the CSR (xadj int64, adjncy and adjwgt int32, vwgt int32), and the
+most CuPy's pool held in the phase (its cached free blocks included) above what the arrays held
+when the run started; on the cpu engine, the same of its host arrays (``tracemalloc``, which
+NumPy reports to).
 
     python bench/dist_phases.py --side 300 --k 64
     mpiexec -n 2 python bench/dist_phases.py --side 300 --k 64
@@ -35,7 +37,10 @@ CALLS: Counter = Counter()
 PEAK: Counter = Counter()  # bytes above the phase's start, the most of its calls
 # bytes the pool's arrays hold now, their most since the innermost phase began, and in the run
 USED = [0, 0, 0]
-POOL = [0]  # the most bytes CuPy's pool held (its arrays and its cached free blocks) in the run
+# the most bytes CuPy's pool held (its arrays and its cached free blocks) in the run, and since
+# the innermost phase began
+POOL = [0, 0]
+POOL_PEAK: Counter = Counter()  # the most bytes the pool held in the phase, the most of its calls
 LABELS: list[str] = []  # in the order the table prints them
 
 
@@ -50,6 +55,7 @@ def timed(owner, name: str, label: str, sync: Callable[[], None]) -> None:
         note_host_peak()
         USED[0] = used_bytes()
         outer, USED[1] = USED[1], USED[0]
+        outer_pool, POOL[1] = POOL[1], pool_bytes()
         base = USED[0]
         try:
             return fn(*args, **kwargs)
@@ -60,6 +66,8 @@ def timed(owner, name: str, label: str, sync: Callable[[], None]) -> None:
             CALLS[label] += 1
             PEAK[label] = max(PEAK[label], USED[1] - base)
             USED[1] = max(outer, USED[1])
+            POOL_PEAK[label] = max(POOL_PEAK[label], POOL[1])
+            POOL[1] = max(outer_pool, POOL[1])
 
     setattr(owner, name, wrapper)
 
@@ -123,6 +131,13 @@ def used_bytes() -> int:
     return int(sys.modules["cupy"].get_default_memory_pool().used_bytes())
 
 
+def pool_bytes() -> int:
+    """The bytes CuPy's pool holds now, its cached free blocks included (0 without CuPy)."""
+    if "cupy" not in sys.modules:
+        return 0
+    return int(sys.modules["cupy"].get_default_memory_pool().total_bytes())
+
+
 def note_host_peak() -> None:
     """Fold the host's peak since the last call (``tracemalloc``'s) into the innermost phase's
     and the run's (the GPU's are noted at each allocation)."""
@@ -141,7 +156,8 @@ def watch_gpu_memory() -> None:
     def malloc(size: int):
         memory = pool.malloc(size)
         USED[0] = pool.used_bytes()
-        POOL[0] = max(POOL[0], pool.total_bytes())
+        total = int(pool.total_bytes())
+        POOL[0], POOL[1] = max(POOL[0], total), max(POOL[1], total)
         USED[1] = max(USED[1], USED[0])
         USED[2] = max(USED[2], USED[0])
         return memory
@@ -188,10 +204,11 @@ def main() -> None:
         gc.collect()  # the previous run's arrays go before the base is read
         if be.gpu:  # the run's pool starts from the arrays alive, without cached blocks
             be.release_free_memory()
-            POOL[0] = int(sys.modules["cupy"].get_default_memory_pool().total_bytes())
+            POOL[0] = POOL[1] = pool_bytes()
         SECONDS.clear()
         CALLS.clear()
         PEAK.clear()
+        POOL_PEAK.clear()
         USED[2] = base = USED[0] = used_bytes()
         start = time.perf_counter()
         out = partition_distributed(vtxdist, xadj, adjncy, args.k, comm=comm,
@@ -216,11 +233,13 @@ def main() -> None:
           f"most {(USED[2] - base) / 1e9:.2f} GB above the {base / 1e9:.2f} GB they held "
           f"before it ({(USED[2] - base) / share:.2f} x the share){pool}")
     where = "GPU" if be.gpu else "host"
-    print(f"| phase | seconds | calls | {where} GB above its start | / CSR share |")
-    print("|---|---|---|---|---|")
+    pooled = " pool's most in it, above the run's start / CSR share |" if be.gpu else ""
+    print(f"| phase | seconds | calls | {where} GB above its start | / CSR share |{pooled}")
+    print("|---|---|---|---|---|" + ("---|" if be.gpu else ""))
     for label in (x for x in LABELS if CALLS[x]):
+        pool = f" {(POOL_PEAK[label] - base) / share:.2f} |" if be.gpu else ""
         print(f"| {label} | {SECONDS[label]:.3f} | {CALLS[label]} | {PEAK[label] / 1e9:.2f} | "
-              f"{PEAK[label] / share:.2f} |")
+              f"{PEAK[label] / share:.2f} |{pool}")
 
 
 if __name__ == "__main__":
