@@ -41,6 +41,7 @@ def contract(comm: Comm, lg: LocalGraph, cmap, cvtxdist: np.ndarray) -> LocalGra
     if len(c) or len(r):
         seen, g, merged = _with_records(be, seen, rows, (c, cw), (r, ru, rw))
         del rows, c, cw, r, ru, rw  # the second contraction's input holds them all
+        be.release_free_memory()  # (its arrays from fresh blocks, not the first's fragments)
         rows = contract_rows(be, g, merged, len(seen))
         del g, merged
     lo, hi = (int(x) for x in be.asnumpy(xp.searchsorted(seen, xp.asarray(

@@ -71,7 +71,8 @@ def multilevel_partition(comm: Comm, piece: DistGraph, balance: Balance, options
         part = ask_owners(comm, levels[depth + 1].vtxdist, level.cmap, part)
         # the coarser level is refined: its arrays go before this one's refinement
         levels[depth + 1].local = level.cmap = None
-        be.release_free_memory()  # the level's arrays from fresh blocks, not fragments
+        if depth == 0:
+            be.release_free_memory()  # the finest level's arrays from fresh blocks, not fragments
         part, _ = refine(comm, level.local, part, balance, context=context.refinement,
                          finest=depth == 0, patience=patience)
     return _fill_empty(comm, be, piece, part, nparts)
@@ -101,9 +102,6 @@ def _coarsen_pieces(comm: Comm, be: Backend, piece: DistGraph, target: int, seed
         n = int(levels[-1].vtxdist[-1])
         if n <= max(enough, gather_vertices):
             break
-        # each phase of a level from fresh blocks: the last one's free blocks, split by
-        # arrays that live on, would not hold this one's larger arrays
-        be.release_free_memory()
         cmap, cvtxdist = lp_clustering(comm, levels[-1].local, maxvwgt, seed + len(levels),
                                        context)
         nc = int(cvtxdist[-1])
@@ -111,6 +109,8 @@ def _coarsen_pieces(comm: Comm, be: Backend, piece: DistGraph, target: int, seed
                 or (wide and not coarse_sums_fit(comm, levels[-1].local, cmap, cvtxdist))):
             break  # matching takes over, or the level ends coarsening: rank 0 redoes it
         levels[-1].cmap = cmap
+        # the contraction, a run's peak, from fresh blocks: the clustering's free blocks, split
+        # by arrays that live on, would not hold its larger arrays
         be.release_free_memory()
         levels.append(DistLevel(np.asarray(cvtxdist, dtype=np.int64),
                                 contract(comm, levels[-1].local, cmap, cvtxdist)))
