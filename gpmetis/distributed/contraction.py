@@ -39,6 +39,7 @@ def contract(comm: Comm, lg: LocalGraph, cmap, cvtxdist: np.ndarray) -> LocalGra
     rows = _local_rows(be, lg, local.astype(np.int32), len(seen))
     del local
     if len(c) or len(r):
+        be.release_free_memory()  # (the records' graph from fresh blocks: it copies the rows)
         seen, g, merged = _with_records(be, seen, rows, (c, cw), (r, ru, rw))
         del rows, c, cw, r, ru, rw  # the second contraction's input holds them all
         be.release_free_memory()  # (its arrays from fresh blocks, not the first's fragments)
