@@ -102,6 +102,9 @@ def _coarsen_pieces(comm: Comm, be: Backend, piece: DistGraph, target: int, seed
         n = int(levels[-1].vtxdist[-1])
         if n <= max(enough, gather_vertices):
             break
+        # each clustering and contraction from fresh blocks: the free blocks of the phase
+        # before, split by arrays that live on, would not hold its larger arrays
+        be.release_free_memory()
         cmap, cvtxdist = lp_clustering(comm, levels[-1].local, maxvwgt, seed + len(levels),
                                        context)
         nc = int(cvtxdist[-1])
@@ -109,8 +112,6 @@ def _coarsen_pieces(comm: Comm, be: Backend, piece: DistGraph, target: int, seed
                 or (wide and not coarse_sums_fit(comm, levels[-1].local, cmap, cvtxdist))):
             break  # matching takes over, or the level ends coarsening: rank 0 redoes it
         levels[-1].cmap = cmap
-        # the contraction, a run's peak, from fresh blocks: the clustering's free blocks, split
-        # by arrays that live on, would not hold its larger arrays
         be.release_free_memory()
         levels.append(DistLevel(np.asarray(cvtxdist, dtype=np.int64),
                                 contract(comm, levels[-1].local, cmap, cvtxdist)))
