@@ -52,8 +52,10 @@ bench:
 		--modes rb,contig,minconn --ncon 3 --generated grid3d:100 --ks 8,64 --repeat 3
 
 # Several GPUs (nvidia-h200-x2 and larger kinds): one GPU against N ranks of MPIEXEC, one GPU
-# each, on grid3d DIST_SIDE built in pieces; READ_FILE (a METIS file) read by 1 and N ranks.
+# each, on grid3d DIST_SIDE built in pieces; READ_FILE (a METIS file) read by 1 and N ranks,
+# parsed on their GPUs (READ_ENGINE=cpu: on the host).
 MPIEXEC ?= mpiexec
+READ_ENGINE ?= gpu
 DIST_SIDE ?= 700
 DIST_KS ?= 64,1024
 DIST_RANKS ?= 2
@@ -62,7 +64,8 @@ bench-dist:
 	PYTHONPATH=$(CURDIR):$$PYTHONPATH $(MPIEXEC) -n $(DIST_RANKS) $(PYTHON) bench/dist.py \
 		--side $(DIST_SIDE) --k $(DIST_KS)
 	$(if $(READ_FILE),for n in 1 $(DIST_RANKS); do PYTHONPATH=$(CURDIR):$$PYTHONPATH \
-		$(MPIEXEC) -n $$n $(PYTHON) bench/read_dist.py $(READ_FILE); done)
+		$(MPIEXEC) -n $$n $(PYTHON) bench/read_dist.py $(READ_FILE) --engine $(READ_ENGINE); \
+		done)
 
 # Scaling over GPUS ranks (issue: 4 and 8 GPUs): strong on grid3d 700 and SCALING_SIDE, weak
 # at about 2B edges per GPU (grid3d of 3 S^3 ~ 2e9 x ranks), and the largest, grid3d
