@@ -39,16 +39,19 @@ def test_header_outside_the_fast_path(text):
 
 
 @pytest.mark.parametrize("chunk", [1, 7, 16, 1000])
-def test_chunks_cover_the_body_in_whole_lines(monkeypatch, chunk):
+@pytest.mark.parametrize("start, size", [(4, None), (4, 48), (8, 10), (10, 48), (16, 48)])
+def test_chunks_cover_a_range_in_whole_lines(monkeypatch, chunk, start, size):
+    # the whole body, and a rank's lines (a range that ends after a newline, within the data)
     data = b"5 4\n2 3\n1\n1 4 5\n3 5 1 1 1 1 1 1 1 1 1 1 1 1 1 1\n3"
+    size = len(data) if size is None else size
     monkeypatch.setattr(metis_gpu, "CHUNK_BYTES", chunk)
-    ranges = _chunks(data, 4)
-    assert ranges[0][0] == 4 and ranges[-1][1] == len(data)
+    ranges = _chunks(data, start, size)
+    assert ranges[0][0] == start and ranges[-1][1] == size
     assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))
-    for start, end in ranges[:-1]:
-        assert data[end - 1] == ord("\n")
+    for a, b in ranges[:-1]:
+        assert data[b - 1] == ord("\n")
         # longer than a chunk only where one line is
-        assert end - start <= chunk or b"\n" not in data[start:end - 1]
+        assert b - a <= chunk or b"\n" not in data[a:b - 1]
 
 
 def _metis_text(graph: Graph, *, weights: bool, shuffle: int | None = None) -> bytes:
