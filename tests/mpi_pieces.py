@@ -382,13 +382,23 @@ def read(*paths: str, mtx: bool = False, mtx_weights: bool = False) -> None:
                                                           mtx_weights=mtx_weights))
 
 
-def read_gpu(*paths: str) -> None:
+def read_gpu(*paths: str, stand_in: bool = False) -> None:
     """``read`` of the METIS files with each rank's lines parsed on its GPU, a few bytes at a
     time (many chunks a rank): the files named fast-* must be read there, the others may go
-    back to the host's reader, which names what is wrong."""
+    back to the host's reader, which names what is wrong. ``stand_in``: without a GPU, the
+    GPU's rows of a range (``io.metis_gpu.range_rows``) come from ``_host_range_rows``, so
+    that the ranks' agreement on them runs on the cpu engine."""
     from gpmetis.distributed import read as dist_read
     from gpmetis.io import metis_gpu, read_graph
 
+    if stand_in:
+        import gpmetis.backend
+
+        cpu = get_backend("cpu")
+        gpmetis.backend.cuda_available = lambda: True
+        gpmetis.backend.get_backend = lambda name: cpu
+        Comm.use_gpus = lambda self: None
+        metis_gpu.range_rows = _host_range_rows
     comm = Comm.world()
     used = []
     gpu_piece = dist_read._gpu_piece
@@ -406,6 +416,26 @@ def read_gpu(*paths: str) -> None:
                     functools.partial(read_graph, path))
         if Path(path).name.startswith("fast-"):
             check(used == [True], f"{path}: parsed on the ranks' GPUs")
+
+
+def _host_range_rows(be, data, start: int, end: int, readew: int):
+    """``io.metis_gpu.range_rows`` by the host's tokenizer: the same rows, and None for the
+    same ranges (a byte other than a digit, a blank or a newline; a number of more than 9
+    digits; a line of an odd count with edge weights)."""
+    from gpmetis.io.tokens import tokenize
+
+    text = np.frombuffer(data, np.uint8, end - start, start)
+    if not np.isin(text, np.frombuffer(b"0123456789 \t\r\n", np.uint8)).all():
+        return None
+    tok = tokenize(text, "range", trailing_comments=True)
+    values = tok.values.astype(np.int64)
+    if len(tok.bad) or (values >= 10**9).any():
+        return None
+    cnt = np.zeros(tok.nlines, np.int64)
+    cnt[tok.rows] = tok.row_cnt
+    if readew and (cnt & 1).any():
+        return None
+    return cnt >> readew, values[::1 + readew] - 1, values[1::2] if readew else None
 
 
 def _clean_entries(xadj: np.ndarray, adjncy: np.ndarray, adjwgt) -> bool:
@@ -647,8 +677,9 @@ if __name__ == "__main__":
         {"halo": halo, "alltoallv": alltoallv, "partition": partition, "bad-piece": bad_piece,
          "killed": killed, "clustering": clustering_levels, "refinement": refinement,
          "multilevel": multilevel, "metrics": metrics, "no-upload": no_upload,
-         "read": read, "read-gpu": read_gpu, "nccl": nccl, "validate": validate_pieces,
-         "id-limits": id_limits,
+         "read": read, "read-gpu": read_gpu,
+         "read-gpu-stand-in": lambda *paths: read_gpu(*paths, stand_in=True), "nccl": nccl,
+         "validate": validate_pieces, "id-limits": id_limits,
          "read-mtx": lambda *paths: read(*paths, mtx=True),
          "read-mtx-weights": lambda *paths: read(*paths, mtx=True, mtx_weights=True),
          }[command](*args)

@@ -87,6 +87,7 @@ READ_FILES = {
     "no-weights.graph": "5 1 10\n3\n\n1 4 5\n\n1 6\n",
     "extra.graph": "3 2\n2\n1 3\n2\n1\n",
     "extra-comments.graph": "3 2\n% a\n2\n1 3\n% b\n2\n% c\n1\n% d\n",
+    "extra-counted.graph": "3 2\n2\n1 3\n\n2\n",  # (its entries add up to 2m)
     "short.graph": "4 2\n2\n1 3\n2\n",
     "bad-token.graph": "3 2\n2\n1 3\nx2\n",
     "range.graph": "3 2\n2\n1 3\n9\n",
@@ -112,6 +113,33 @@ def read_in_ranges(tmp_path, ranks: int, command: str, texts: dict, fixtures: tu
 def test_ranks_read_a_metis_file_in_byte_ranges(tmp_path, ranks):
     read_in_ranges(tmp_path, ranks, "read", READ_FILES,
                    ("4elt.graph", "add20.graph", "data.graph"))
+
+
+# METIS files on the GPU reader's fast path: weights, blank and '\r' lines, tabs, trailing
+# blank lines, a last line without a newline
+FAST_FILES = {
+    "fast-weighted.graph": "4 4 1\n2 5 3 1\n1 5 3 2\n1 1 2 2 4 7\n3 7",
+    "fast-blank.graph": "5 2\n2\n1 3\n2\n\n\r\n\n\n",
+    "fast-tabs.graph": "3 2 001\n2\t4\n1 4  3 9\n2 9\n",
+}
+
+
+def gpu_read_files(tmp_path) -> list[str]:
+    """The files of ``mpi_pieces``' read-gpu commands, written to ``tmp_path``: READ_FILES,
+    FAST_FILES and the shared 4elt, add20 and data (named fast-*: each on the fast path)."""
+    for name, text in {**READ_FILES, **FAST_FILES}.items():
+        (tmp_path / name).write_text(text)
+    for name in ("4elt", "add20", "data"):
+        (tmp_path / f"fast-{name}.graph").write_bytes((FIXTURES / f"{name}.graph").read_bytes())
+    return sorted(str(p) for p in tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_ranks_agree_on_their_gpu_rows(tmp_path, ranks):
+    # the GPU reader's path of read_pieces with the host's tokenizer standing in for the
+    # kernels: the fast-* files are read through it, the rest get the host reader's message
+    done = pieces(ranks, "read-gpu-stand-in", *gpu_read_files(tmp_path))
+    assert done.returncode == 0, done.stderr
 
 
 def _mtx_entries(count: int, fault: dict[int, str]) -> str:

@@ -11,8 +11,8 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import FIXTURES, random_graph, requires_cuda
-from test_distributed import HERE, MPIEXEC, READ_FILES, mpiexec, pieces
+from conftest import random_graph, requires_cuda
+from test_distributed import HERE, MPIEXEC, gpu_read_files, mpiexec, pieces
 
 from gpmetis import partition
 
@@ -56,24 +56,10 @@ def test_validation_on_the_ranks_gpus_names_one_process_faults(ranks):
     assert done.returncode == 0, done.stderr
 
 
-# METIS files on the GPU reader's fast path: weights, blank and '\r' lines, tabs, trailing
-# blank lines, a last line without a newline
-FAST_FILES = {
-    "fast-weighted.graph": "4 4 1\n2 5 3 1\n1 5 3 2\n1 1 2 2 4 7\n3 7",
-    "fast-blank.graph": "5 2\n2\n1 3\n2\n\n\r\n\n\n",
-    "fast-tabs.graph": "3 2 001\n2\t4\n1 4  3 9\n2 9\n",
-}
-
-
 @pytest.mark.parametrize("ranks", [1, 2, 3])
 def test_ranks_parse_their_lines_on_their_gpus(tmp_path, ranks):
-    # the shared graphs as fast-*, which must be read on the GPUs; the faults of READ_FILES
-    # get the host reader's message
-    for name, text in {**READ_FILES, **FAST_FILES}.items():
-        (tmp_path / name).write_text(text)
-    for name in ("4elt", "add20", "data"):
-        (tmp_path / f"fast-{name}.graph").write_bytes((FIXTURES / f"{name}.graph").read_bytes())
-    done = pieces(ranks, "read-gpu", *sorted(str(p) for p in tmp_path.iterdir()))
+    # the fast-* files must be read on the GPUs; the faults get the host reader's message
+    done = pieces(ranks, "read-gpu", *gpu_read_files(tmp_path))
     assert done.returncode == 0, done.stderr
 
 
