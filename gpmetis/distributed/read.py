@@ -34,8 +34,7 @@ def read_pieces(comm: Comm, path: str, engine: str = "cpu") -> DistGraph:
         piece = _gpu_piece(comm, path, mm, lo, hi, h, n, m, fmt[2])
         if piece is not None:
             return piece
-    chunk = np.frombuffer(mm, np.uint8, hi - lo, lo)  # (no copy: the page cache's pages)
-    nlines = _line_count(chunk)
+    chunk, nlines = _lines_of(mm, lo, hi)
     error = None
     try:
         tok = tokenize(chunk, path, trailing_comments=True)
@@ -74,9 +73,7 @@ def own_lines(comm: Comm, path: str, body: int) -> tuple[np.ndarray, int]:
     """(this rank's lines of the file from byte ``body`` on: those that start in its share of
     the bytes, as a uint8 view of the file's mapping, which lives while the view does; their
     count); collective (a rank that cannot read ends every rank)."""
-    mm, lo, hi = _own_range(comm, path, body)
-    chunk = np.frombuffer(mm, np.uint8, hi - lo, lo)  # (no copy: the page cache's pages)
-    return chunk, _line_count(chunk)
+    return _lines_of(*_own_range(comm, path, body))
 
 
 def _own_range(comm: Comm, path: str, body: int) -> tuple[object, int, int]:
@@ -94,12 +91,14 @@ def _own_range(comm: Comm, path: str, body: int) -> tuple[object, int, int]:
     return mm, lo, hi
 
 
-def _line_count(chunk: np.ndarray) -> int:
-    """The lines of ``chunk``: its newlines, and a last line without one."""
+def _lines_of(mm, lo: int, hi: int) -> tuple[np.ndarray, int]:
+    """(the bytes lo..hi-1 of the mapping ``mm`` as a uint8 view, their lines: the newlines
+    and a last line without one)."""
+    chunk = np.frombuffer(mm, np.uint8, hi - lo, lo)  # (no copy: the page cache's pages)
     # (counted a block at a time: a mask of the whole chunk would be a copy's worth of memory)
     newlines = sum(int(np.count_nonzero(chunk[a:a + CHUNK] == NEWLINE))
                    for a in range(0, len(chunk), CHUNK))
-    return newlines + int(len(chunk) > 0 and chunk[-1] != NEWLINE)
+    return chunk, newlines + int(len(chunk) > 0 and chunk[-1] != NEWLINE)
 
 
 def _on_gpus(comm: Comm, engine: str, n: int, m: int, fmt) -> bool:
