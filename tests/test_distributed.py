@@ -21,6 +21,7 @@ from mpi_pieces import CASES, case_graph
 
 from gpmetis import partition
 from gpmetis.distributed import Comm, DistGraph
+from gpmetis.distributed.comm import host_cpu_share
 from gpmetis.distributed.dgraph import block_bounds
 from gpmetis.distributed.halo import Halo
 
@@ -47,6 +48,33 @@ def pieces(ranks: int, *args: str):
 def test_halo_exchange_and_alltoallv(ranks, command):
     done = pieces(ranks, *command)
     assert done.returncode == 0, done.stderr
+
+
+def test_host_cpu_share_gives_each_local_rank_its_block():
+    hosts = ["a", "a", "b", "a"]
+    assert [host_cpu_share(hosts, r, 12) for r in range(4)] == [
+        range(0, 4), range(4, 8), range(0, 12), range(8, 12)]
+    assert host_cpu_share(["a"] * 3, 2, 2) == range(0, 1)  # more ranks than CPUs: wrap
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity here")
+def test_ranks_bound_to_one_cpu_run_on_their_share():
+    """As Open MPI's mpiexec binds two ranks: each to one CPU (here, by the launcher's own
+    binding, which the ranks inherit); each rank then runs on its share of the host's."""
+    allowed = os.sched_getaffinity(0)
+    code = ("import os; from gpmetis.distributed.comm import Comm; c = Comm.world(); "
+            "cpus = c.allgather_objects(sorted(os.sched_getaffinity(0))); "
+            "c.root and print(*(' '.join(map(str, x)) for x in cpus), sep='\\n')")
+    env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
+    done = subprocess.run([MPIEXEC, "-n", "2", sys.executable, "-c", code],
+                          capture_output=True, text=True, timeout=120, env=env,
+                          preexec_fn=lambda: os.sched_setaffinity(0, {min(allowed)}))
+    assert done.returncode == 0, done.stderr
+    got = [set(map(int, line.split())) for line in done.stdout.splitlines()]
+    assert len(got) == 2, done.stdout
+    for rank in (0, 1):
+        share = set(host_cpu_share(["host"] * 2, rank, os.cpu_count())) & allowed
+        assert got[rank] == (share or {min(allowed)})
 
 
 def test_one_rank_pieces_need_no_mpi():

@@ -47,6 +47,15 @@ def local_rank() -> int:
     return 0
 
 
+def host_cpu_share(hosts: list[str], rank: int, ncpus: int) -> range:
+    """The CPUs of rank ``rank``'s host (of ``ncpus``) that are its share, where ``hosts``
+    names each rank's host: consecutive blocks, one per rank on the host, in rank order."""
+    local = hosts[:rank].count(hosts[rank])
+    share = max(ncpus // hosts.count(hosts[rank]), 1)
+    start = (local * share) % ncpus
+    return range(start, min(start + share, ncpus))
+
+
 class Comm:
     """A group of ranks: ``mpi`` an mpi4py communicator, or None for this process alone."""
 
@@ -94,7 +103,27 @@ class Comm:
                 f"mpiexec started {launched} processes but MPI sees "
                 f"{MPI.COMM_WORLD.Get_size()}: mpi4py ({library}) and mpiexec come from "
                 "different MPI implementations; use the mpiexec of the MPI mpi4py loads")
-        return cls(MPI.COMM_WORLD)
+        comm = cls(MPI.COMM_WORLD)
+        comm.unbind_single_cpus()
+        return comm
+
+    def unbind_single_cpus(self) -> None:
+        """Where ``mpiexec`` bound each rank to one CPU (Open MPI's default for two ranks or
+        fewer), let every rank run on its share of its host's CPUs (``host_cpu_share``): its
+        threads (the staged copies to its GPU, the host's checks, NCCL's proxy) would
+        otherwise take turns on that one CPU. Ranks bound to several CPUs keep their binding.
+        Collective."""
+        import socket
+
+        hosts = self.allgather_objects(socket.gethostname())
+        if not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) != 1:
+            return
+        cpus = host_cpu_share(hosts, self.rank, os.cpu_count() or 1)
+        for thread in os.listdir("/proc/self/task"):  # the threads MPI and NumPy started
+            try:
+                os.sched_setaffinity(int(thread), cpus)
+            except OSError:  # a thread that has ended, or CPUs this process may not use
+                pass
 
     @property
     def root(self) -> bool:
