@@ -27,26 +27,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.largest import _neighbours_ok, grid3d_csr  # noqa: E402
+from bench.largest import grid3d_csr, grid3d_rows  # noqa: E402
 from gpmetis.errors import GpmetisError  # noqa: E402
 
 CHUNK = 1 << 24
-
-
-def grid3d_block(side: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
-    """(xadj int64 from 0, adjncy int64 global ids) of the grid's vertices lo..hi-1."""
-    steps = np.array([-side * side, -side, -1, 1, side, side * side], dtype=np.int64)
-    xadj = np.zeros(hi - lo + 1, dtype=np.int64)
-    for a in range(lo, hi, CHUNK):
-        ok = _neighbours_ok(np.arange(a, min(a + CHUNK, hi), dtype=np.int64), side)
-        xadj[a - lo + 1:a - lo + 1 + len(ok)] = ok.sum(axis=1)
-    np.cumsum(xadj, out=xadj)
-    adjncy = np.empty(int(xadj[-1]), dtype=np.int64)
-    for a in range(lo, hi, CHUNK):
-        v = np.arange(a, min(a + CHUNK, hi), dtype=np.int64)
-        ok = _neighbours_ok(v, side)
-        adjncy[xadj[a - lo]:xadj[a - lo + len(v)]] = (v[:, None] + steps)[ok]
-    return xadj, adjncy
 
 
 def path_block(n: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
@@ -99,7 +83,8 @@ def main() -> None:
             block = path_block(n, int(vtxdist[comm.rank]), int(vtxdist[comm.rank + 1]))
         else:
             vtxdist = np.linspace(0, side, comm.size + 1).astype(np.int64) * side * side
-            block = grid3d_block(side, int(vtxdist[comm.rank]), int(vtxdist[comm.rank + 1]))
+            block = grid3d_rows(side, int(vtxdist[comm.rank]), int(vtxdist[comm.rank + 1]),
+                                    np.int64)
         ranks = comm.size
 
         def run(k: int):

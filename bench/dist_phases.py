@@ -29,8 +29,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.dist import grid3d_block, path_block  # noqa: E402
-from bench.largest import grid3d_csr  # noqa: E402
+from bench.dist import path_block  # noqa: E402
+from bench.largest import grid3d_csr, grid3d_rows  # noqa: E402
 
 SECONDS: defaultdict[str, float] = defaultdict(float)
 CALLS: Counter = Counter()
@@ -196,8 +196,8 @@ def main() -> None:
         xadj, adjncy = path_block(args.path, int(vtxdist[comm.rank]), int(vtxdist[comm.rank + 1]))
     else:
         vtxdist = np.linspace(0, args.side, comm.size + 1).astype(np.int64) * args.side**2
-        xadj, adjncy = grid3d_block(args.side, int(vtxdist[comm.rank]),
-                                    int(vtxdist[comm.rank + 1]))
+        xadj, adjncy = grid3d_rows(args.side, int(vtxdist[comm.rank]),
+                                   int(vtxdist[comm.rank + 1]), np.int64)
     instrument(be.synchronize if be.gpu else lambda: None)
     if be.gpu:
         watch_gpu_memory()

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -19,24 +21,39 @@ import gpmetis
 from gpmetis.errors import PartitionError
 from gpmetis.graph import Graph
 
-CHUNK = 1 << 24  # vertices whose rows are filled at once
+CHUNK = 1 << 21  # vertices whose rows one thread fills at once
 
 
 def grid3d_csr(side: int) -> tuple[np.ndarray, np.ndarray]:
-    """(xadj int64, adjncy int32) of the side^3 grid, rows in increasing neighbour order, filled
-    a chunk of vertices at a time (no per-edge temporaries of the whole graph)."""
-    n = side**3
+    """(xadj int64, adjncy int32) of the side^3 grid (``grid3d_rows`` of all its vertices)."""
+    return grid3d_rows(side, 0, side**3, np.int32)
+
+
+def grid3d_rows(side: int, lo: int, hi: int, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """(xadj int64 from 0, adjncy of ``dtype``: global ids) of the side^3 grid's vertices
+    lo..hi-1, rows in increasing neighbour order, filled a chunk of vertices at a time on the
+    host's threads (no per-edge temporaries of the whole block)."""
     steps = np.array([-side * side, -side, -1, 1, side, side * side], dtype=np.int64)
-    xadj = np.zeros(n + 1, dtype=np.int64)
-    for lo in range(0, n, CHUNK):
-        ok = _neighbours_ok(np.arange(lo, min(lo + CHUNK, n), dtype=np.int64), side)
-        xadj[lo + 1:lo + 1 + len(ok)] = ok.sum(axis=1)
-    np.cumsum(xadj, out=xadj)
-    adjncy = np.empty(int(xadj[-1]), dtype=np.int32)
-    for lo in range(0, n, CHUNK):
-        v = np.arange(lo, min(lo + CHUNK, n), dtype=np.int64)
-        ok = _neighbours_ok(v, side)
-        adjncy[xadj[lo]:xadj[lo + len(v)]] = (v[:, None] + steps)[ok]
+    starts = range(lo, hi, CHUNK)
+    xadj = np.zeros(hi - lo + 1, dtype=np.int64)
+
+    def degrees(a: int) -> None:
+        v = np.arange(a, min(a + CHUNK, hi), dtype=np.int64)
+        out = xadj[a - lo + 1:a - lo + 1 + len(v)]
+        out[:] = 6
+        for coordinate in (v % side, v // side % side, v // (side * side)):
+            out -= coordinate == 0
+            out -= coordinate == side - 1
+
+    def fill(a: int) -> None:
+        v = np.arange(a, min(a + CHUNK, hi), dtype=np.int64)
+        adjncy[xadj[a - lo]:xadj[a - lo + len(v)]] = (v[:, None] + steps)[_neighbours_ok(v, side)]
+
+    with ThreadPoolExecutor(os.cpu_count()) as pool:
+        list(pool.map(degrees, starts))
+        np.cumsum(xadj, out=xadj)
+        adjncy = np.empty(int(xadj[-1]), dtype=dtype)
+        list(pool.map(fill, starts))
     return xadj, adjncy
 
 
