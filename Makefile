@@ -52,10 +52,12 @@ bench:
 		--modes rb,contig,minconn --ncon 3 --generated grid3d:100 --ks 8,64 --repeat 3
 
 # Several GPUs (nvidia-h200-x2 and larger kinds): one GPU against N ranks of MPIEXEC, one GPU
-# each, on grid3d DIST_SIDE built in pieces; READ_FILE (a METIS file) read by 1 and N ranks,
-# parsed on their GPUs (READ_ENGINE=cpu: on the host).
+# each, on grid3d DIST_SIDE built in pieces; READ_FILE (a METIS file, written as grid3d
+# READ_GRID where it does not exist) read by 1 and N ranks, parsed on their GPUs
+# (READ_ENGINE=cpu: on the host).
 MPIEXEC ?= mpiexec
 READ_ENGINE ?= gpu
+READ_GRID ?= 460
 DIST_SIDE ?= 700
 DIST_KS ?= 64,1024
 DIST_RANKS ?= 2
@@ -64,7 +66,8 @@ bench-dist:
 	PYTHONPATH=$(CURDIR):$$PYTHONPATH $(MPIEXEC) -n $(DIST_RANKS) $(PYTHON) bench/dist.py \
 		--side $(DIST_SIDE) --k $(DIST_KS)
 	$(if $(READ_FILE),for n in 1 $(DIST_RANKS); do PYTHONPATH=$(CURDIR):$$PYTHONPATH \
-		$(MPIEXEC) -n $$n $(PYTHON) bench/read_dist.py $(READ_FILE) --engine $(READ_ENGINE); \
+		$(MPIEXEC) -n $$n $(PYTHON) bench/read_dist.py $(READ_FILE) --engine $(READ_ENGINE) \
+		--grid $(READ_GRID); \
 		done)
 
 # Scaling over GPUS ranks (issue: 4 and 8 GPUs): strong on grid3d 700 and SCALING_SIDE, weak

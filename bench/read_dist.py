@@ -2,9 +2,10 @@
 the median over ``--repeat`` reads, each from a barrier to the last rank's pieces, printed by
 rank 0 with the file's GB/s. Run it under ``mpiexec -n N`` for N ranks; without ``mpiexec`` it
 is one rank. ``--engine gpu`` parses each rank's lines on its GPU (the fast path of
-``io/metis_gpu``), ``cpu`` on the host.
+``io/metis_gpu``), ``cpu`` on the host. ``--grid S`` first writes grid3d S (S^3 vertices,
+unweighted) as FILE where FILE does not exist (side 460: 5.18 GB).
 
-    mpiexec -n 2 python3 bench/read_dist.py FILE [--repeat 3] [--engine gpu]
+    mpiexec -n 2 python3 bench/read_dist.py FILE [--repeat 3] [--engine gpu] [--grid 460]
 """
 
 from __future__ import annotations
@@ -20,8 +21,31 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gpmetis.distributed.comm import Comm
-from gpmetis.distributed.read import read_pieces
+from bench.largest import grid3d_rows  # noqa: E402
+from gpmetis.distributed.comm import Comm  # noqa: E402
+from gpmetis.distributed.read import read_pieces  # noqa: E402
+from gpmetis.io.partfile import partition_bytes  # noqa: E402
+
+BLOCK = 1 << 24  # vertices whose lines are written at a time
+
+
+def write_grid3d(path: str, side: int) -> None:
+    """Write grid3d ``side`` as an unweighted METIS graph file, a block of vertices at a time:
+    each block's neighbours (1-based) formatted one per line, then every line break that does
+    not end a vertex's row made a blank."""
+    n = side**3
+    with open(path, "wb") as f:
+        f.write(f"{n} {3 * side * side * (side - 1)}\n".encode())
+        for lo in range(0, n, BLOCK):
+            xadj, adjncy = grid3d_rows(side, lo, min(lo + BLOCK, n), np.int64)
+            adjncy += 1
+            text = partition_bytes(adjncy)
+            chars = np.frombuffer(text, np.uint8)
+            breaks = np.flatnonzero(chars == ord("\n"))
+            inside = np.ones(len(adjncy), dtype=bool)
+            inside[xadj[1:] - 1] = False  # (every grid vertex has a neighbour)
+            chars[breaks[inside]] = ord(" ")
+            f.write(text)
 
 
 def main() -> None:
@@ -29,8 +53,16 @@ def main() -> None:
     parser.add_argument("file")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--engine", choices=("cpu", "gpu"), default="cpu")
+    parser.add_argument("--grid", type=int, help="write grid3d of this side as FILE first "
+                                                 "where FILE does not exist")
     args = parser.parse_args()
     comm = Comm.world()
+    if args.grid and comm.root and not os.path.exists(args.file):
+        start = time.perf_counter()
+        write_grid3d(args.file, args.grid)
+        print(f"{args.file}: grid3d {args.grid} written in {time.perf_counter() - start:.1f} s",
+              flush=True)
+    comm.allreduce_sum(np.zeros(1, np.int64))  # (the others wait for the file)
     times = []
     for _ in range(args.repeat):
         comm.allreduce_sum(np.zeros(1, np.int64))  # a barrier
