@@ -86,6 +86,28 @@ def test_one_rank_pieces_need_no_mpi():
     assert piece.gather(comm).adjncy.tolist() == graph.adjncy.tolist()
 
 
+@pytest.mark.parametrize("first_read", ["local", "whole"])
+def test_run_drops_the_validations_rows_on_gpu_once_read(first_read):
+    """The validation's copies of a rank's rows on its GPU live until the local view is built
+    (which reads them where the engine is gpu) or the whole graph is gathered; a cpu view
+    reads the host's rows. Host arrays stand in for the GPU's copies here."""
+    from dataclasses import replace
+
+    from gpmetis.distributed.partition import DistributedRun
+
+    comm = Comm()
+    piece = DistGraph.scatter(comm, case_graph("add20"))
+    stand_in = (piece.xadj.copy(), np.zeros_like(piece.adjncy))  # not the rows: never read
+    run = DistributedRun(comm, replace(piece, rows_on_gpu=stand_in))
+    if first_read == "local":
+        view = run.local("cpu")
+        assert np.array_equal(view.adjncy, piece.adjncy)
+    else:
+        assert run.whole().adjncy.tolist() == piece.adjncy.tolist()
+    assert run.piece.rows_on_gpu is None
+    run.close()
+
+
 def test_blocks_balance_vertices_plus_entries():
     graph = case_graph("add20")
     bounds = block_bounds(graph.xadj, 3)

@@ -46,11 +46,14 @@ class LocalGraph:
         collective: the halo is built)."""
         be = be or backend_of(piece.xadj)
         xp = be.xp
-        halo, adjncy = Halo.build(comm, piece.vtxdist, piece.adjncy, be)
+        xadj, adjncy = piece.xadj, piece.adjncy
+        if be.gpu and piece.rows_on_gpu is not None:  # (the validation's copies: no upload)
+            xadj, adjncy = piece.rows_on_gpu
+        halo, adjncy = Halo.build(comm, piece.vtxdist, adjncy, be)
         adjwgt = None if piece.adjwgt is None else be.array(piece.adjwgt, np.int32)
         vwgt = (xp.ones(piece.nlocal, np.int32) if piece.vwgt is None
                 else be.array(piece.vwgt[:, 0], np.int32))
-        return cls(be.array(piece.xadj, np.int64), adjncy, adjwgt, vwgt, halo,
+        return cls(be.array(xadj, np.int64), adjncy, adjwgt, vwgt, halo,
                    unit_adjwgt=piece.adjwgt is None)
 
     def drop_unit_adjwgt(self) -> None:

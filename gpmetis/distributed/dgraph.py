@@ -29,6 +29,9 @@ class DistGraph:
     name: str = "graph"
     # read from a METIS file: (its header's 0-based line, this rank's comment lines, 0-based)
     lines: tuple[int, np.ndarray] | None = None
+    # (xadj, adjncy) as int64 on this rank's GPU: the validation's copies of clean rows, which
+    # the local view takes instead of uploading the rows again
+    rows_on_gpu: tuple | None = None
 
     @classmethod
     def of(cls, comm: Comm, vtxdist, xadj, adjncy, vwgt=None, adjwgt=None, vsize=None, *,

@@ -12,7 +12,7 @@ bit."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -139,13 +139,20 @@ class DistributedRun:
             if engine == "gpu":
                 self.comm.use_gpus()
             self._views = {engine: LocalGraph.of(self.comm, self.piece, get_backend(engine))}
+            self._drop_rows_on_gpu()  # (the view holds what it reads of them)
         return self._views[engine]
+
+    def _drop_rows_on_gpu(self) -> None:
+        """The validation's copies of the rows on the GPU go: the local view took them, or
+        the run reads the whole graph instead."""
+        self.piece = replace(self.piece, rows_on_gpu=None)
 
     def close(self) -> None:
         """The run has ended: the local views go (the result's graph keeps this run), and
         rank 0 may gather no more."""
         self.running = False
         self._views, self._last = {}, (None, None)
+        self._drop_rows_on_gpu()
 
     def whole(self) -> Graph:
         """The whole graph, gathered at rank 0 (which calls) during the run."""
@@ -157,6 +164,7 @@ class DistributedRun:
         return self._on_root(self._whole)
 
     def _whole(self) -> Graph | None:
+        self._drop_rows_on_gpu()
         return self.piece.gather(self.comm)
 
     def multilevel(self, balance, options, tpwgts, seed: int, engine: str):
@@ -258,7 +266,9 @@ def partition_pieces(comm: Comm, piece: DistGraph, nparts: int, options: Any = N
             raise
         comm.abort(f"gpmetis: error: rank {comm.rank}: {type(exc).__name__}: {exc}", error=exc)
     run = DistributedRun(comm, piece)
+    vtxdist = piece.vtxdist
     graph = PiecesGraph(shape, piece.name, run.whole) if comm.root else None
+    del piece  # (the run holds it, and drops its rows on the GPU once they are read)
 
     def engine() -> Result:
         _, _, opts = partition_inputs(graph, options)
@@ -271,10 +281,9 @@ def partition_pieces(comm: Comm, piece: DistGraph, nparts: int, options: Any = N
     numbers = comm.bcast(None if result is None else (
         result.nparts, result.edgecut, result.volume, result.imbalance, result.engine,
         result.seconds, int(result.stats.get("peak_gpu_bytes", 0))))
-    part = comm.scatterv(None if result is None else result.part, np.diff(piece.vtxdist),
-                         np.int32)
+    part = comm.scatterv(None if result is None else result.part, np.diff(vtxdist), np.int32)
     distributed = {"ranks": comm.size,
-                   "vertices": [int(x) for x in np.diff(piece.vtxdist)],
+                   "vertices": [int(x) for x in np.diff(vtxdist)],
                    "peak_gpu_bytes": [int(x) for x in comm.allgather(
                        numbers[6] if comm.root else _peak_gpu_bytes(comm))]}
     if result is not None:

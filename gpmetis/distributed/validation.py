@@ -84,8 +84,9 @@ def validate(comm: Comm, piece: DistGraph, *, gpu: bool = False) -> tuple[DistGr
     comm.agree(_at_first(where, first, degrees < 0, lambda v: f"xadj decreases at "
                                                               f"{where.vertex(v)}"))
     comm.agree(_local_ids_fit(where, piece, comm.rank, first))
-    # the entries' sums where the GPUs found them clean (the host then checks the vertices)
-    sums = _clean_on_gpu(comm, piece, first, n) if gpu else None
+    # the entries' sums where the GPUs found them clean (the host then checks the vertices),
+    # and the rows they judged, kept on the GPU for the run
+    sums, rows_on_gpu = (_clean_on_gpu(comm, piece, first, n) if gpu else None) or (None, None)
     if sums is None and n > KEY_VERTICES_MAX:  # (the same on every rank)
         raise where.error(None, f"{n} vertices: the host's checks of the pieces take at most "
                                 f"{KEY_VERTICES_MAX} (they key an entry u -> v as u * n + v in "
@@ -103,7 +104,7 @@ def validate(comm: Comm, piece: DistGraph, *, gpu: bool = False) -> tuple[DistGr
         comm.agree(_asymmetry(comm, where, piece, n, ascending, split))
     shape = _shape(comm, piece, n, ncon, tuple(warnings), sums or {})
     check_weight_totals(shape.weight_totals, where.path)
-    return piece, shape
+    return replace(piece, rows_on_gpu=rows_on_gpu), shape
 
 
 def _local_ids_fit(where: Where, piece: DistGraph, rank: int, first: int) -> InputError | None:
@@ -123,12 +124,12 @@ def _local_ids_fit(where: Where, piece: DistGraph, rank: int, first: int) -> Inp
                              "its int32 local ids number; spread the graph over more ranks")
 
 
-def _clean_on_gpu(comm: Comm, piece: DistGraph, first: int, n: int) -> dict | None:
-    """This rank's edge weight total and heaviest weighted degree (``_shape``'s entries; none
-    for unit weights) where the ranks' GPUs find every piece's entries clean (in range, no
-    self loops, rows rising strictly, edge weights in [1, 2^31 - 1], each entry's reverse
-    listed with its weight); None where some piece's may not be, or some rank's GPU has not
-    the memory its checks take. Collective."""
+def _clean_on_gpu(comm: Comm, piece: DistGraph, first: int, n: int) -> tuple | None:
+    """(this rank's edge weight total and heaviest weighted degree (``_shape``'s entries; none
+    for unit weights), its (xadj, adjncy) as int64 on its GPU) where the ranks' GPUs find
+    every piece's entries clean (in range, no self loops, rows rising strictly, edge weights in
+    [1, 2^31 - 1], each entry's reverse listed with its weight); None where some piece's may
+    not be, or some rank's GPU has not the memory its checks take. Collective."""
     from gpmetis.backend import get_backend
 
     comm.use_gpus()
@@ -142,10 +143,10 @@ def _clean_on_gpu(comm: Comm, piece: DistGraph, first: int, n: int) -> dict | No
     try:
         return _gpu_verdict(comm, be, piece, first, n)
     finally:
-        be.release_free_memory()  # the piece's copies: the run allocates afresh
+        be.release_free_memory()  # the checks' other arrays: the run allocates afresh
 
 
-def _gpu_verdict(comm: Comm, be: Backend, piece: DistGraph, first: int, n: int) -> dict | None:
+def _gpu_verdict(comm: Comm, be: Backend, piece: DistGraph, first: int, n: int) -> tuple | None:
     from gpmetis.backend import NULL
     from gpmetis.distributed.clustering import ToOwners  # (its imports: the engine's modules)
 
@@ -189,7 +190,7 @@ def _gpu_verdict(comm: Comm, be: Backend, piece: DistGraph, first: int, n: int) 
     if comm.allreduce_max(int(fault[0])):
         return None
     if adjwgt is None:
-        return {}
+        return {}, (xadj, adjncy)
     degree = xp.empty(nlocal, dtype=np.int64)
     be.launch(be.kernel(CU_FILE, "row_weights"), nlocal, (np.int32(nlocal), xadj, adjwgt, degree))
     heaviest = None
@@ -198,7 +199,7 @@ def _gpu_verdict(comm: Comm, be: Backend, piece: DistGraph, first: int, n: int) 
         heaviest = (first + int(xp.flatnonzero(degree == top)[0]), top)
     # (an int64 sum holds 2^32 weights of at most 2^31 - 1; past that, the exact host sum)
     total = (int(adjwgt.sum()) if len(adjwgt) <= 1 << 32 else exact_total(piece.adjwgt))
-    return {"adjwgt": total, "heaviest_degree": heaviest}
+    return {"adjwgt": total, "heaviest_degree": heaviest}, (xadj, adjncy)
 
 
 def _device_room(comm: Comm, be: Backend) -> int:
