@@ -2,7 +2,8 @@
 through ``gpmetis.partition`` (the single-GPU engine), or under ``mpiexec -n N`` by N ranks that
 each build their block of z-planes and call ``gpmetis.distributed.partition_distributed``
 (each rank on the GPU of its local rank). Prints one row per K: ranks, engine seconds (rank
-0's driver), wall seconds of the call, edgecut, imbalance, peak GPU memory per rank.
+0's driver), wall seconds of the call, edgecut, imbalance, peak GPU memory per rank; ``--json``
+also keeps each level's vertices, edges and seconds, and the phases' seconds.
 
 ``--path N`` takes the path 0 - 1 - ... - N-1 instead: two entries a vertex, the least memory
 a graph of past 2^31 vertices can take. Its cut and heaviest part are counted again from the
@@ -92,7 +93,8 @@ def main() -> None:
                                         name=name)
             if args.path and comm.root:
                 check_path(out, k, args.part_file)
-            return out.seconds, out.edgecut, out.imbalance, out.distributed["peak_gpu_bytes"]
+            return (out.seconds, out.edgecut, out.imbalance, out.distributed["peak_gpu_bytes"],
+                    out.result.stats if comm.root else None)
     else:
         import gpmetis
         from gpmetis.graph import Graph
@@ -102,7 +104,8 @@ def main() -> None:
 
         def run(k: int):
             out = gpmetis.partition(graph, k, engine=args.engine)
-            return out.seconds, out.edgecut, out.imbalance, [out.stats["peak_gpu_bytes"]]
+            return (out.seconds, out.edgecut, out.imbalance, [out.stats["peak_gpu_bytes"]],
+                    out.stats)
 
     if comm.root:
         print(f"{name}: {n} vertices, {m} edges")
@@ -111,7 +114,7 @@ def main() -> None:
     for k in (int(x) for x in args.k.split(",")):
         start = time.perf_counter()
         try:
-            seconds, cut, imbalance, peaks = run(k)
+            seconds, cut, imbalance, peaks, stats = run(k)
         except GpmetisError as exc:  # e.g. the graph does not fit one GPU
             if comm.root:
                 print(f"| {ranks} | {k} | {exc} |", flush=True)
@@ -120,7 +123,8 @@ def main() -> None:
         if comm.root:
             rows.append({"side": side, "ranks": ranks, "k": k, "seconds": seconds,
                          "wall": wall, "edgecut": cut, "imbalance": imbalance,
-                         "peak_gpu_bytes": peaks})
+                         "peak_gpu_bytes": peaks, "levels": stats.get("levels", []),
+                         **{p: stats.get(p) for p in ("coarsening", "initial", "refinement")}})
             per = " / ".join(f"{p / 1e9:.1f}" for p in peaks)
             print(f"| {ranks} | {k} | {seconds:.2f} | {wall:.2f} | {cut} | {imbalance:.3f} | "
                   f"{per} |", flush=True)

@@ -356,12 +356,21 @@ def multilevel(engine: str = "cpu") -> None:
         totals = comm.allreduce_sum(np.array([graph.vwgt.sum() if comm.root else 0], np.int64))
         tpwgts = uniform_tpwgts(nparts)
         balance = Balance(max_part_weights(totals, tpwgts, [1.03]).T.copy(), totals)
-        part = dist.multilevel_partition(comm, piece, balance, options, tpwgts, seed=11,
-                                         engine=engine, gather_vertices=gather)
+        part, stats = dist.multilevel_partition(comm, piece, balance, options, tpwgts, seed=11,
+                                                engine=engine, gather_vertices=gather)
         whole = comm.gatherv(part)
         if comm.root:
             check(name not in ("wide", "heavy") or gathered[0] < graph.nvtxs,
                   f"{name}: its finest level gathered at rank 0")
+            # the levels on the pieces, then rank 0's from the gathered one, as one process's
+            sizes = [(lv["level"], lv["nvtxs"], lv["nedges"]) for lv in stats.levels]
+            check(sizes[0] == (0, graph.nvtxs, len(graph.adjncy) // 2)
+                  and all(a[0] + 1 == b[0] and a[1] > b[1] for a, b in zip(sizes, sizes[1:]))
+                  and gathered[0] in [s[1] for s in sizes]
+                  and all(lv["seconds"] >= 0 and lv["refine_iterations"] >= 0
+                          for lv in stats.levels)
+                  and min(stats.coarsening, stats.initial, stats.refinement) > 0,
+                  f"{name}: the levels' stats {stats}")
             be = get_backend(engine)
             one, _ = multilevel_partition(WeightedGraph.single(DeviceGraph.upload(be, graph)),
                                           balance, options, tpwgts, 11)

@@ -283,6 +283,9 @@ def test_gpmetis_under_mpiexec_writes_one_process_part_file(tmp_path):
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["distributed"]["ranks"] == 3
     assert sum(report["distributed"]["vertices"]) == report["graph"]["nvtxs"]
+    # the multilevel run's levels and phases, as one process reports them
+    assert report["levels"][0]["nvtxs"] == report["graph"]["nvtxs"]
+    assert set(report["phases"]) == {"coarsening", "initial", "refinement"}
     part = np.loadtxt(f"{graph}.part.8", dtype=np.int32)
     assert np.array_equal(part, partition(case_graph("4elt"), 8, engine="cpu").part)
 

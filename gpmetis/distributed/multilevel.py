@@ -10,6 +10,7 @@ then projected down the distributed levels, each refined on the pieces."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -27,7 +28,7 @@ from gpmetis.initial_partitioning.initial import initial_partition
 from gpmetis.initial_partitioning.workers import start_workers
 from gpmetis.limits import VERTEX_MAX
 from gpmetis.options import Options
-from gpmetis.partitioning.multilevel import refine_patience
+from gpmetis.partitioning.multilevel import RunStats, level_stats, refine_patience
 from gpmetis.refinement.rebalance import fill_empty_parts
 from gpmetis.refinement.refiner import refiner_for
 
@@ -37,21 +38,30 @@ GATHER_VERTICES = 1 << 16  # a level this small goes to rank 0 (the rest is its 
 @dataclass
 class DistLevel:
     """A distributed level: its vertices' ranks (``vtxdist``, host), the local view (None
-    where the level is not refined on the pieces) and each own vertex's coarse id."""
+    where the level is not refined on the pieces), each own vertex's coarse id, and the
+    seconds this rank took to cluster and contract it and to refine it, and its refinement's
+    iterations."""
 
     vtxdist: np.ndarray
     local: LocalGraph | None
     cmap: np.ndarray | None = None
+    coarsening: float = 0.0
+    refinement: float = 0.0
+    iterations: int = 0
 
 
 def multilevel_partition(comm: Comm, piece: DistGraph, balance: Balance, options: Options,
                          tpwgts: np.ndarray, seed: int, engine: str = "cpu",
-                         gather_vertices: int | None = None, local: LocalGraph | None = None):
-    """This rank's vertices' parts (int32, on the ``engine``'s backend) in the partition one
-    process's ``multilevel_partition`` gives the whole graph; collective. With the gpu engine
-    each rank runs on the GPU of its local rank. ``gather_vertices``: the level size gathered
-    at rank 0 (GATHER_VERTICES where None); ``local``: the piece's local view on that backend,
-    where the caller keeps one."""
+                         gather_vertices: int | None = None, local: LocalGraph | None = None
+                         ) -> tuple[object, RunStats]:
+    """(this rank's vertices' parts (int32, on the ``engine``'s backend) in the partition one
+    process's ``multilevel_partition`` gives the whole graph, the run's stats as that function
+    gives them: each level, finest first, its phases' seconds); collective. The levels on the
+    pieces also give their refinement's seconds (``refine_seconds``); the levels of rank 0's
+    run, and the initial partition, are in rank 0's stats only. With the gpu engine each rank
+    runs on the GPU of its local rank. ``gather_vertices``: the level size gathered at rank 0
+    (GATHER_VERTICES where None); ``local``: the piece's local view on that backend, where the
+    caller keeps one."""
     if engine == "gpu":
         comm.use_gpus()
     be = get_backend(engine)
@@ -60,22 +70,49 @@ def multilevel_partition(comm: Comm, piece: DistGraph, balance: Balance, options
     target = context.coarsening.target(nparts)
     levels, coarsest, maxvwgt = _coarsen_pieces(comm, be, piece, target, seed, options,
                                                 gather_vertices or GATHER_VERTICES, local)
+    edges = comm.allreduce_sum(np.array(
+        [len(coarsest.adjncy) if lv.local is None else len(lv.local.adjncy) for lv in levels],
+        np.int64)) // 2
     coarse = coarsest.gather(comm)
-    part = comm.on_root(lambda: _root_run(be, coarse, len(levels) - 1, balance, options,
+    root = comm.on_root(lambda: _root_run(be, coarse, len(levels) - 1, balance, options,
                                           tpwgts, seed, target, maxvwgt,
                                           int(piece.vtxdist[-1])))
-    part = be.upload(comm.scatterv(part, np.diff(coarsest.vtxdist), np.int32), np.int32)
+    part = be.upload(comm.scatterv(None if root is None else root[0],
+                                   np.diff(coarsest.vtxdist), np.int32), np.int32)
     patience = refine_patience(options)
     for depth in range(len(levels) - 2, -1, -1):
         level = levels[depth]
+        start = _clock(be)
         part = ask_owners(comm, levels[depth + 1].vtxdist, level.cmap, part)
         # the coarser level is refined: its arrays go before this one's refinement
         levels[depth + 1].local = level.cmap = None
         if depth == 0:
             be.release_free_memory()  # the finest level's arrays from fresh blocks, not fragments
-        part, _ = refine(comm, level.local, part, balance, context=context.refinement,
-                         finest=depth == 0, patience=patience)
-    return _fill_empty(comm, be, piece, part, nparts)
+        part, level.iterations = refine(comm, level.local, part, balance,
+                                        context=context.refinement, finest=depth == 0,
+                                        patience=patience)
+        level.refinement = _clock(be) - start
+    stats = RunStats(levels=[
+        {"level": depth, "nvtxs": int(level.vtxdist[-1]), "nedges": int(nedges),
+         "seconds": level.coarsening, "refine_iterations": int(level.iterations),
+         "refine_seconds": level.refinement}
+        for depth, (level, nedges) in enumerate(zip(levels[:-1], edges[:-1], strict=True))])
+    # (the clustering of the gathered level, where one ran, counts in the coarsening)
+    stats.coarsening = sum(level.coarsening for level in levels)
+    stats.refinement = sum(level.refinement for level in levels)
+    if root is not None:
+        run = root[1]
+        stats.levels += run.levels
+        stats.coarsening += run.coarsening
+        stats.initial = run.initial
+        stats.refinement += run.refinement
+    return _fill_empty(comm, be, piece, part, nparts), stats
+
+
+def _clock(be: Backend) -> float:
+    """Seconds on the host's clock once the backend's queued work has run."""
+    be.synchronize()
+    return time.perf_counter()
 
 
 def _coarsen_pieces(comm: Comm, be: Backend, piece: DistGraph, target: int, seed: int,
@@ -104,32 +141,38 @@ def _coarsen_pieces(comm: Comm, be: Backend, piece: DistGraph, target: int, seed
             break
         # each clustering and contraction from fresh blocks: the free blocks of the phase
         # before, split by arrays that live on, would not hold its larger arrays
+        start = _clock(be)
         be.release_free_memory()
         cmap, cvtxdist = lp_clustering(comm, levels[-1].local, maxvwgt, seed + len(levels),
                                        context)
         nc = int(cvtxdist[-1])
         if (nc > max(context.cluster_max_ratio * n, enough) or nc > (1.0 - context.min_shrink) * n
                 or (wide and not coarse_sums_fit(comm, levels[-1].local, cmap, cvtxdist))):
+            levels[-1].coarsening = _clock(be) - start
             break  # matching takes over, or the level ends coarsening: rank 0 redoes it
         levels[-1].cmap = cmap
         be.release_free_memory()
         levels.append(DistLevel(np.asarray(cvtxdist, dtype=np.int64),
                                 contract(comm, levels[-1].local, cmap, cvtxdist)))
+        levels[-2].coarsening = _clock(be) - start
     return levels, piece if len(levels) == 1 else levels[-1].local.piece(), maxvwgt
 
 
 def _root_run(be: Backend, graph, depth: int, balance: Balance, options: Options,
               tpwgts: np.ndarray, seed: int, target: int, maxvwgt: int,
-              input_nvtxs: int) -> np.ndarray:
+              input_nvtxs: int) -> tuple[np.ndarray, RunStats]:
     """Rank 0's part of the run on the gathered level at ``depth``: coarsening on (seeds and
-    levels counted from the finest), the initial partition, refinement up to that level; the
-    host array of its parts."""
+    levels counted from the finest), the initial partition, refinement up to that level; (the
+    host array of its parts, its stats, its levels numbered from ``depth``)."""
     context = options.context
+    stats = RunStats()
+    start = _clock(be)
     g = DeviceGraph.upload(be, graph)
     start_workers(context.initial.trials)
     coarsening = replace(context.coarsening, max_levels=context.coarsening.max_levels - depth)
     levels = coarsen(be, g, target, seed + depth, options.effective_ctype(be.name),
                      not options.no2hop, maxvwgt=maxvwgt, context=coarsening)
+    stats.coarsening = _clock(be) - start
     patience = refine_patience(options)
     part = initial_partition(
         levels[-1], balance, tpwgts, options, context.initial, seed=seed,
@@ -137,14 +180,18 @@ def _root_run(be: Backend, graph, depth: int, balance: Balance, options: Options
         input_nvtxs=input_nvtxs, direct=False, coarsened=depth + len(levels) > 1,
         meanwhile=iter(()))
     part = be.asarray(part, dtype=np.int32)
+    stats.initial = _clock(be) - start - stats.coarsening
     for d in range(len(levels) - 1, -1, -1):
         if d < len(levels) - 1:
             part = part[levels[d].cmap]
         level = levels[d].graph
         level.reload()  # the unit edge weights coarsening dropped
-        part, _ = refiner_for(be, level, None, balance, context=context.refinement,
-                              finest=depth + d == 0, patience=patience)(part)
-    return be.asnumpy(part)
+        part, iterations = refiner_for(be, level, None, balance, context=context.refinement,
+                                       finest=depth + d == 0, patience=patience)(part)
+        levels[d].iterations = int(iterations)
+    stats.refinement = _clock(be) - start - stats.coarsening - stats.initial
+    stats.levels = level_stats(levels, first=depth)
+    return be.asnumpy(part), stats
 
 
 def _fill_empty(comm: Comm, be: Backend, piece: DistGraph, part, nparts: int):

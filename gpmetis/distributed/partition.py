@@ -168,20 +168,20 @@ class DistributedRun:
         return self.piece.gather(self.comm)
 
     def multilevel(self, balance, options, tpwgts, seed: int, engine: str):
-        """The whole partition (int32, on the ``engine``'s backend) of a multilevel run on the
-        pieces, each rank on the ``engine`` (on rank 0, which calls)."""
+        """(the whole partition (int32, on the ``engine``'s backend) of a multilevel run on the
+        pieces, each rank on the ``engine``, the run's ``RunStats``) on rank 0, which calls."""
         self.comm.call("multilevel", balance, options, tpwgts, seed, engine)
         return self._on_root(self.serve, balance, options, tpwgts, seed, engine)
 
     def serve(self, balance, options, tpwgts, seed: int, engine: str):
-        """This rank's share of the run; the whole partition at rank 0."""
+        """This rank's share of the run; (the whole partition, the run's stats) at rank 0."""
         local = self.local(engine)
-        part = multilevel_partition(self.comm, self.piece, balance, options, tpwgts, seed,
-                                    engine, local=local)
+        part, stats = multilevel_partition(self.comm, self.piece, balance, options, tpwgts,
+                                           seed, engine, local=local)
         whole = self.comm.gather_at_root(part)
         # (a copy at rank 0: the driver may change the part it is handed)
         self._last = (part, None if whole is None else whole.copy())
-        return whole
+        return whole, stats
 
     def state(self, part, nparts: int, engine: str) -> tuple[int, np.ndarray]:
         """(edgecut, part weights) of the whole ``part`` (rank 0's, which calls)."""

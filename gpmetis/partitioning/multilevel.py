@@ -114,7 +114,7 @@ def multilevel_partition(wg: WeightedGraph, balance: Balance, options: Options,
                       level_refiner, keep_below, memory.release_fraction, after_level,
                       fill_empty=nparts)
     stats.refinement = time.perf_counter() - t2
-    stats.levels = _level_stats(levels)
+    stats.levels = level_stats(levels)
     return part, stats
 
 
@@ -166,7 +166,7 @@ def multilevel_bisections(wg: WeightedGraph, labels, targets: np.ndarray, option
                       context.memory.release_fraction)
     part = fill_empty_halves(be, g, part, nparts)
     stats.refinement = time.perf_counter() - t2
-    stats.levels = _level_stats(levels)
+    stats.levels = level_stats(levels)
     return part, stats
 
 
@@ -249,7 +249,7 @@ def multilevel_copies(g: DeviceGraph, balance: Balance, options: Options, tpwgts
     parts = [fill_empty_parts(be, g, part[c * n:(c + 1) * n] - np.int32(c * nparts), nparts)
              for c in order]
     stats.refinement = time.perf_counter() - t2
-    stats.levels = _level_stats(levels)
+    stats.levels = level_stats(levels)
     return parts, stats
 
 
@@ -377,7 +377,7 @@ def vcycle(g: DeviceGraph, balance: Balance, options: Options, seed: int, part, 
     part = _uncoarsen(g, levels, coarsest, {}, level_refiner, keep_below,
                       memory.release_fraction, fill_empty=nparts)
     stats.refinement = time.perf_counter() - t1
-    stats.levels = _level_stats(levels)
+    stats.levels = level_stats(levels)
     return part, stats
 
 
@@ -416,9 +416,10 @@ def _uncoarsen(g: DeviceGraph, levels: list, part, refiners: dict, level_refiner
     return part
 
 
-def _level_stats(levels: list) -> list[dict]:
+def level_stats(levels: list, first: int = 0) -> list[dict]:
+    """The report's entry of each level (``coarsen``'s), numbered from ``first``."""
     return [
-        {"level": i, "nvtxs": lvl.nvtxs, "nedges": lvl.nedges, "seconds": lvl.seconds,
+        {"level": first + i, "nvtxs": lvl.nvtxs, "nedges": lvl.nedges, "seconds": lvl.seconds,
          "refine_iterations": lvl.iterations}
         for i, lvl in enumerate(levels)
     ]

@@ -20,9 +20,8 @@ class Pieces(Mode):
     def pipeline(self, seed: int):
         run = self.run
         problem = run.problem
-        part = problem.pieces.multilevel(run.scheme.balance_for(run.options), run.options,
+        return problem.pieces.multilevel(run.scheme.balance_for(run.options), run.options,
                                          problem.tpwgts, seed, run.be.name)
-        return part, RunStats()
 
     def note(self, stats: RunStats, notes: dict) -> None:
         notes["multilevel_on_pieces"] = True
