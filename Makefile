@@ -54,7 +54,8 @@ bench:
 # Several GPUs (nvidia-h200-x2 and larger kinds): one GPU against N ranks of MPIEXEC, one GPU
 # each, on grid3d DIST_SIDE built in pieces; READ_FILE (a METIS file, written as grid3d
 # READ_GRID where it does not exist) read by 1 and N ranks, parsed on their GPUs
-# (READ_ENGINE=cpu: on the host).
+# (READ_ENGINE=cpu: on the host); KAMINPAR_SIDE: KaMinPar's default on the host's cores for
+# grid3d of that side, for its cut.
 MPIEXEC ?= mpiexec
 READ_ENGINE ?= gpu
 READ_GRID ?= 460
@@ -69,6 +70,8 @@ bench-dist:
 		$(MPIEXEC) -n $$n $(PYTHON) bench/read_dist.py $(READ_FILE) --engine $(READ_ENGINE) \
 		--grid $(READ_GRID); \
 		done)
+	$(if $(KAMINPAR_SIDE),PYTHONPATH=$(CURDIR):$$PYTHONPATH $(PYTHON) bench/kaminpar_grid.py \
+		--side $(KAMINPAR_SIDE) --k $(DIST_KS))
 
 # Scaling over GPUS ranks (issue: 4 and 8 GPUs): strong on grid3d 700 and SCALING_SIDE, weak
 # at about 2B edges per GPU (grid3d of 3 S^3 ~ 2e9 x ranks), and the largest, grid3d

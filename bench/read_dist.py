@@ -15,6 +15,8 @@ import os
 import statistics
 import sys
 import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -26,26 +28,41 @@ from gpmetis.distributed.comm import Comm  # noqa: E402
 from gpmetis.distributed.read import read_pieces  # noqa: E402
 from gpmetis.io.partfile import partition_bytes  # noqa: E402
 
-BLOCK = 1 << 24  # vertices whose lines are written at a time
+BLOCK = 1 << 23  # vertices whose lines are formatted at a time
+WRITERS = 6  # blocks formatted at once
+
+
+def _grid3d_lines(side: int, lo: int, hi: int) -> bytearray:
+    """The METIS lines of grid3d ``side``'s vertices lo..hi-1: their neighbours (1-based)
+    formatted one per line, then every line break that does not end a vertex's row made a
+    blank."""
+    xadj, adjncy = grid3d_rows(side, lo, hi, np.int64)
+    adjncy += 1
+    text = partition_bytes(adjncy)
+    chars = np.frombuffer(text, np.uint8)
+    breaks = np.flatnonzero(chars == ord("\n"))
+    inside = np.ones(len(adjncy), dtype=bool)
+    inside[xadj[1:] - 1] = False  # (every grid vertex has a neighbour)
+    chars[breaks[inside]] = ord(" ")
+    return text
 
 
 def write_grid3d(path: str, side: int) -> None:
-    """Write grid3d ``side`` as an unweighted METIS graph file, a block of vertices at a time:
-    each block's neighbours (1-based) formatted one per line, then every line break that does
-    not end a vertex's row made a blank."""
+    """Write grid3d ``side`` as an unweighted METIS graph file, WRITERS blocks of vertices
+    formatted at once on threads and written in order, under a temporary name (a killed
+    write leaves no file behind)."""
     n = side**3
-    with open(path, "wb") as f:
+    blocks = [(lo, min(lo + BLOCK, n)) for lo in range(0, n, BLOCK)]
+    with open(path + ".tmp", "wb") as f, ThreadPoolExecutor(WRITERS) as pool:
         f.write(f"{n} {3 * side * side * (side - 1)}\n".encode())
-        for lo in range(0, n, BLOCK):
-            xadj, adjncy = grid3d_rows(side, lo, min(lo + BLOCK, n), np.int64)
-            adjncy += 1
-            text = partition_bytes(adjncy)
-            chars = np.frombuffer(text, np.uint8)
-            breaks = np.flatnonzero(chars == ord("\n"))
-            inside = np.ones(len(adjncy), dtype=bool)
-            inside[xadj[1:] - 1] = False  # (every grid vertex has a neighbour)
-            chars[breaks[inside]] = ord(" ")
-            f.write(text)
+        pending = deque()
+        for lo, hi in blocks:
+            pending.append(pool.submit(_grid3d_lines, side, lo, hi))
+            if len(pending) == WRITERS:
+                f.write(pending.popleft().result())
+        while pending:
+            f.write(pending.popleft().result())
+    os.replace(path + ".tmp", path)
 
 
 def main() -> None:
