@@ -25,6 +25,7 @@ PREPROCESS_FILE = "gpmetis-nvrtc-preprocess.json"  # beside CuPy's kernel cache
 SHARED_BINS = 6144  # bin_sums of up to this many bins sums in shared memory (48 KB a block)
 FLOAT_EXACT = 2**53  # float64 holds every integer of at most this magnitude
 INT32_EXACT_ITEMS = FLOAT_EXACT >> 31  # this many int32 weights always sum exactly in float64
+KEEP_FREE_BYTES = 1 << 30  # the earlier runs' free blocks a run starts with, at most
 ADD_AT_BINS = 1 << 18  # exact_bin_sums of int32 ids into up to this many bins sums by np.add.at
 INT32_MAX = 2**31 - 1  # the shared-memory histogram kernel counts its items in int32
 
@@ -301,11 +302,24 @@ class Backend:
         return [block[end - size:end] for size, end in zip(sizes, ends)]
 
     def peak_memory(self) -> int:
-        """The most bytes CuPy's memory pool has held in this process (freed blocks stay in the
-        pool until ``release_free_memory``, which records the mark first)."""
+        """The most bytes CuPy's memory pool has held since the run began (``start_run``),
+        its cached free blocks included (they stay in the pool until ``release_free_memory``,
+        which records the mark first)."""
         if not self.gpu:
             return 0
         return max(_HIGH_WATER[0], int(self.xp.get_default_memory_pool().total_bytes()))
+
+    def start_run(self, keep: int | None = None) -> None:
+        """Begin a run's account of GPU memory: the pool's free blocks go back to the device
+        where they hold more than ``keep`` bytes (so a run does not allocate among the
+        fragments of the process's earlier runs, nor report them as its peak), and
+        ``peak_memory`` counts from what the pool holds then (``keep``: KEEP_FREE_BYTES)."""
+        if not self.gpu:
+            return
+        pool = self.xp.get_default_memory_pool()
+        if int(pool.free_bytes()) > (KEEP_FREE_BYTES if keep is None else keep):
+            pool.free_all_blocks()
+        _HIGH_WATER[0] = int(pool.total_bytes())
 
     def free_memory(self) -> int | None:
         """Bytes the device could still hand out: its free memory and the pool's free blocks

@@ -257,8 +257,12 @@ def partition_pieces(comm: Comm, piece: DistGraph, nparts: int, options: Any = N
     from gpmetis.api import partition_inputs
     from gpmetis.partitioning.driver import partition
 
+    gpus = _checks_on_gpus(comm, piece, options, kwargs)
+    if gpus:  # (each rank on its GPU before CuPy touches one)
+        comm.use_gpus()
+        get_backend("gpu").start_run()
     try:
-        piece, shape = validate(comm, piece, gpu=_checks_on_gpus(comm, piece, options, kwargs))
+        piece, shape = validate(comm, piece, gpu=gpus)
     except GpmetisError:  # every rank raises it
         raise
     except Exception as exc:  # this rank's alone: the others may wait in a collective
@@ -317,6 +321,4 @@ def _peak_gpu_bytes(comm: Comm) -> int:
     """This rank's GPU high-water mark (0 where it used no GPU)."""
     if not comm.gpus:
         return 0
-    from gpmetis.backend import get_backend
-
     return get_backend("gpu").peak_memory()

@@ -158,6 +158,7 @@ def partition_edges(graph: Any, nparts: int, options: Any = None, *, mtx_weights
 def _run(be, engine: str, graph: Graph, nparts: int, options: Options):
     """(edge parts on the host, stats, EdgeMetrics) of the best of ``ncuts`` runs: the fewest
     load above the limits, then the fewest copies."""
+    be.start_run()
     t0 = time.perf_counter()
     xadj, adjncy, loads = _upload(be, graph)
     split = build_split_graph(be, xadj, adjncy, loads)

@@ -102,6 +102,8 @@ def multilevel_engine(problem: PartitionProblem, engine: str
     PartitionError where the graph does not fit the engine's memory."""
     be = get_backend(engine)
     options = problem.options
+    if problem.pieces is None:  # (a distributed run began on its ranks)
+        be.start_run()
     try:
         run = EngineRun(be, problem)
         part, stats = run.best()
