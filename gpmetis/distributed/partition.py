@@ -257,11 +257,11 @@ def partition_pieces(comm: Comm, piece: DistGraph, nparts: int, options: Any = N
     from gpmetis.api import partition_inputs
     from gpmetis.partitioning.driver import partition
 
-    gpus = _checks_on_gpus(comm, piece, options, kwargs)
-    if gpus:  # (each rank on its GPU before CuPy touches one)
-        comm.use_gpus()
-        get_backend("gpu").start_run()
     try:
+        gpus = _checks_on_gpus(comm, piece, options, kwargs)
+        if gpus:  # (each rank on its GPU before CuPy touches one)
+            comm.use_gpus()
+            get_backend("gpu").start_run()
         piece, shape = validate(comm, piece, gpu=gpus)
     except GpmetisError:  # every rank raises it
         raise
