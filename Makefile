@@ -35,8 +35,22 @@ test: lint
 kernels:
 	PYTHONPATH=$(CURDIR):$$PYTHONPATH $(PYTHON) -m gpmetis.cuda.prepare --arch=native
 
+# GPU_SHARDS=N (a host of N GPUs): the distributed GPU tests on all N, then the other GPU tests
+# split over N processes, one per GPU (tests/conftest.py's GPMETIS_TEST_SHARD)
+GPU_SHARDS ?= 1
+GPU_PYTEST = PYTHONPATH=$(CURDIR):$$PYTHONPATH $(PYTHON) -m pytest -q -m gpu -p no:cacheprovider
 gpu-test: kernels
-	PYTHONPATH=$(CURDIR):$$PYTHONPATH $(PYTHON) -m pytest -q -m gpu -p no:cacheprovider tests
+ifeq ($(GPU_SHARDS),1)
+	$(GPU_PYTEST) tests
+else
+	$(GPU_PYTEST) tests/test_distributed_gpu.py
+	pids=; for i in $$(seq 0 $$(($(GPU_SHARDS) - 1))); do \
+		CUDA_VISIBLE_DEVICES=$$i GPMETIS_TEST_SHARD=$$i/$(GPU_SHARDS) $(GPU_PYTEST) \
+			--ignore=tests/test_distributed_gpu.py tests > gpu-test-$$i.log 2>&1 & \
+		pids="$$pids $$!"; done; \
+	status=0; for p in $$pids; do wait $$p || status=1; done; \
+	for i in $$(seq 0 $$(($(GPU_SHARDS) - 1))); do tail -n 1 gpu-test-$$i.log; done; exit $$status
+endif
 
 bench:
 	PYTHONPATH=$(CURDIR):$$PYTHONPATH $(PYTHON) bench/bench.py

@@ -1,8 +1,10 @@
-"""Shared test helpers: fixture graphs, random graphs, and the GPU skip rule."""
+"""Shared test helpers: fixture graphs, random graphs, the GPU skip rule, and the shards of
+``make gpu-test GPU_SHARDS=N``."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +19,18 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 METIS_CUTS = {name: tuple(c) for name, c in
               json.loads((FIXTURES / "metis_cuts.json").read_text())["cuts"].items()}
 SMALL_GRAPHS = ["1138_bus", "3elt", "add20", "btree", "power", "uk", "polblogs", "data"]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """``GPMETIS_TEST_SHARD=i/n`` keeps every n-th selected test from the i-th (0-based): n
+    processes, one per GPU, run the selection once between them."""
+    shard = os.environ.get("GPMETIS_TEST_SHARD")
+    if not shard:
+        return
+    i, n = (int(x) for x in shard.split("/"))
+    config.hook.pytest_deselected(items=[t for j, t in enumerate(items) if j % n != i])
+    items[:] = [t for j, t in enumerate(items) if j % n == i]
 
 
 def load_fixture(name: str) -> Graph:
