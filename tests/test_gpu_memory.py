@@ -1,7 +1,9 @@
 """The GPU memory a run reports: the most CuPy's pool held since the run began, which gives
-back the free blocks of the process's earlier runs first."""
+back the free blocks of the process's earlier runs first; and the memory a run leaves."""
 
 from __future__ import annotations
+
+import gc
 
 import pytest
 from conftest import random_graph, requires_cuda
@@ -33,3 +35,26 @@ def test_repeated_runs_report_the_same_peak(monkeypatch):
              for _ in range(3)]
     assert peaks[1] > 0
     assert peaks[2] == peaks[1]  # (the first run also loads what the process keeps)
+
+
+
+@pytest.mark.parametrize("mode", [{}, {"ptype": "rb"}, {"objtype": "vol"}, {"minconn": True}])
+def test_a_run_leaves_no_arrays_behind(mode):
+    """No object of a finished run waits for the garbage collector: one in a reference cycle
+    would keep its arrays, on the GPU too, until the collector next runs."""
+    graph = random_graph(3_000, 6, seed=3)
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)  # (what the collector finds stays in gc.garbage)
+    try:
+        gpmetis.partition(graph, 8, engine="cpu", **mode)
+        gc.collect()
+        cyclic = {type(o).__qualname__ for o in gc.garbage
+                  if type(o).__module__.startswith("gpmetis")}
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        if enabled:
+            gc.enable()
+    assert not cyclic

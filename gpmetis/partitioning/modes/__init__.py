@@ -10,6 +10,7 @@ better), then every ``finish``, then every ``note``; between runs, ``combine``. 
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -21,7 +22,9 @@ class Mode:
     """A mode's hooks; each leaves the run as it is unless a mode overrides it."""
 
     def __init__(self, run: EngineRun) -> None:
-        self.run = run
+        # (weak: the run holds its modes, and a cycle would keep its arrays, device ones
+        # included, alive until the garbage collector next runs)
+        self.run = weakref.proxy(run)
 
     @classmethod
     def applies(cls, run: EngineRun) -> bool:
