@@ -10,6 +10,8 @@ Neither library is imported unless such an object is passed.
 
 from __future__ import annotations
 
+import itertools
+import operator
 import sys
 from typing import Any
 
@@ -71,15 +73,70 @@ def from_networkx(
     import scipy.sparse
 
     labels = list(graph.nodes)
-    if not labels:  # networkx converts no graph without nodes
-        return from_scipy(scipy.sparse.coo_array((0, 0)), name=name), labels
-    try:
-        matrix = nx.to_scipy_sparse_array(graph, nodelist=labels, weight=weight, format="coo")
-    except (TypeError, ValueError):  # a weight that is not a number
-        raise InputError(name, f"edge attribute '{weight}' must be a positive number") from None
-    matrix.sum_duplicates()  # networkx stores a self loop as entries that sum to its weight
+    n = len(labels)
+    if graph.is_multigraph():  # (its parallel edges' weights add up, as networkx adds them)
+        try:
+            matrix = nx.to_scipy_sparse_array(graph, nodelist=labels, weight=weight,
+                                              format="coo")
+        except (TypeError, ValueError):  # a weight that is not a number
+            raise _not_positive(name, weight) from None
+        matrix.sum_duplicates()  # (a self loop's entries, and the parallel edges')
+        rows, cols, values = matrix.row, matrix.col, matrix.data
+    else:
+        rows, cols, values = _adjacency_entries(graph, labels, weight, name)
     if weight is not None:
-        data = np.asarray(matrix.data)[np.asarray(matrix.row) != np.asarray(matrix.col)]
-        if not (data > 0).all():
-            raise InputError(name, f"edge attribute '{weight}' must be a positive number")
+        values = np.asarray(values)
+        if values.dtype.kind not in "biuf" or not (values[rows != cols] > 0).all():
+            raise _not_positive(name, weight)
+    matrix = scipy.sparse.coo_array(
+        (np.ones(len(rows)) if values is None else values.astype(np.float64), (rows, cols)),
+        shape=(n, n))
     return from_scipy(matrix, weights=weight is not None, name=name), labels
+
+
+def _not_positive(name: str, weight: str | None) -> InputError:
+    return InputError(name, f"edge attribute '{weight}' must be a positive number")
+
+
+def _adjacency_entries(graph: Any, labels: list, weight: str | None, name: str
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(rows, cols, values or None) of each stored neighbour of a simple networkx graph, in
+    ``labels`` order: networkx keeps them in Python dicts, read here by C-level iterators."""
+    adjacency = dict(graph.adjacency())
+    neighbours = list(map(adjacency.__getitem__, labels))
+    degree = np.fromiter(map(len, neighbours), np.int64, len(labels))
+    rows = np.repeat(np.arange(len(labels), dtype=np.int64), degree)
+    cols = _positions(labels, itertools.chain.from_iterable(neighbours), len(rows))
+    if weight is None:
+        return rows, cols, None
+    attributes = itertools.chain.from_iterable(map(dict.values, neighbours))
+    try:
+        values = np.array(list(map(operator.methodcaller("get", weight, 1), attributes)))
+    except (TypeError, ValueError):  # (values numpy cannot hold in one array)
+        raise _not_positive(name, weight) from None
+    return rows, cols, values
+
+
+def _positions(labels: list, nodes: Any, count: int) -> np.ndarray:
+    """The positions in ``labels`` of the ``count`` nodes ``nodes`` yields (every one a
+    label): integer labels by a sorted search, others by a dict."""
+    keys = _integer_keys(labels)
+    if keys is None:
+        index = dict(zip(labels, range(len(labels))))
+        return np.fromiter(map(index.__getitem__, nodes), np.int64, count)
+    found = np.fromiter(nodes, np.int64, count)
+    if np.array_equal(keys, np.arange(len(keys))):
+        return found
+    order = np.argsort(keys, kind="stable")
+    return order[np.searchsorted(keys[order], found)]
+
+
+def _integer_keys(labels: list) -> np.ndarray | None:
+    """The labels as int64 where every one is an integer (not a bool) that fits, else None."""
+    types = set(map(type, labels))
+    if not all(issubclass(t, (int, np.integer)) and t is not bool for t in types):
+        return None
+    try:
+        return np.fromiter(labels, np.int64, len(labels))
+    except OverflowError:
+        return None

@@ -359,6 +359,35 @@ def test_networkx_self_loops_odd_weights_and_no_nodes():
     assert pymetis.partition(nx.Graph(), 2).node_part == {}
 
 
+
+@pytest.mark.parametrize("labels", ["range", "shuffled", "gaps", "str", "tuple", "mixed"])
+@pytest.mark.parametrize("kind", ["Graph", "DiGraph", "MultiGraph"])
+def test_networkx_graphs_read_as_networkx_converts_them(labels, kind):
+    """The graph of a networkx graph is the one networkx's own scipy conversion gives, for
+    every kind of node label, directed or not, with self loops and edges without the weight."""
+    nx = pytest.importorskip("networkx")
+    rng = np.random.default_rng(len(labels) + len(kind))
+    n = 300
+    names = {"range": list(range(n)), "shuffled": rng.permutation(n).tolist(),
+             "gaps": (rng.permutation(n) * 7 - 900).tolist(),
+             "str": [f"v{i}" for i in rng.permutation(n)],
+             "tuple": [(int(i) % 17, int(i) // 17) for i in rng.permutation(n)],
+             "mixed": [i if i % 2 else f"v{i}" for i in range(n)]}[labels]
+    graph = getattr(nx, kind)()
+    graph.add_nodes_from(names)
+    for u, v in rng.integers(0, n, size=(900, 2)):
+        attrs = {} if rng.random() < 0.2 else {"w": float(rng.integers(1, 9)) / 2}
+        graph.add_edge(names[u], names[v], **attrs)
+    for weight in (None, "w"):
+        got, got_labels = pymetis.from_networkx(graph, weight=weight)
+        matrix = nx.to_scipy_sparse_array(graph, nodelist=names, weight=weight, format="coo")
+        matrix.sum_duplicates()
+        want = pymetis.from_scipy(matrix, weights=weight is not None)
+        assert got_labels == names
+        assert np.array_equal(got.xadj, want.xadj) and np.array_equal(got.adjncy, want.adjncy)
+        assert np.array_equal(got.adjwgt, want.adjwgt)
+
+
 def test_partition_takes_metis_style_options():
     g = load_fixture("4elt")
     a = pymetis.partition(g, 4, pymetis.Options(seed=3, ufactor=50), engine="cpu")
