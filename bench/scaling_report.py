@@ -50,13 +50,15 @@ def strong_table(rows: list[dict]) -> list[str]:
 
 
 def weak_table(rows: list[dict]) -> list[str]:
-    lines = ["| GPUs | graph | edges per GPU | k | engine s | seconds per level |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| GPUs | graph | edges per GPU | k | engine s | coarsening s | refinement s "
+             "| seconds per level |", "|---|---|---|---|---|---|---|---|"]
     for row in sorted(rows, key=lambda r: r["ranks"]):
         levels = ", ".join(f"{level['seconds']:.2f}" for level in row.get("levels", []))
+        phases = " | ".join("" if row.get(p) is None else f"{row[p]:.2f}"
+                            for p in ("coarsening", "refinement"))
         lines.append(f"| {row['ranks']} | grid3d {row['side']} | "
                      f"{_edges(row['side'], row['ranks'])} | {row['k']} | "
-                     f"{row['seconds']:.2f} | {levels} |")
+                     f"{row['seconds']:.2f} | {phases} | {levels} |")
     return lines
 
 
