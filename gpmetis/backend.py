@@ -317,7 +317,7 @@ class Backend:
         ``peak_memory`` counts from what the pool holds then (``keep``: KEEP_FREE_BYTES)."""
         if not self.gpu:
             return
-        gc.collect()  # (arrays an earlier run left in reference cycles go back to the pool)
+        gc.collect()  # (arrays that reference cycles still hold go back to the pool)
         pool = self.xp.get_default_memory_pool()
         if int(pool.free_bytes()) > (KEEP_FREE_BYTES if keep is None else keep):
             pool.free_all_blocks()
